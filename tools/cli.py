@@ -1,0 +1,104 @@
+"""The ``kli`` console script, generated from the registry.
+
+    kli call TOOL '{"json": "args"}' [--root DIR] [--profile P]
+    kli tools [--profile kli|slmcode|all]
+    kli serve --stdio [--root DIR]
+
+``serve --stdio`` reads one JSON request per line — ``{"id": 1, "tool": "read", "args": {...}}``
+(``{"op": "list"}`` returns the specs) — and writes one JSON reply per line, all in one session,
+so a read and a following edit share anchors. A bad line gets an error reply; the loop goes on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any, TextIO
+
+from kli.tools.core.result import ToolResult
+from kli.tools.core.workspace import Workspace
+
+
+def _dump(data: Any) -> str:
+    return json.dumps(data, ensure_ascii=False, default=str)
+
+
+def handle_request(ws: Workspace, line: str) -> dict[str, Any]:
+    """Answer one ``serve --stdio`` request line; never raises."""
+    try:
+        request = json.loads(line)
+    except json.JSONDecodeError as exc:
+        return {
+            "id": None,
+            "ok": False,
+            "error": "bad_json",
+            "text": f"request is not valid JSON ({exc.msg} at column {exc.colno}); send one "
+            'JSON object per line, e.g. {"id": 1, "tool": "read", "args": {"path": "a.py"}}.',
+        }
+    if not isinstance(request, dict):
+        return {"id": None, "ok": False, "error": "bad_request",
+                "text": "request must be a JSON object with 'tool' and 'args'."}
+    rid = request.get("id")
+    op = request.get("op", "call")
+    if op == "list":
+        profile = request.get("profile")
+        return {"id": rid, "ok": True, "specs": ws.specs(None if profile in (None, "all") else profile)}
+    if op != "call":
+        return {"id": rid, "ok": False, "error": "unknown_op",
+                "text": f"unknown op {op!r}; use 'call' (the default) or 'list'."}
+    tool = request.get("tool")
+    if not isinstance(tool, str):
+        return {"id": rid, "ok": False, "error": "bad_request",
+                "text": "request needs a 'tool' string naming the tool to call."}
+    result = ws.call(tool, request.get("args", {}), source="cli")
+    return {"id": rid, **result.to_json()}
+
+
+def serve(ws: Workspace, stdin: TextIO, stdout: TextIO) -> int:
+    for line in stdin:
+        if not line.strip():
+            continue
+        stdout.write(_dump(handle_request(ws, line)) + "\n")
+        stdout.flush()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="kli", description="kli tools from the command line.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p_call = sub.add_parser("call", help="call one tool and print its result as JSON")
+    p_call.add_argument("tool")
+    p_call.add_argument("args", nargs="?", default="{}", help="the arguments as a JSON object")
+    p_call.add_argument("--root", default=os.getcwd())
+
+    p_tools = sub.add_parser("tools", help="print the JSON-Schema specs of the tools")
+    p_tools.add_argument("--profile", default="kli", choices=["kli", "slmcode", "all"])
+
+    p_serve = sub.add_parser("serve", help="answer JSON requests, one per line")
+    p_serve.add_argument("--stdio", action="store_true", required=True)
+    p_serve.add_argument("--root", default=os.getcwd())
+
+    ns = parser.parse_args(argv)
+    if ns.command == "tools":
+        ws = Workspace(os.getcwd())
+        print(json.dumps(ws.specs(None if ns.profile == "all" else ns.profile), indent=2))
+        return 0
+    if ns.command == "serve":
+        return serve(Workspace(ns.root), sys.stdin, sys.stdout)
+    try:
+        args = json.loads(ns.args)
+    except json.JSONDecodeError as exc:
+        result = ToolResult.error(
+            f"arguments are not valid JSON ({exc.msg} at column {exc.colno}); pass one JSON "
+            'object, e.g. \'{"path": "a.py"}\'.', error="bad_json")
+    else:
+        result = Workspace(ns.root).call(ns.tool, args, source="cli")
+    print(_dump(result.to_json()))
+    return 0 if result.ok else 1
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

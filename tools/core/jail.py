@@ -1,0 +1,92 @@
+"""The path jail: every file tool resolves its paths here.
+
+Paths are relative to the workspace root; absolute paths inside the root are accepted. ``..``
+escapes and symlinks that resolve outside the root are refused, and nothing is written under
+``.kli/`` except ``.kli/scratch/`` — a privilege boundary, not a heuristic: an agent that could
+rewrite ``.kli/settings.json`` could grant itself every capability.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from kli.tools.core.result import ToolError
+from kli.tools.core.settings import CONTROL_DIR
+
+SCRATCH_DIR = os.path.join(CONTROL_DIR, "scratch")
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A path inside the jail: ``real`` is absolute with symlinks resolved, ``rel`` is the
+    root-relative form shown to the model (POSIX separators)."""
+
+    real: str
+    rel: str
+
+
+class Jail:
+    def __init__(self, root: str) -> None:
+        self.root = os.path.realpath(root)
+
+    def _inside(self, real: str) -> bool:
+        return real == self.root or real.startswith(self.root + os.sep)
+
+    def rel(self, real: str) -> str:
+        rel = os.path.relpath(real, self.root)
+        return "." if rel == "." else rel.replace(os.sep, "/")
+
+    def resolve(self, path: str, *, write: bool = False) -> Resolved:
+        """Resolve ``path`` or raise ``ToolError`` naming the rule it broke.
+
+        With ``write=True`` the control directory rule applies as well.
+        """
+        if not isinstance(path, str) or path.strip() == "":
+            raise ToolError("path is empty; give a path relative to the workspace root.")
+        if "\x00" in path:
+            raise ToolError("path contains a NUL character; give a plain relative path.")
+        joined = path if os.path.isabs(path) else os.path.join(self.root, path)
+        lexical = os.path.normpath(joined)
+        if not self._inside(lexical):
+            if os.path.isabs(path):
+                raise ToolError(
+                    f"path {path!r} is outside the workspace root {self.root}; "
+                    "use a path relative to the root."
+                )
+            raise ToolError(
+                f"path {path!r} escapes the workspace root with '..'; "
+                "paths are jailed to the root — use a path inside it."
+            )
+        real = os.path.realpath(lexical)
+        if not self._inside(real):
+            raise ToolError(
+                f"path {path!r} resolves through a symlink to {real}, outside the workspace "
+                "root; symlinks may not lead out of the root."
+            )
+        resolved = Resolved(real=real, rel=self.rel(real))
+        if write:
+            self.check_writable(resolved, shown=path)
+        return resolved
+
+    def is_control(self, real: str) -> bool:
+        """True for paths under ``.kli/`` other than ``.kli/scratch/``."""
+        control = os.path.join(self.root, CONTROL_DIR)
+        scratch = os.path.join(self.root, SCRATCH_DIR)
+        in_control = real == control or real.startswith(control + os.sep)
+        in_scratch = real == scratch or real.startswith(scratch + os.sep)
+        return in_control and not in_scratch
+
+    def check_writable(self, resolved: Resolved, *, shown: str | None = None) -> None:
+        if self.is_control(resolved.real):
+            raise ToolError(
+                f"write refused — {shown or resolved.rel} is under {CONTROL_DIR}/, which is kli "
+                f"control state (settings, checkpoints, pending previews), not project source. "
+                f"If you need scratch space, write under {SCRATCH_DIR}/ instead."
+            )
+
+    def scratch_dir(self) -> str:
+        """The scratch folder (created on demand) where tools may leave full captures."""
+        path = os.path.join(self.root, SCRATCH_DIR)
+        os.makedirs(path, exist_ok=True)
+        return path

@@ -1,0 +1,74 @@
+"""Registry types: what a tool is, and what a call hands it.
+
+The list of tools itself lives in ``kli.tools.registry``; this module only defines the shapes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kli.tools.core.result import ToolResult
+    from kli.tools.core.session import Session
+    from kli.tools.core.workspace import Workspace
+
+# Capability gates (DESIGN.md, "Settings and the control directory").
+GATE_EXEC = "process/exec"
+GATE_EVAL = "image/eval"
+GATE_READ = "file/read"
+GATE_WRITE = "file/write"
+GATE_EDIT = "file/edit"
+GATES = (GATE_EXEC, GATE_EVAL, GATE_READ, GATE_WRITE, GATE_EDIT)
+
+PROFILES = ("kli", "slmcode")
+
+
+@dataclass
+class Call:
+    """One invocation of a tool: the workspace, the caller's session and validated arguments."""
+
+    ws: Workspace
+    session: Session
+    tool: Tool
+    args: dict[str, Any]
+    source: str = "api"
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A registry entry.
+
+    ``parameters`` is the JSON Schema (type object) of the arguments; validation and every face
+    (CLI, magics, comm, function-calling specs) are derived from it. ``main_arg`` names the
+    argument a ``%%kli TOOL`` cell body fills. ``aliases`` maps accepted alternative spellings
+    to canonical argument names (the canonical key wins when both are given).
+    """
+
+    name: str
+    profile: str
+    gate: str | None
+    description: str
+    parameters: dict[str, Any]
+    run: Callable[[Call], ToolResult]
+    main_arg: str | None = None
+    aliases: dict[str, str] = field(default_factory=dict)
+    mutates: bool = False
+
+    def spec(self) -> dict[str, Any]:
+        """The function-calling spec: name, description, JSON-Schema parameters."""
+        return {"name": self.name, "description": self.description, "parameters": self.parameters}
+
+
+@dataclass(frozen=True)
+class Profile:
+    """Rules a profile applies around each of its tools' calls.
+
+    ``before`` may answer a call without running it (e.g. a loop-guard nudge); ``after`` may
+    rewrite a result (e.g. capping). Both default to doing nothing.
+    """
+
+    name: str
+    before: Callable[[Call], ToolResult | None] = lambda call: None
+    after: Callable[[Call, ToolResult], ToolResult] = lambda call, result: result

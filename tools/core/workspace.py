@@ -1,0 +1,197 @@
+"""The Workspace: one root, its settings, its sessions, and ``call`` — the single entry every
+face goes through.
+
+``call`` never raises for a tool-level failure: unknown tool, bad arguments, denied gate,
+``ToolError`` from the tool and unexpected exceptions all become error results. Every call is
+reported to the workspace's listeners as an event (the kernel forwards these to the UI).
+"""
+
+from __future__ import annotations
+
+import difflib
+import itertools
+import threading
+import time
+import traceback
+import types
+from collections.abc import Callable
+from typing import Any
+
+from kli.tools.core.jail import Jail
+from kli.tools.core.registry import Call, Tool
+from kli.tools.core.result import ToolError, ToolResult
+from kli.tools.core.schema import normalise_aliases, validate
+from kli.tools.core.session import Candidate, Session
+from kli.tools.core.settings import SettingsLoader, granted
+
+Listener = Callable[[dict[str, Any]], None]
+_event_ids = itertools.count(1)
+
+
+class Workspace:
+    """Tools of both profiles, callable on one root.
+
+    ``settings`` is a dict deep-merged over the settings files. ``namespace`` is the dict that
+    ``eval`` runs ``__main__`` code in (the kernel passes the notebook's namespace); when None a
+    fresh module's namespace is created on first use.
+    """
+
+    def __init__(
+        self,
+        root: str,
+        settings: dict[str, Any] | None = None,
+        *,
+        namespace: dict[str, Any] | None = None,
+    ) -> None:
+        self.jail = Jail(root)
+        self.root = self.jail.root
+        self._settings = SettingsLoader(self.root, dict(settings or {}))
+        self._namespace = namespace
+        self.sessions: dict[str, Session] = {}
+        self.default_session = self.open_session("default")
+        self._listeners: list[Listener] = []
+        # Serialises changes to files so two sessions' edits never interleave.
+        self.file_lock = threading.RLock()
+
+    # -- settings -------------------------------------------------------------------------
+    @property
+    def settings(self) -> dict[str, Any]:
+        return self._settings.load()[0]
+
+    def settings_error(self) -> str | None:
+        return self._settings.load()[1]
+
+    def granted(self, gate: str | None) -> bool:
+        return granted(self.settings, gate)
+
+    # -- eval namespace ---------------------------------------------------------------------
+    @property
+    def namespace(self) -> dict[str, Any]:
+        if self._namespace is None:
+            module = types.ModuleType("__main__")
+            self._namespace = module.__dict__
+        return self._namespace
+
+    # -- sessions -------------------------------------------------------------------------
+    def open_session(self, label: str = "") -> Session:
+        session = Session.new(label)
+        self.sessions[session.id] = session
+        return session
+
+    def close_session(self, session_id: str) -> None:
+        if session_id != getattr(self, "default_session", Session("")).id:
+            self.sessions.pop(session_id, None)
+
+    def find_candidate(self, candidate_id: str) -> Candidate | None:
+        for session in list(self.sessions.values()):
+            found = session.candidates.get(candidate_id)
+            if found is not None:
+                return found
+        return None
+
+    def pending_candidates(self) -> list[Candidate]:
+        return [c for s in list(self.sessions.values()) for c in s.candidates.values()]
+
+    # -- events ---------------------------------------------------------------------------
+    def add_listener(self, listener: Listener) -> None:
+        self._listeners.append(listener)
+
+    def remove_listener(self, listener: Listener) -> None:
+        if listener in self._listeners:
+            self._listeners.remove(listener)
+
+    def emit(self, event: dict[str, Any]) -> None:
+        for listener in list(self._listeners):
+            try:
+                listener(event)
+            except Exception:  # a broken listener must never break a tool call
+                traceback.print_exc()
+
+    # -- specs ----------------------------------------------------------------------------
+    def tools(self, profile: str | None = None) -> list[Tool]:
+        from kli.tools.registry import REGISTRY
+
+        return [t for t in REGISTRY.tools.values() if profile is None or t.profile == profile]
+
+    def specs(self, profile: str | None = "kli") -> list[dict[str, Any]]:
+        """JSON-Schema function-calling specs of a profile's tools (all tools when None)."""
+        return [t.spec() for t in self.tools(profile)]
+
+    # -- the call -------------------------------------------------------------------------
+    def call(
+        self,
+        name: str,
+        args: dict[str, Any] | None = None,
+        session: Session | None = None,
+        *,
+        source: str = "api",
+    ) -> ToolResult:
+        """Run tool ``name`` with ``args`` in ``session`` (the default session when None)."""
+        session = session or self.default_session
+        started = time.perf_counter()
+        result = self._call(name, args if args is not None else {}, session, source)
+        duration = time.perf_counter() - started
+        self.emit(
+            {
+                "kind": "call",
+                "id": f"e{next(_event_ids)}",
+                "time": time.time(),
+                "tool": name,
+                "args": args if isinstance(args, dict) else {"_": repr(args)},
+                "session": session.id,
+                "session_label": session.label,
+                "source": source,
+                "ok": result.ok,
+                "text": result.text,
+                "details": result.details,
+                "duration_ms": round(duration * 1000, 3),
+            }
+        )
+        return result
+
+    def _call(self, name: str, args: Any, session: Session, source: str) -> ToolResult:
+        from kli.tools.registry import REGISTRY
+
+        tool = REGISTRY.tools.get(name) if isinstance(name, str) else None
+        if tool is None:
+            known = sorted(REGISTRY.tools)
+            close = difflib.get_close_matches(str(name), known, n=3)
+            hint = f" Did you mean {', '.join(close)}?" if close else ""
+            return ToolResult.error(
+                f"unknown tool {name!r}.{hint} Available tools: {', '.join(known)}.",
+                error="unknown_tool",
+            )
+        if isinstance(args, dict):
+            args = normalise_aliases(args, tool.aliases)
+        cleaned, problem = validate(tool.name, tool.parameters, args)
+        if problem is not None:
+            return ToolResult.error(problem, error="bad_arguments")
+        settings_problem = self.settings_error()
+        if settings_problem is not None:
+            return ToolResult.error(settings_problem, error="bad_settings")
+        if not self.granted(tool.gate):
+            return ToolResult.error(
+                f"{tool.name} denied: capability '{tool.gate}' is not granted by the "
+                f"'capabilities' setting (.kli/settings.json). Nothing was run. Ask the user to "
+                f"grant '{tool.gate}', or use a tool whose capability is granted.",
+                error="denied",
+                gate=tool.gate,
+            )
+        call = Call(ws=self, session=session, tool=tool, args=cleaned, source=source)
+        profile = REGISTRY.profiles[tool.profile]
+        try:
+            early = profile.before(call)
+            if early is not None:
+                return early
+            with session.lock:
+                result = tool.run(call)
+            return profile.after(call, result)
+        except ToolError as exc:
+            return ToolResult.error(exc.message, **exc.details)
+        except Exception as exc:
+            return ToolResult.error(
+                f"{tool.name} failed with an internal error: {type(exc).__name__}: {exc}. "
+                "The call may be retried; if it fails again, report it.",
+                error="internal",
+                traceback=traceback.format_exc(limit=8),
+            )

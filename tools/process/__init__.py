@@ -1,0 +1,1 @@
+"""The kli process tools: bash and eval in the live image."""
