@@ -10,12 +10,24 @@ from dataclasses import dataclass, field
 
 from kli.tools.core.registry import Profile, Tool
 
-# -- kli profile: process tools and the hashline file surface -----------------------------
-# -- slmcode profile -------------------------------------------------------------------------
+# Each section below is owned by one area; add one import and one list entry per tool.
 
-_TOOLS: list[Tool] = []
+# -- kli profile: process tools (kli.tools.process) ------------------------------------------
+_PROCESS: list[Tool] = []
 
-_PROFILES: list[Profile] = [Profile("kli")]
+# -- kli profile: the hashline file surface (kli.tools.file) --------------------------------
+_FILE_READ: list[Tool] = []  # read, find, search, write
+_FILE_EDIT: list[Tool] = []  # edit
+
+# -- slmcode profile (kli.tools.ws) ---------------------------------------------------------
+_WS_EDIT: list[Tool] = []  # ws_edit, ws_patch
+_WS_OTHER: list[Tool] = []  # ws_read, ws_write, ws_mv, ws_delete, ws_list, ws_glob, ws_grep, ws_shell, ws_todo, ws_skill, git_status, git_diff
+
+_TOOLS: list[Tool] = [*_PROCESS, *_FILE_READ, *_FILE_EDIT, *_WS_EDIT, *_WS_OTHER]
+
+_KLI_PROFILE = Profile("kli")
+_SLMCODE_PROFILE = Profile("slmcode")  # replaced by kli.tools.ws.profile's rules (cap, loop guard)
+_PROFILES: list[Profile] = [_KLI_PROFILE, _SLMCODE_PROFILE]
 
 
 @dataclass
