@@ -14,7 +14,7 @@ import os
 from setuptools import setup
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SOURCES = {"kli.tools": "tools", "kli.kernel": "kernel"}
+SOURCES = {"kli.tools": "tools", "kli.kernel": "kernel", "kli.client": "kernel/client"}
 
 
 def _packages() -> list[str]:
@@ -24,7 +24,13 @@ def _packages() -> list[str]:
         if not os.path.isfile(os.path.join(base, "__init__.py")):
             continue
         for dirpath, dirnames, filenames in os.walk(base):
-            dirnames[:] = sorted(d for d in dirnames if not d.startswith((".", "__")))
+            dirnames[:] = sorted(
+                d
+                for d in dirnames
+                if not d.startswith((".", "__"))
+                # a folder mapped to its own import name is not also a subpackage here
+                and os.path.relpath(os.path.join(dirpath, d), HERE) not in SOURCES.values()
+            )
             if "__init__.py" in filenames:
                 rel = os.path.relpath(dirpath, base)
                 found.append(name if rel == "." else name + "." + rel.replace(os.sep, "."))
