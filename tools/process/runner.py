@@ -1,0 +1,318 @@
+"""Running a command in a child process with bounded capture and a hard deadline.
+
+Shared by kli's ``bash`` and slmcode's ``ws_shell``. ``run_command``:
+
+- starts the child in its own session (so its own process group, with no controlling
+  terminal: a program that opens ``/dev/tty`` fails instead of waiting for a keyboard);
+- feeds ``input_text`` to its stdin (nothing — an immediate end of file — by default);
+- reads stdout and stderr concurrently while it runs, each into a BOUNDED buffer of at most
+  ``cap`` characters: the first ``cap - tail`` characters are kept as the head, the last
+  ``tail`` characters in a rolling tail, everything between is counted and dropped at once.
+  Memory stays bounded however much the command prints (``yes | head -c 5G``);
+- on timeout sends SIGTERM to the whole process group, then SIGKILL after ``KILL_GRACE``;
+- when the main child exits but something it started in the background still holds the
+  pipes, reads for ``ORPHAN_GRACE`` more seconds, then kills the process group and stops
+  reading (``orphans_killed``). A background job whose output was redirected away from the
+  pipes (``server > log 2>&1 &``) does not hold them and is left running.
+
+Output is decoded as UTF-8 with invalid bytes replaced; counts are in characters.
+
+Limits: a descendant that leaves the process group (``setsid``, a daemon that double-forks
+into a new session) escapes the group kill.
+"""
+
+from __future__ import annotations
+
+import codecs
+import contextlib
+import os
+import selectors
+import signal
+import subprocess
+import time
+from collections import deque
+from dataclasses import dataclass
+
+# Seconds between SIGTERM and SIGKILL when a process group is killed.
+KILL_GRACE = 0.5
+# Seconds to keep reading after the main child exits while something else holds the pipes.
+ORPHAN_GRACE = 0.5
+# Bytes asked for per read; the pipes are enlarged to this size where the OS allows.
+READ_SIZE = 1 << 20
+# How often (seconds) the exit of the main child is polled where pidfd is unavailable.
+POLL_INTERVAL = 0.05
+
+
+@dataclass
+class RunOutcome:
+    """What a command did.
+
+    ``stdout``/``stderr`` are the kept heads: the whole stream when it fit in ``cap``
+    characters, otherwise its first ``cap - tail`` characters. ``stdout_tail``/``stderr_tail``
+    are empty when the stream fit, otherwise its last ``tail`` characters (never overlapping
+    the head). ``*_total`` count every character produced; ``*_dropped`` what was neither in
+    the head nor the tail.
+    """
+
+    exit_code: int | None  # None when killed by timeout; 128 + N when killed by signal N
+    stdout: str
+    stderr: str
+    stdout_total: int
+    stderr_total: int
+    timed_out: bool
+    duration: float
+    stdout_tail: str = ""
+    stderr_tail: str = ""
+    orphans_killed: bool = False
+    signal: int | None = None  # the signal that ended the main child, if one did
+
+    @property
+    def stdout_dropped(self) -> int:
+        return self.stdout_total - len(self.stdout) - len(self.stdout_tail)
+
+    @property
+    def stderr_dropped(self) -> int:
+        return self.stderr_total - len(self.stderr) - len(self.stderr_tail)
+
+
+class BoundedText:
+    """A character sink keeping a head of ``head_cap`` and a rolling tail of ``tail_cap``."""
+
+    def __init__(self, cap: int, tail: int = 0) -> None:
+        tail = max(0, min(tail, cap))
+        self.head_cap = cap - tail
+        self.tail_cap = tail
+        self._head: list[str] = []
+        self._head_len = 0
+        self._tail: deque[str] = deque()
+        self._tail_len = 0
+        self.total = 0
+
+    def add(self, text: str) -> None:
+        if not text:
+            return
+        self.total += len(text)
+        room = self.head_cap - self._head_len
+        if room > 0:
+            part = text[:room]
+            self._head.append(part)
+            self._head_len += len(part)
+            text = text[room:]
+            if not text:
+                return
+        if self.tail_cap == 0:
+            return
+        if len(text) >= self.tail_cap:
+            self._tail.clear()
+            self._tail.append(text[-self.tail_cap :])
+            self._tail_len = self.tail_cap
+            return
+        self._tail.append(text)
+        self._tail_len += len(text)
+        while self._tail_len > self.tail_cap:
+            excess = self._tail_len - self.tail_cap
+            first = self._tail[0]
+            if len(first) <= excess:
+                self._tail.popleft()
+                self._tail_len -= len(first)
+            else:
+                self._tail[0] = first[excess:]
+                self._tail_len -= excess
+
+    @property
+    def head(self) -> str:
+        return "".join(self._head)
+
+    @property
+    def tail(self) -> str:
+        """The rolling tail; empty unless the text overflowed the head and the tail together
+        (when it did not, head + tail is the whole text and the tail is folded into the head)."""
+        if self.total <= self.head_cap + self.tail_cap:
+            return ""
+        return "".join(self._tail)
+
+    def kept(self) -> tuple[str, str]:
+        """(head, tail) as ``RunOutcome`` holds them."""
+        if self.total <= self.head_cap + self.tail_cap:
+            return self.head + "".join(self._tail), ""
+        return self.head, self.tail
+
+
+def _kill_group(pgid: int, proc: subprocess.Popen[bytes]) -> None:
+    """SIGTERM the group, give it ``KILL_GRACE`` to go, then SIGKILL whatever is left."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGTERM)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(KILL_GRACE)
+    # Members that ignored SIGTERM, or a leader that already exited before its children.
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
+
+
+def _enlarge_pipe(fd: int) -> None:
+    f_setpipe_sz = getattr(__import__("fcntl"), "F_SETPIPE_SZ", 1031)
+    with contextlib.suppress(OSError):
+        __import__("fcntl").fcntl(fd, f_setpipe_sz, READ_SIZE)
+
+
+def run_command(
+    argv: list[str],
+    *,
+    cwd: str,
+    input_text: str = "",
+    timeout: float,
+    cap: int,
+    env: dict[str, str] | None = None,
+    tail: int = 0,
+) -> RunOutcome:
+    """Run ``argv`` in ``cwd`` and return what it did; see the module docstring.
+
+    ``env`` is the child's whole environment (None: inherit this process's). ``tail`` is how
+    many of the ``cap`` characters per stream are reserved for the end of a long stream (0:
+    head only). Raises ``OSError`` when the program cannot be started (missing shell, bad
+    ``cwd``).
+    """
+    started = time.monotonic()
+    deadline = started + timeout
+    proc = subprocess.Popen(
+        argv,
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.PIPE if input_text else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        close_fds=True,
+    )
+    pgid = proc.pid
+    assert proc.stdout is not None and proc.stderr is not None
+    sinks = {
+        proc.stdout.fileno(): (
+            BoundedText(cap, tail),
+            codecs.getincrementaldecoder("utf-8")("replace"),
+        ),
+        proc.stderr.fileno(): (
+            BoundedText(cap, tail),
+            codecs.getincrementaldecoder("utf-8")("replace"),
+        ),
+    }
+    out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()
+    for fd in sinks:
+        _enlarge_pipe(fd)
+
+    sel = selectors.DefaultSelector()
+    for fd in sinks:
+        sel.register(fd, selectors.EVENT_READ)
+    pending = input_text.encode("utf-8", "surrogateescape") if input_text else b""
+    stdin_fd: int | None = None
+    if proc.stdin is not None:
+        stdin_fd = proc.stdin.fileno()
+        os.set_blocking(stdin_fd, False)
+        sel.register(stdin_fd, selectors.EVENT_WRITE)
+    pidfd: int | None = None
+    with contextlib.suppress(AttributeError, OSError):
+        pidfd = os.pidfd_open(proc.pid)  # type: ignore[attr-defined,unused-ignore]
+        sel.register(pidfd, selectors.EVENT_READ)
+
+    timed_out = False
+    orphans_killed = False
+    open_reads = set(sinks)
+    leader_exited_at: float | None = None
+    try:
+        while open_reads:
+            now = time.monotonic()
+            if leader_exited_at is None and (pidfd is None) and proc.poll() is not None:
+                leader_exited_at = now
+            if leader_exited_at is not None and now - leader_exited_at >= ORPHAN_GRACE:
+                # The main child is gone but something it started still holds the pipes.
+                _kill_group(pgid, proc)
+                orphans_killed = True
+                break
+            if now >= deadline:
+                timed_out = True
+                _kill_group(pgid, proc)
+                break
+            wait = deadline - now
+            if leader_exited_at is not None:
+                wait = min(wait, leader_exited_at + ORPHAN_GRACE - now)
+            elif pidfd is None:
+                wait = min(wait, POLL_INTERVAL)
+            for key, _ in sel.select(max(wait, 0.0)):
+                fd = key.fd
+                if fd == pidfd:
+                    sel.unregister(pidfd)
+                    leader_exited_at = time.monotonic()
+                elif fd == stdin_fd:
+                    try:
+                        written = os.write(fd, pending[:65536])
+                    except (BrokenPipeError, OSError):
+                        written = len(pending)  # the child stopped reading its stdin
+                    pending = pending[written:]
+                    if not pending:
+                        sel.unregister(fd)
+                        assert proc.stdin is not None
+                        with contextlib.suppress(OSError):
+                            proc.stdin.close()
+                        stdin_fd = None
+                else:
+                    data = os.read(fd, READ_SIZE)
+                    sink, decoder = sinks[fd]
+                    if data:
+                        sink.add(decoder.decode(data))
+                    else:
+                        sink.add(decoder.decode(b"", final=True))
+                        sel.unregister(fd)
+                        open_reads.discard(fd)
+    except BaseException:
+        # Interrupted (KeyboardInterrupt, a deadline exception from a caller): leave nothing
+        # running behind.
+        timed_out = True
+        _kill_group(pgid, proc)
+        raise
+    finally:
+        sel.close()
+        if pidfd is not None:
+            with contextlib.suppress(OSError):
+                os.close(pidfd)
+        for stream in (proc.stdin, proc.stdout, proc.stderr):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
+        if proc.poll() is None:
+            if not timed_out and not orphans_killed:
+                # Both pipes closed but the leader runs on (it closed its own output): wait
+                # for it within the deadline, then treat it as a timeout.
+                try:
+                    proc.wait(max(deadline - time.monotonic(), 0.0))
+                except subprocess.TimeoutExpired:
+                    timed_out = True
+                    _kill_group(pgid, proc)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(KILL_GRACE)
+            if proc.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    proc.kill()
+                proc.wait()
+        if timed_out:
+            # Make sure no member of the group outlives a timeout, even one that ignored TERM.
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pgid, signal.SIGKILL)
+
+    code = proc.returncode
+    killed_by = -code if code is not None and code < 0 else None
+    exit_code = None if timed_out else (128 + killed_by if killed_by is not None else code)
+    (out_head, out_tail) = sinks[out_fd][0].kept()
+    (err_head, err_tail) = sinks[err_fd][0].kept()
+    return RunOutcome(
+        exit_code=exit_code,
+        stdout=out_head,
+        stderr=err_head,
+        stdout_total=sinks[out_fd][0].total,
+        stderr_total=sinks[err_fd][0].total,
+        timed_out=timed_out,
+        duration=time.monotonic() - started,
+        stdout_tail=out_tail,
+        stderr_tail=err_tail,
+        orphans_killed=orphans_killed,
+        signal=killed_by,
+    )
