@@ -1,0 +1,253 @@
+"""The bounded, jailed glob walk shared by ``find`` and ``search`` (and reusable by ws_glob /
+ws_grep).
+
+Contract::
+
+    walk(jail, pattern, *, max_entries=None, max_seconds=None) -> WalkResult
+
+``pattern`` is a wcmatch glob relative to the jail's root (an absolute pattern inside the root is
+accepted): ``*`` spans a run of characters within one path segment, a bare ``**`` segment spans
+any depth including zero, ``?`` one character, ``[...]`` a class, ``{a,b}`` alternatives. ``*``
+and ``**`` also match names that begin with a dot. Only files are matched (symlinks to files
+included); directories themselves are never results. Symlinked directories are not descended,
+and a symlink to a file is matched only when its target stays inside the root (the jail's rule).
+Version-control metadata folders (``VCS_DIRS``: ``.git``, ``.hg``, ``.svn``, ``.bzr``,
+``_darcs``) are skipped unless the pattern names one literally (``.git/**``).
+
+The walk visits at most ``max_entries`` directory entries and runs at most ``max_seconds``; when
+either bound is hit it stops and returns what it found so far, with ``stopped`` naming the
+bound. Both default to the module constants ``MAX_ENTRIES`` / ``MAX_SECONDS``, read at call time
+(tests shrink them with monkeypatch).
+
+Errors (a pattern with a ``..`` segment, an absolute pattern outside the root, a literal prefix
+that resolves out of the root) raise ``ToolError`` with a message saying how to retry.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from dataclasses import dataclass
+
+import bracex
+from wcmatch import fnmatch as wc_fnmatch
+from wcmatch import glob as wc_glob
+
+from kli.tools.core.jail import Jail
+from kli.tools.core.result import ToolError
+
+# The spec's walk bounds (kli-tools.txt, find): 100000 entries or 10 seconds.
+MAX_ENTRIES = 100_000
+MAX_SECONDS = 10.0
+VCS_DIRS = frozenset({".git", ".hg", ".svn", ".bzr", "_darcs"})
+
+GLOB_FLAGS = wc_glob.GLOBSTAR | wc_glob.DOTGLOB | wc_glob.BRACE | wc_glob.FORCEUNIX
+_NAME_FLAGS = wc_fnmatch.DOTMATCH | wc_fnmatch.FORCEUNIX
+_BRACE_LIMIT = 1000
+
+
+@dataclass(frozen=True)
+class WalkResult:
+    """What a walk found.
+
+    ``paths``: root-relative POSIX paths of every matching file, sorted (callers cap them).
+    ``visited``: directory entries looked at. ``stopped``: None when the walk finished, else
+    ``"entries"`` or ``"time"``. ``deadline``: the ``time.monotonic()`` value at which the time
+    bound ends, so a caller doing more work per path (search) can keep to the same budget.
+    """
+
+    paths: list[str]
+    visited: int
+    stopped: str | None
+    max_entries: int
+    max_seconds: float
+    deadline: float
+
+    def stop_note(self) -> str:
+        """A sentence for the model when the walk stopped early, else ""."""
+        if self.stopped == "entries":
+            return (
+                f"Walk stopped after visiting {self.visited} entries (limit {self.max_entries}); "
+                "results are partial. Narrow the pattern with a directory prefix (e.g. src/**/*.py)."
+            )
+        if self.stopped == "time":
+            return (
+                f"Walk stopped after {self.max_seconds:g} s (time limit) having visited "
+                f"{self.visited} entries; results are partial. Narrow the pattern with a "
+                "directory prefix (e.g. src/**/*.py)."
+            )
+        return ""
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """One brace-expanded pattern: where to start walking and how to match below it."""
+
+    prefix: str  # literal leading directories, "" for the root, POSIX, no trailing slash
+    rest: str  # the pattern below the prefix
+    max_depth: int | None  # segments below the prefix a match can have; None with **
+
+
+def normalise_pattern(jail: Jail, pattern: str) -> str:
+    """The pattern relative to the root, or ``ToolError`` for one that leaves the jail."""
+    if not isinstance(pattern, str) or pattern.strip() == "":
+        raise ToolError("pattern is empty; give a glob such as **/*.py or src/*.txt.")
+    if "\x00" in pattern:
+        raise ToolError("pattern contains a NUL character; give a plain glob.")
+    pat = pattern
+    if os.path.isabs(pat):
+        root = jail.root.rstrip("/") + "/"
+        if pat.rstrip("/") == jail.root:
+            pat = "**"
+        elif pat.startswith(root):
+            pat = pat[len(root) :]
+        else:
+            raise ToolError(
+                f"pattern {pattern!r} is outside the workspace root {jail.root}; "
+                "use a pattern relative to the root, e.g. src/**/*.py."
+            )
+    while pat.startswith("./"):
+        pat = pat[2:]
+    pat = re.sub("/+", "/", pat)
+    if any(seg == ".." for seg in pat.split("/")):
+        raise ToolError(
+            f"pattern {pattern!r} has a '..' segment; patterns are jailed to the workspace "
+            "root — use a pattern inside it."
+        )
+    return pat or "**"
+
+
+def _plans(pattern: str) -> list[_Plan]:
+    try:
+        expanded = bracex.expand(pattern, limit=_BRACE_LIMIT)
+    except Exception as exc:  # bracex raises its own error types for runaway expansions
+        raise ToolError(f"pattern {pattern!r} expands too far ({exc}); simplify the braces.") from exc
+    plans: list[_Plan] = []
+    for pat in dict.fromkeys(expanded):
+        segs = [s for s in pat.split("/") if s not in ("", ".")]
+        if any(s == ".." for s in segs):
+            raise ToolError(f"pattern {pattern!r} has a '..' segment; patterns are jailed to the root.")
+        literal: list[str] = []
+        # The last segment is the file name: keep at least one segment in ``rest``.
+        while len(literal) < len(segs) - 1 and not wc_glob.is_magic(segs[len(literal)], flags=GLOB_FLAGS):
+            literal.append(segs[len(literal)])
+        rest = segs[len(literal) :]
+        depth = None if "**" in rest else len(rest)
+        plans.append(_Plan("/".join(literal), "/".join(rest) or "**", depth))
+    return plans
+
+
+class _Matcher:
+    """Matches a path relative to a plan's prefix. ``**/NAME`` patterns match the file name
+    alone (the common case, and far cheaper than the full-path regex)."""
+
+    def __init__(self, rest: str) -> None:
+        segs = rest.split("/")
+        self.name_only: re.Pattern[str] | None = None
+        self.full: re.Pattern[str] | None = None
+        self.everything = all(s == "**" for s in segs)
+        if self.everything:
+            return
+        if len(segs) >= 2 and all(s == "**" for s in segs[:-1]) and "**" not in segs[-1]:
+            regex = wc_fnmatch.translate(segs[-1], flags=_NAME_FLAGS)[0][0]
+            self.name_only = re.compile(regex)
+        else:
+            regex = wc_glob.translate(rest, flags=GLOB_FLAGS)[0][0]
+            self.full = re.compile(regex)
+
+    def match(self, rel: str, name: str) -> bool:
+        if self.everything:
+            return True
+        if self.name_only is not None:
+            return self.name_only.match(name) is not None
+        assert self.full is not None
+        return self.full.match(rel) is not None
+
+
+def _inside(jail: Jail, real: str) -> bool:
+    return real == jail.root or real.startswith(jail.root + os.sep)
+
+
+def walk(
+    jail: Jail,
+    pattern: str,
+    *,
+    max_entries: int | None = None,
+    max_seconds: float | None = None,
+) -> WalkResult:
+    """Every file under ``jail.root`` matching ``pattern``, within the walk bounds (see module
+    docstring). Raises ``ToolError`` for a pattern that leaves the jail."""
+    limit = MAX_ENTRIES if max_entries is None else max_entries
+    seconds = MAX_SECONDS if max_seconds is None else max_seconds
+    started = time.monotonic()
+    deadline = started + seconds
+    pat = normalise_pattern(jail, pattern)
+    found: set[str] = set()
+    visited = 0
+    stopped: str | None = None
+    # Group plans by prefix so each folder is walked once however many braces expanded.
+    by_prefix: dict[str, list[_Plan]] = {}
+    for plan in _plans(pat):
+        by_prefix.setdefault(plan.prefix, []).append(plan)
+    for prefix in sorted(by_prefix):
+        plans = by_prefix[prefix]
+        if prefix:
+            top = jail.resolve(prefix)  # refuses a literal prefix that symlinks out of the root
+            if not os.path.isdir(top.real):
+                continue
+            start = os.path.join(jail.root, prefix)
+        else:
+            start = jail.root
+        matchers = [_Matcher(p.rest) for p in plans]
+        depths = [p.max_depth for p in plans]
+        max_depth = None if any(d is None for d in depths) else max(d for d in depths if d is not None)
+        base = prefix + "/" if prefix else ""
+        # Depth-first with an explicit stack: (absolute dir, rel-below-prefix dir, depth).
+        stack: list[tuple[str, str, int]] = [(start, "", 1)]
+        while stack and stopped is None:
+            directory, rel_dir, depth = stack.pop()
+            try:
+                it = os.scandir(directory)
+            except OSError:
+                continue
+            with it:
+                for entry in it:
+                    visited += 1
+                    if visited > limit:
+                        visited = limit
+                        stopped = "entries"
+                        break
+                    if not visited & 255 and time.monotonic() > deadline:
+                        stopped = "time"
+                        break
+                    name = entry.name
+                    rel = rel_dir + name
+                    try:
+                        if entry.is_dir(follow_symlinks=False):
+                            if name in VCS_DIRS:
+                                continue
+                            if max_depth is None or depth < max_depth:
+                                stack.append((entry.path, rel + "/", depth + 1))
+                            continue
+                        if not entry.is_file():  # symlinked dirs, sockets, dangling links
+                            continue
+                    except OSError:
+                        continue
+                    if not any(m.match(rel, name) for m in matchers):
+                        continue
+                    if entry.is_symlink() and not _inside(jail, os.path.realpath(entry.path)):
+                        continue
+                    found.add(base + rel)
+            if stopped is None and time.monotonic() > deadline:
+                stopped = "time"
+        if stopped is not None:
+            break
+    return WalkResult(
+        paths=sorted(found),
+        visited=visited,
+        stopped=stopped,
+        max_entries=limit,
+        max_seconds=seconds,
+        deadline=deadline,
+    )
