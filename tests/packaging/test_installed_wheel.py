@@ -1,0 +1,53 @@
+"""What the installed wheel must carry: the kernelspec and the prebuilt JupyterLab extension.
+
+These run where scripts/test installed the wheel (KLI_TEST_INSTALLED_WHEEL=1, as in CI): a file
+missing from the wheel's data fails here rather than on a user's machine.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.skipif(
+    not os.environ.get("KLI_TEST_INSTALLED_WHEEL"),
+    reason="checks the installed wheel; scripts/test sets KLI_TEST_INSTALLED_WHEEL=1",
+)
+BIN = Path(sys.executable).parent
+
+
+def test_package_is_installed_from_the_wheel_not_the_source_tree() -> None:
+    import kli.tools
+
+    here = Path(__file__).resolve().parents[2]
+    assert Path(kli.tools.__file__).resolve().parents[1].name == "kli"
+    assert here not in Path(kli.tools.__file__).resolve().parents
+
+
+def test_kernelspec_kli_is_listed_by_jupyter() -> None:
+    out = subprocess.run([str(BIN / "jupyter"), "kernelspec", "list", "--json"],
+                         capture_output=True, text=True, check=True)
+    specs = json.loads(out.stdout)["kernelspecs"]
+    assert "kli" in specs
+    spec = specs["kli"]["spec"]
+    assert spec["display_name"] == "Python 3 (kli)"
+    assert spec["language"] == "python"
+    resources = Path(specs["kli"]["resource_dir"])
+    assert (resources / "logo-64x64.png").is_file()
+
+
+def test_labextension_is_installed_and_enabled_without_node() -> None:
+    env = dict(os.environ, PATH=str(BIN) + os.pathsep + "/usr/bin:/bin")  # no build step needed
+    out = subprocess.run([str(BIN / "jupyter"), "labextension", "list"],
+                         capture_output=True, text=True, env=env, check=True)
+    listing = out.stdout + out.stderr
+    line = next((ln for ln in listing.splitlines() if "kli-kernel" in ln), "")
+    assert "enabled" in line and "OK" in line, listing
+    share = Path(sys.prefix) / "share" / "jupyter" / "labextensions" / "kli-kernel"
+    assert (share / "package.json").is_file()
+    assert list((share / "static").glob("remoteEntry.*.js"))
