@@ -79,10 +79,13 @@ class Jail:
 
     def check_writable(self, resolved: Resolved, *, shown: str | None = None) -> None:
         if self.is_control(resolved.real):
+            # The first line is slmcode-aci's wording (with .kli/ for .slmcode/).
             raise ToolError(
-                f"write refused — {shown or resolved.rel} is under {CONTROL_DIR}/, which is kli "
-                f"control state (settings, checkpoints, pending previews), not project source. "
-                f"If you need scratch space, write under {SCRATCH_DIR}/ instead."
+                f"write refused — {shown or resolved.rel} is harness control state, not project "
+                f"source. Everything that is under {CONTROL_DIR}/ (settings.json, hooks.json, "
+                "pending/, checkpoints/) configures the harness itself and is never edited by "
+                f"tools.\nIf you need scratch space, write under {SCRATCH_DIR}/ instead.",
+                error="control_dir",
             )
 
     def scratch_dir(self) -> str:

@@ -187,7 +187,8 @@ class Workspace:
                 result = tool.run(call)
             return profile.after(call, result)
         except ToolError as exc:
-            return ToolResult.error(exc.message, **exc.details)
+            # Error results pass the profile's ``after`` too (slmcode caps every result).
+            return profile.after(call, ToolResult.error(exc.message, **exc.details))
         except Exception as exc:
             return ToolResult.error(
                 f"{tool.name} failed with an internal error: {type(exc).__name__}: {exc}. "
