@@ -16,7 +16,12 @@ from kli.tools.core.registry import Profile, Tool
 _PROCESS: list[Tool] = []
 
 # -- kli profile: the hashline file surface (kli.tools.file) --------------------------------
-_FILE_READ: list[Tool] = []  # read, find, search, write
+from kli.tools.file import find as _find  # noqa: E402
+from kli.tools.file import read as _read  # noqa: E402
+from kli.tools.file import search as _search  # noqa: E402
+from kli.tools.file import write as _write  # noqa: E402
+
+_FILE_READ: list[Tool] = [_read.TOOL, _find.TOOL, _search.TOOL, _write.TOOL]
 _FILE_EDIT: list[Tool] = []  # edit
 
 # -- slmcode profile (kli.tools.ws) ---------------------------------------------------------

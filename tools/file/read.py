@@ -1,0 +1,257 @@
+"""``read``: a file's lines as ``LINE:HH|content`` anchors, recorded for the session.
+
+Spec (kli-tools.txt, read): inclusive 1-based ``start``/``end``; a start past end-of-file is an
+error, an end past it clamps; ``raw`` drops the ``LINE:HH|`` prefix; a file over 2 MiB is an
+error naming ``search``; an empty file reads as ``(empty file)``; reading records the line
+hashes for the session (the read-before-edit state edit requires).
+
+Where the spec is silent, the model's context is protected: one read shows at most
+``MAX_LINES`` lines and about ``MAX_OUTPUT_CHARS`` characters, and says exactly which ``read``
+call shows the next page; a line wider than ``MAX_LINE_CHARS`` is shown cut with a visible
+``… [+N chars]`` marker and recorded as cut, so edit refuses to replace a line never seen whole.
+The hash is always of the whole line. Only shown lines are hashed (the hash is pure Python).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from kli.tools.core.registry import GATE_READ, Call, Tool
+from kli.tools.core.result import ToolError, ToolResult
+from kli.tools.core.session import FileView, Session
+from kli.tools.core.textfile import NotText, decode, split_lines
+from kli.tools.file.anchors import line_hash
+
+MAX_READ_BYTES = 2 * 1024 * 1024  # spec: 2 MiB (2097152 bytes)
+MAX_LINES = 2000  # lines one read shows (not in the spec)
+MAX_LINE_CHARS = 2000  # a wider line is shown cut (not in the spec)
+MAX_OUTPUT_CHARS = 256 * 1024  # characters one read shows, at least one line (not in the spec)
+EMPTY_FILE = "(empty file)"
+
+
+def show_line(line: str, width: int | None = None) -> tuple[str, bool]:
+    """The text shown for ``line``: cut to ``width`` (default ``MAX_LINE_CHARS``) characters
+    with a ``… [+N chars]`` marker. Returns ``(text, was_cut)``."""
+    limit = MAX_LINE_CHARS if width is None else width
+    if len(line) <= limit:
+        return line, False
+    return f"{line[:limit]}… [+{len(line) - limit} chars]", True
+
+
+def render_row(number: int, line: str, *, raw: bool = False, marker: str = "") -> tuple[str, str, bool]:
+    """One shown row: ``{marker}LINE:HH|content`` (or the bare content when ``raw``).
+
+    Returns ``(row, hh, was_cut)``; ``hh`` is the hash of the whole line.
+    """
+    text, cut = show_line(line)
+    hh = line_hash(line)
+    if raw:
+        return text, hh, cut
+    return f"{marker}{number}:{hh}|{text}", hh, cut
+
+
+def cut_notice(count: int) -> str:
+    return (
+        f"[{count} line(s) wider than {MAX_LINE_CHARS} characters are shown cut, marked "
+        "'… [+N chars]'. edit refuses to replace a line that was shown cut; to change one, "
+        "rewrite the file with write, or use bash.]"
+    )
+
+
+def record_view(
+    session: Session,
+    real: str,
+    lines: list[str] | None,
+    hashes: dict[int, str],
+    cut: set[int],
+    *,
+    whole: bool | None = None,
+) -> FileView:
+    """Record what was just shown of ``real``, keeping earlier shown lines whose text is
+    unchanged (so paging through a file builds up one view). ``lines`` is the file's current
+    lines (None when not held in memory: earlier views are then dropped). ``whole`` defaults to
+    "every line of the file has been shown". Returns the stored view."""
+    old = session.views.get(real)
+    merged_hashes = dict(hashes)
+    merged_cut = set(cut)
+    if old is not None and lines is not None:
+        for number, hh in old.hashes.items():
+            if number in merged_hashes or number > len(lines):
+                continue
+            if line_hash(lines[number - 1]) == hh:
+                merged_hashes[number] = hh
+                if number in old.cut:
+                    merged_cut.add(number)
+    if whole is None:
+        whole = lines is not None and len(merged_hashes) == len(lines)
+    view = FileView(hashes=merged_hashes, cut=merged_cut, whole=whole)
+    session.record_view(real, view)
+    return view
+
+
+def load_text(call: Call, path: str) -> tuple[str, str, str, int]:
+    """Resolve and read ``path`` as text for ``read``: ``(real, rel, text, size)`` or ToolError."""
+    resolved = call.ws.jail.resolve(path)
+    real, rel = resolved.real, resolved.rel
+    try:
+        st = os.stat(real)
+    except FileNotFoundError:
+        raise ToolError(
+            f"read failed: {rel} does not exist. Check the path, or list candidates with "
+            f"find pattern='**/{os.path.basename(rel)}'.",
+            error="not_found",
+            path=rel,
+        ) from None
+    except OSError as exc:
+        raise ToolError(f"read failed: cannot stat {rel} ({exc.strerror}).", path=rel) from None
+    if os.path.isdir(real):
+        raise ToolError(
+            f"read failed: {rel} is a directory. List its files with find pattern='{rel}/*' "
+            f"(or '{rel}/**' for every depth).",
+            error="is_directory",
+            path=rel,
+        )
+    if st.st_size > MAX_READ_BYTES:
+        raise ToolError(
+            f"read refused: {rel} is {st.st_size} bytes, over the 2 MiB ({MAX_READ_BYTES}-byte) "
+            f"read limit. Use search to inspect a file that large: search pattern='REGEX' "
+            f"path='{rel}' context=5 shows the matching lines with anchors for edit.",
+            error="too_large",
+            path=rel,
+            size=st.st_size,
+        )
+    try:
+        with open(real, "rb") as fh:
+            data = fh.read(MAX_READ_BYTES + 1)
+    except OSError as exc:
+        raise ToolError(f"read failed: cannot open {rel} ({exc.strerror}).", path=rel) from None
+    if len(data) > MAX_READ_BYTES:  # grew since the stat
+        raise ToolError(
+            f"read refused: {rel} is over the 2 MiB ({MAX_READ_BYTES}-byte) read limit. "
+            f"Use search pattern='REGEX' path='{rel}' to inspect a file that large.",
+            error="too_large",
+            path=rel,
+        )
+    try:
+        text = decode(data)
+    except NotText:
+        raise ToolError(
+            f"read refused: {rel} is a binary file (it contains NUL bytes), not text. "
+            "Inspect it with bash (e.g. file, xxd | head) instead.",
+            error="binary",
+            path=rel,
+        ) from None
+    return real, rel, text, len(data)
+
+
+def _run(call: Call) -> ToolResult:
+    args = call.args
+    raw = bool(args.get("raw", False))
+    start_arg: int | None = args.get("start")
+    end_arg: int | None = args.get("end")
+    real, rel, text, size = load_text(call, args["path"])
+    lines = split_lines(text)
+    total = len(lines)
+    details: dict[str, Any] = {"path": rel, "lines": total, "size": size}
+    if total == 0:
+        record_view(call.session, real, lines, {}, set())
+        return ToolResult.success(EMPTY_FILE, **details, start=0, end=0)
+    start = 1 if start_arg is None else start_arg
+    if start > total:
+        raise ToolError(
+            f"read failed: start {start} is past the end of {rel}, which has {total} line(s). "
+            f"Retry with start between 1 and {total}.",
+            error="start_past_eof",
+            path=rel,
+            lines=total,
+        )
+    end = total if end_arg is None else min(end_arg, total)
+    if end < start:
+        raise ToolError(
+            f"read failed: end {end_arg} is before start {start}. Retry with end >= start "
+            f"(or omit end to read to the end of the file).",
+            error="bad_range",
+            path=rel,
+        )
+    rows: list[str] = []
+    hashes: dict[int, str] = {}
+    cut: set[int] = set()
+    chars = 0
+    shown_end = start - 1
+    for number in range(start, end + 1):
+        if number - start >= MAX_LINES or (rows and chars >= MAX_OUTPUT_CHARS):
+            break
+        row, hh, was_cut = render_row(number, lines[number - 1], raw=raw)
+        rows.append(row)
+        chars += len(row) + 1
+        hashes[number] = hh
+        if was_cut:
+            cut.add(number)
+        shown_end = number
+    record_view(call.session, real, lines, hashes, cut)
+    notes: list[str] = []
+    clamped = shown_end < end
+    if clamped:
+        why = (
+            f"{MAX_LINES} lines"
+            if shown_end - start + 1 >= MAX_LINES
+            else f"about {MAX_OUTPUT_CHARS} characters"
+        )
+        next_end = min(shown_end + MAX_LINES, end)
+        notes.append(
+            f"[Showing lines {start}-{shown_end} of {total}: one read shows at most {why}. "
+            f"Next page: read path='{rel}' start={shown_end + 1} end={next_end}]"
+        )
+    if cut:
+        notes.append(cut_notice(len(cut)))
+    body = "\n".join(rows)
+    if notes:
+        body += "\n" + "\n".join(notes)
+    details.update(start=start, end=shown_end, clamped=clamped, cut=sorted(cut))
+    return ToolResult.success(body, **details)
+
+
+TOOL = Tool(
+    name="read",
+    profile="kli",
+    gate=GATE_READ,
+    description=(
+        "Read a text file and return its lines with anchors. Each line comes back as "
+        "LINE:HH|content, where LINE is the 1-based line number and HH a two-hex-digit hash of "
+        "the line's content; edit references lines by these LINE:HH anchors, and a file must be "
+        "read (or matched by search) in this session before edit may change it. "
+        "start/end select an inclusive 1-based range: a start past the end of the file is an "
+        "error, an end past it clamps to the last line. raw=true returns the content with no "
+        "LINE:HH| prefix. Limits: a file over 2 MiB (2097152 bytes) is refused — use search on "
+        f"it instead; one read shows at most {MAX_LINES} lines (the result then ends with the "
+        "exact read call for the next page); a line wider than "
+        f"{MAX_LINE_CHARS} characters is shown cut with a '… [+N chars]' marker and edit will "
+        "not replace it. An empty file reads as (empty file). Binary files are refused."
+    ),
+    parameters={
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "File to read, relative to the workspace root."},
+            "start": {
+                "type": "integer",
+                "minimum": 1,
+                "description": "First line of an inclusive 1-based range. Past end-of-file is an error.",
+            },
+            "end": {
+                "type": "integer",
+                "minimum": 1,
+                "description": "Last line of the range. Past end-of-file clamps to the last line.",
+            },
+            "raw": {
+                "type": "boolean",
+                "description": "When true, return line content with no LINE:HH| prefix. Default false.",
+            },
+        },
+        "required": ["path"],
+        "additionalProperties": False,
+    },
+    run=_run,
+    main_arg="path",
+    aliases={"file": "path", "file_path": "path", "start_line": "start", "end_line": "end"},
+)

@@ -1,0 +1,389 @@
+"""``search``: a regular expression over one file or a glob, with anchors for edit.
+
+Spec (kli-tools.txt, search): match lines come back as ``*LINE:HH|content``, context lines as
+`` LINE:HH|content``; ``context`` lines around each match (default 0); each matching file is
+read whole so its anchors are recorded (an edit after a search needs no read); files that fail
+to read as text are skipped; files over 2 MiB are skipped and counted; at most
+``MAX_FILES`` matching files and ``MAX_MATCH_LINES`` rendered match lines; the walk bounds of
+find (``kli.tools.file.walk``) apply, and the time bound covers the scan as well.
+
+How a file is searched: as one buffer with the compiled pattern (``re.MULTILINE``). Each
+``search`` call jumps to the next match anywhere in the buffer; its line is found by counting
+newlines since the previous match (C speed), and the scan resumes at the next line, so the
+Python work is per matching line, never per line. A match that runs past its line's end is
+re-checked against that line alone, so the pattern is matched against each line as the spec
+says.
+
+A single file named by ``path`` (no glob) is searched whatever its size, in newline-aligned
+chunks of ``CHUNK_BYTES`` (this is how ``read`` tells the model to inspect a file over 2 MiB);
+the 2 MiB skip applies to files reached through a glob or a folder.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from wcmatch import glob as wc_glob
+
+from kli.tools.core.registry import GATE_READ, Call, Tool
+from kli.tools.core.result import ToolError, ToolResult
+from kli.tools.core.textfile import BINARY_SNIFF, NotText, decode, split_lines
+from kli.tools.file import walk as walk_mod
+from kli.tools.file.read import MAX_READ_BYTES, cut_notice, record_view, render_row
+
+MAX_FILES = 100  # spec: at most 100 matching files
+MAX_MATCH_LINES = 1000  # spec: at most 1000 rendered match lines
+MAX_FILE_BYTES = MAX_READ_BYTES  # spec: files over 2 MiB are skipped (glob / folder searches)
+MAX_CONTEXT = 50  # context lines each side, clamped (not in the spec)
+CHUNK_BYTES = 4 * 1024 * 1024  # block size when scanning one large named file
+
+
+@dataclass
+class _FileHits:
+    """Matching lines of one file: the first ``keep`` (0-based), and how many in all."""
+
+    hits: list[int] = field(default_factory=list)
+    count: int = 0
+
+
+def match_lines(rx: re.Pattern[str], text: str, base: int, out: _FileHits, keep: int) -> None:
+    """Add the 0-based numbers (offset by ``base``) of lines of ``text`` that ``rx`` matches.
+
+    ``text`` is whole lines (it ends with ``\\n`` unless it is the file's tail). One
+    ``rx.search`` per matching line; non-matching stretches are skipped by the regex engine.
+    """
+    n = len(text)
+    tail_ends_line = n == 0 or text.endswith("\n")
+    pos = 0
+    line = base
+    counted_to = 0
+    search = rx.search
+    while pos <= n:
+        m = search(text, pos)
+        if m is None:
+            break
+        s = m.start()
+        if s >= n and tail_ends_line:
+            break  # the empty "line" after a final newline is not a line
+        line += text.count("\n", counted_to, s)
+        counted_to = s
+        line_start = text.rfind("\n", 0, s) + 1
+        line_end = text.find("\n", s)
+        if line_end < 0:
+            line_end = n
+        if m.end() <= line_end or search(text, line_start, line_end) is not None:
+            out.count += 1
+            if len(out.hits) < keep:
+                out.hits.append(line)
+        pos = line_end + 1
+
+
+def _chunks(fh: Any, first: bytes) -> Iterator[bytes]:
+    """Newline-aligned blocks of a binary file handle, starting with ``first``."""
+    carry = first
+    while True:
+        block = fh.read(CHUNK_BYTES)
+        if not block:
+            if carry:
+                yield carry
+            return
+        carry += block
+        cut = carry.rfind(b"\n")
+        if cut < 0:
+            continue
+        yield carry[: cut + 1]
+        carry = carry[cut + 1 :]
+
+
+@dataclass
+class _Scan:
+    """What the scan of all files found."""
+
+    shown: list[tuple[str, str, _FileHits, list[str] | None]] = field(default_factory=list)
+    files_matched: int = 0
+    lines_matched: int = 0
+    searched: int = 0
+    too_large: list[str] = field(default_factory=list)
+    binary: int = 0
+    unreadable: int = 0
+    timed_out: bool = False
+
+
+def _targets(call: Call, path: str) -> tuple[list[str], bool, walk_mod.WalkResult | None]:
+    """Files to search (root-relative), whether ``path`` named one file, and the walk (if any)."""
+    jail = call.ws.jail
+    literal = os.path.join(jail.root, path) if not os.path.isabs(path) else path
+    if not wc_glob.is_magic(path, flags=walk_mod.GLOB_FLAGS) or os.path.lexists(literal):
+        resolved = jail.resolve(path)
+        if os.path.isdir(resolved.real):
+            prefix = "" if resolved.rel == "." else resolved.rel + "/"
+            result = walk_mod.walk(jail, prefix + "**")
+            return result.paths, False, result
+        if not os.path.exists(resolved.real):
+            raise ToolError(
+                f"search failed: {resolved.rel} does not exist. Give an existing file, a folder, "
+                "or a glob such as src/**/*.py (find lists paths).",
+                error="not_found",
+                path=resolved.rel,
+            )
+        return [resolved.rel], True, None
+    result = walk_mod.walk(jail, path)
+    return result.paths, False, result
+
+
+def _scan(
+    call: Call, rx: re.Pattern[str], rels: list[str], single: bool, deadline: float
+) -> _Scan:
+    scan = _Scan()
+    root = call.ws.jail.root
+    for index, rel in enumerate(rels):
+        if index & 15 == 0 and time.monotonic() > deadline:
+            scan.timed_out = True
+            break
+        real = os.path.join(root, rel)
+        hits = _FileHits()
+        keep = MAX_MATCH_LINES - scan.lines_matched if scan.files_matched < MAX_FILES else 0
+        keep = max(keep, 0)
+        text_lines: list[str] | None = None
+        try:
+            with open(real, "rb") as fh:
+                size = os.fstat(fh.fileno()).st_size
+                if size > MAX_FILE_BYTES and not single:
+                    scan.too_large.append(rel)
+                    continue
+                head = fh.read(BINARY_SNIFF)
+                if b"\x00" in head:
+                    scan.binary += 1
+                    continue
+                scan.searched += 1
+                if size <= MAX_FILE_BYTES:
+                    text = decode(head + fh.read())
+                    match_lines(rx, text, 0, hits, keep)
+                    if hits.count and keep:
+                        text_lines = split_lines(text)
+                else:
+                    base = 0
+                    for block in _chunks(fh, head):
+                        chunk = decode(block)
+                        match_lines(rx, chunk, base, hits, keep)
+                        base += chunk.count("\n")
+                        if time.monotonic() > deadline:
+                            scan.timed_out = True
+                            break
+        except NotText:
+            scan.binary += 1
+            continue
+        except OSError:
+            scan.unreadable += 1
+            continue
+        if hits.count:
+            scan.files_matched += 1
+            scan.lines_matched += hits.count
+            if hits.hits:
+                scan.shown.append((rel, real, hits, text_lines))
+        if scan.timed_out:
+            break
+    return scan
+
+
+def _needed_lines(real: str, wanted: set[int]) -> dict[int, str]:
+    """Lines (0-based numbers in ``wanted``) of a large file, read again block by block."""
+    got: dict[int, str] = {}
+    base = 0
+    top = max(wanted)
+    with open(real, "rb") as fh:
+        for block in _chunks(fh, b""):
+            count = block.count(b"\n") + (0 if block.endswith(b"\n") else 1)
+            if any(base <= w < base + count for w in wanted):
+                for i, line in enumerate(split_lines(decode(block))):
+                    if base + i in wanted:
+                        got[base + i] = line
+            base += count
+            if base > top:
+                break
+    return got
+
+
+def _render_file(
+    call: Call, rel: str, real: str, hits: _FileHits, lines: list[str] | None, context: int
+) -> tuple[list[str], int]:
+    """Rows for one file (header first) and how many lines were shown cut; records the view."""
+    windows: list[tuple[int, int]] = []
+    for h in hits.hits:
+        lo, hi = h - context, h + context
+        if windows and lo <= windows[-1][1] + 1:
+            windows[-1] = (windows[-1][0], hi)
+        else:
+            windows.append((lo, hi))
+    if lines is None:
+        wanted = {i for lo, hi in windows for i in range(max(lo, 0), hi + 1)}
+        got = _needed_lines(real, wanted)
+    else:
+        got = None
+    hit_set = set(hits.hits)
+    shown_note = "" if len(hits.hits) == hits.count else f", first {len(hits.hits)} shown"
+    rows = [f"{rel} ({hits.count} matching line{'s' if hits.count != 1 else ''}{shown_note})"]
+    hashes: dict[int, str] = {}
+    cut: set[int] = set()
+    for w, (lo, hi) in enumerate(windows):
+        if w and context:
+            rows.append("--")
+        for i in range(max(lo, 0), hi + 1):
+            if lines is not None:
+                if i >= len(lines):
+                    break
+                text = lines[i]
+            else:
+                assert got is not None
+                if i not in got:
+                    break
+                text = got[i]
+            row, hh, was_cut = render_row(i + 1, text, marker="*" if i in hit_set else " ")
+            rows.append(row)
+            hashes[i + 1] = hh
+            if was_cut:
+                cut.add(i + 1)
+    # Views are keyed by the real path (a symlink's target), as read and edit key them.
+    record_view(call.session, os.path.realpath(real), lines, hashes, cut, whole=True)
+    return rows, len(cut)
+
+
+def _run(call: Call) -> ToolResult:
+    pattern: str = call.args["pattern"]
+    path: str = call.args["path"]
+    context = int(call.args.get("context") or 0)
+    notes: list[str] = []
+    if context > MAX_CONTEXT:
+        notes.append(f"[context clamped to {MAX_CONTEXT} lines.]")
+        context = MAX_CONTEXT
+    try:
+        rx = re.compile(pattern, re.MULTILINE)
+    except re.error as exc:
+        where = f" at position {exc.pos}" if exc.pos is not None else ""
+        raise ToolError(
+            f"search failed: invalid regular expression {pattern!r}: {exc.msg}{where}. "
+            "Patterns use Python re syntax; escape a literal ( ) [ ] { } . * + ? | \\ ^ $ with a "
+            "backslash (e.g. 'foo\\(' to find 'foo(').",
+            error="bad_regex",
+            regex_error=str(exc),
+        ) from None
+    started = time.monotonic()
+    rels, single, walked = _targets(call, path)
+    deadline = walked.deadline if walked is not None else started + walk_mod.MAX_SECONDS
+    scan = _scan(call, rx, rels, single, deadline)
+
+    rows: list[str] = []
+    cut_total = 0
+    for n, (rel, real, hits, lines) in enumerate(scan.shown):
+        if n:
+            rows.append("")
+        file_rows, cut_count = _render_file(call, rel, real, hits, lines, context)
+        rows.extend(file_rows)
+        cut_total += cut_count
+    shown_files = len(scan.shown)
+    shown_lines = sum(len(h.hits) for _r, _p, h, _l in scan.shown)
+
+    if not scan.files_matched:
+        rows.append(f"No matches for {pattern!r} in {scan.searched} file(s) searched.")
+        if not rels:
+            rows.append(f"No files match path {path!r}; check it with find.")
+    if scan.files_matched > shown_files:
+        notes.append(
+            f"[{scan.files_matched - shown_files} more matching file(s) not shown: a search "
+            f"shows at most {MAX_FILES} files and {MAX_MATCH_LINES} match lines. Narrow the "
+            "path or the pattern.]"
+        )
+    if scan.lines_matched > shown_lines:
+        notes.append(
+            f"[{scan.lines_matched - shown_lines} more matching line(s) not shown: at most "
+            f"{MAX_MATCH_LINES} match lines are shown ({scan.lines_matched} matched). Narrow "
+            "the path or the pattern.]"
+        )
+    if scan.too_large:
+        sample = ", ".join(scan.too_large[:5]) + (", …" if len(scan.too_large) > 5 else "")
+        notes.append(
+            f"[{len(scan.too_large)} file(s) over 2 MiB skipped ({sample}); search one of them "
+            "by naming it alone as path.]"
+        )
+    if scan.binary:
+        notes.append(f"[{scan.binary} binary file(s) skipped.]")
+    if scan.unreadable:
+        notes.append(f"[{scan.unreadable} unreadable file(s) skipped.]")
+    if cut_total:
+        notes.append(cut_notice(cut_total))
+    stop = walked.stop_note() if walked is not None else ""
+    if stop:
+        notes.append(f"[{stop}]")
+    if scan.timed_out:
+        notes.append(
+            f"[Search stopped at the {walk_mod.MAX_SECONDS:g} s time limit after searching "
+            f"{scan.searched} file(s); results are partial. Narrow the path.]"
+        )
+    text = "\n".join(rows + notes)
+    return ToolResult.success(
+        text,
+        pattern=pattern,
+        path=path,
+        files_matched=scan.files_matched,
+        lines_matched=scan.lines_matched,
+        files_shown=shown_files,
+        lines_shown=shown_lines,
+        searched=scan.searched,
+        skipped_too_large=len(scan.too_large),
+        skipped_binary=scan.binary,
+        skipped_unreadable=scan.unreadable,
+        stopped=(walked.stopped if walked is not None and walked.stopped else None)
+        or ("time" if scan.timed_out else None),
+    )
+
+
+TOOL = Tool(
+    name="search",
+    profile="kli",
+    gate=GATE_READ,
+    description=(
+        "Search file contents with a regular expression (Python re syntax, matched against "
+        "each line; use (?i) for case-insensitive) across one file, a folder, or a glob such "
+        "as src/**/*.py. Output is grouped per file under a header line 'PATH (N matching "
+        "lines)'; match lines come back as *LINE:HH|content and surrounding context lines as "
+        " LINE:HH|content (space-prefixed), with '--' between separate groups. Each matching "
+        "file shown is read whole, so its LINE:HH anchors are recorded and edit can use them "
+        "with no separate read. context (default 0) is the number of lines shown around each "
+        f"match (at most {MAX_CONTEXT}). Limits: at most {MAX_FILES} matching files and "
+        f"{MAX_MATCH_LINES} match lines are shown, with the overflow counted; binary files "
+        "are skipped; files over 2 MiB are skipped and counted when reached through a glob or "
+        "folder, but a single file named as path is searched whatever its size (the way to "
+        "inspect a file too large to read). Globs follow find's rules (version-control "
+        f"folders skipped) and its bounds ({walk_mod.MAX_ENTRIES} entries, "
+        f"{walk_mod.MAX_SECONDS:g} seconds), which are stated in the output when hit. An "
+        "invalid regex is an error that says why."
+    ),
+    parameters={
+        "type": "object",
+        "properties": {
+            "pattern": {
+                "type": "string",
+                "description": "Regular expression (Python re) matched against each line.",
+            },
+            "path": {
+                "type": "string",
+                "description": "A single file, a folder, or a glob, e.g. src/**/*.py.",
+            },
+            "context": {
+                "type": "integer",
+                "minimum": 0,
+                "description": "Lines of context around each match. Defaults to 0.",
+            },
+        },
+        "required": ["pattern", "path"],
+        "additionalProperties": False,
+    },
+    run=_run,
+    main_arg="pattern",
+    aliases={"regex": "pattern", "query": "pattern", "glob": "path", "context_lines": "context"},
+)
