@@ -11,9 +11,11 @@ from dataclasses import dataclass, field
 from kli.tools.core.registry import Profile, Tool
 
 # Each section below is owned by one area; add one import and one list entry per tool.
-
 # -- kli profile: process tools (kli.tools.process) ------------------------------------------
-_PROCESS: list[Tool] = []
+from kli.tools.process.bash import TOOL as _BASH
+from kli.tools.process.eval import TOOL as _EVAL
+
+_PROCESS: list[Tool] = [_BASH, _EVAL]
 
 # -- kli profile: the hashline file surface (kli.tools.file) --------------------------------
 from kli.tools.file import find as _find  # noqa: E402
