@@ -1,0 +1,170 @@
+"""Transport through a Jupyter server: REST to find or start the kernel, the kernel's
+``/api/kernels/{id}/channels`` websocket for messages (JupyterLab, Binder, a gateway).
+
+Messages travel as JSON text frames with a ``channel`` key (the server's default protocol);
+binary frames (messages with buffers, e.g. widget data) are skipped — kli's comms use none.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+import uuid
+from typing import Any
+
+from kli.kernel.client.base import KernelDied, KernelError
+
+# How long a REST request may take.
+HTTP_TIMEOUT = 30.0
+# A REST liveness check at most this often while waiting for a reply.
+ALIVE_EVERY = 2.0
+
+
+class ServerTransport:
+    """One websocket to one kernel of a Jupyter server.
+
+    ``kernel_id`` None attaches to the most recently active running kernel named
+    ``kernel_name``, or starts one (owned: shut down on close) if there is none.
+    """
+
+    def __init__(self, url: str, token: str = "", kernel_id: str | None = None, *,
+                 kernel_name: str = "kli", ready_timeout: float = 60) -> None:
+        import websocket  # websocket-client
+
+        self.base = url.rstrip("/")
+        self.token = token
+        self.owned = False
+        if kernel_id is None:
+            kernel_id = self._pick(kernel_name)
+        self.kernel_id = kernel_id
+        self.session_id = uuid.uuid4().hex
+        parts = urllib.parse.urlsplit(self.base)
+        scheme = "wss" if parts.scheme == "https" else "ws"
+        query = urllib.parse.urlencode({"session_id": self.session_id})
+        ws_url = urllib.parse.urlunsplit(
+            (scheme, parts.netloc, f"{parts.path}/api/kernels/{kernel_id}/channels", query, "")
+        )
+        headers = [f"Authorization: token {token}"] if token else []
+        try:
+            self.ws = websocket.create_connection(ws_url, header=headers, timeout=ready_timeout)
+        except Exception as exc:
+            raise KernelError(f"cannot open the websocket of kernel {kernel_id} at {ws_url}: "
+                              f"{exc}") from exc
+        self._last_check = 0.0
+        self._alive = True
+        self._wait_ready(ready_timeout)
+
+    # -- REST ---------------------------------------------------------------------------------
+    def _http(self, method: str, path: str, body: Any = None) -> Any:
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(self.base + path, data=data, method=method)
+        if self.token:
+            req.add_header("Authorization", f"token {self.token}")
+        if data is not None:
+            req.add_header("Content-Type", "application/json")
+        with urllib.request.urlopen(req, timeout=HTTP_TIMEOUT) as resp:
+            raw = resp.read()
+        return json.loads(raw) if raw else None
+
+    def _pick(self, kernel_name: str) -> str:
+        try:
+            kernels = [k for k in self._http("GET", "/api/kernels") if k.get("name") == kernel_name]
+        except (urllib.error.URLError, OSError) as exc:
+            raise KernelError(f"cannot reach the Jupyter server at {self.base}: {exc}") from exc
+        if kernels:
+            kernels.sort(key=lambda k: k.get("last_activity") or "")
+            return str(kernels[-1]["id"])
+        started = self._http("POST", "/api/kernels", {"name": kernel_name})
+        self.owned = True
+        return str(started["id"])
+
+    # -- messages -----------------------------------------------------------------------------
+    def _msg(self, msg_type: str, content: dict[str, Any], channel: str) -> dict[str, Any]:
+        msg_id = uuid.uuid4().hex
+        return {
+            "header": {"msg_id": msg_id, "msg_type": msg_type, "username": "kli-agent",
+                       "session": self.session_id, "date": _now(), "version": "5.3"},
+            "parent_header": {}, "metadata": {}, "content": content, "buffers": [],
+            "channel": channel,
+        }
+
+    def _send(self, msg: dict[str, Any]) -> str:
+        try:
+            self.ws.send(json.dumps(msg))
+        except Exception as exc:
+            raise KernelError(f"the websocket to kernel {self.kernel_id} broke: {exc}") from exc
+        msg_id: str = msg["header"]["msg_id"]
+        return msg_id
+
+    def send_shell(self, msg_type: str, content: dict[str, Any]) -> str:
+        return self._send(self._msg(msg_type, content, "shell"))
+
+    def recv_iopub(self, timeout: float) -> dict[str, Any] | None:
+        import websocket
+
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            self.ws.settimeout(left)
+            try:
+                frame = self.ws.recv()
+            except websocket.WebSocketTimeoutException:
+                return None
+            except (websocket.WebSocketConnectionClosedException, OSError) as exc:
+                self._alive = False
+                raise KernelDied(f"the websocket to kernel {self.kernel_id} closed: {exc}") from exc
+            if not isinstance(frame, str):
+                continue  # a binary (buffers) message: not ours
+            msg: dict[str, Any] = json.loads(frame)
+            if msg.get("channel") == "iopub":
+                return msg
+
+    def _wait_ready(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            msg_id = self._send(self._msg("kernel_info_request", {}, "shell"))
+            until = time.monotonic() + 1.0
+            while time.monotonic() < until:
+                msg = self.recv_iopub(0.2)
+                if msg and msg.get("parent_header", {}).get("msg_id") == msg_id:
+                    return
+        raise KernelError(f"kernel {self.kernel_id} did not answer kernel_info within {timeout:g} s")
+
+    def alive(self) -> bool:
+        now = time.monotonic()
+        if not self._alive or now - self._last_check < ALIVE_EVERY:
+            return self._alive
+        self._last_check = now
+        try:
+            info = self._http("GET", f"/api/kernels/{self.kernel_id}")
+        except urllib.error.HTTPError as exc:
+            self._alive = exc.code != 404
+            return self._alive
+        except (urllib.error.URLError, OSError):
+            return self._alive  # the server may be slow; the websocket will tell
+        self._alive = info.get("execution_state") != "dead"
+        return self._alive
+
+    def interrupt(self) -> None:
+        self._http("POST", f"/api/kernels/{self.kernel_id}/interrupt")
+
+    def close(self) -> None:
+        try:
+            self.ws.close()
+        finally:
+            if self.owned:
+                try:
+                    self._http("DELETE", f"/api/kernels/{self.kernel_id}")
+                except Exception:
+                    pass
+
+
+def _now() -> str:
+    from datetime import datetime, timezone
+
+    return datetime.now(timezone.utc).isoformat()

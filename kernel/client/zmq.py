@@ -1,0 +1,97 @@
+"""Transport over jupyter_client's ZMQ channels: a kernel this process started, or one found by
+its connection file."""
+
+from __future__ import annotations
+
+import glob
+import os
+import queue
+import time
+from typing import Any
+
+from kli.kernel.client.base import KernelError
+
+
+class ZmqTransport:
+    """``client`` is a started BlockingKernelClient; ``manager`` the KernelManager when this
+    process owns the kernel (it is shut down on close)."""
+
+    def __init__(self, client: Any, manager: Any | None = None, *, ready_timeout: float = 60) -> None:
+        self.client = client
+        self.manager = manager
+        client.start_channels()
+        try:
+            client.wait_for_ready(timeout=ready_timeout)
+            self._sync_iopub(ready_timeout)
+        except Exception:
+            self.close()
+            raise
+
+    def _sync_iopub(self, timeout: float) -> None:
+        """Wait until iopub delivers: a subscription is live only some time after connect, and
+        a comm reply sent before that would be lost."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            msg_id = self.client.kernel_info()
+            until = time.monotonic() + 0.5
+            while time.monotonic() < until:
+                try:
+                    msg = self.client.get_iopub_msg(timeout=0.1)
+                except queue.Empty:
+                    continue
+                if msg.get("parent_header", {}).get("msg_id") == msg_id:
+                    self._drain_shell()
+                    return
+        raise KernelError("the kernel's iopub channel never answered; is it running?")
+
+    def _drain_shell(self) -> None:
+        while True:
+            try:
+                self.client.get_shell_msg(timeout=0.05)
+            except queue.Empty:
+                return
+
+    def send_shell(self, msg_type: str, content: dict[str, Any]) -> str:
+        msg = self.client.session.msg(msg_type, content)
+        self.client.shell_channel.send(msg)
+        msg_id: str = msg["header"]["msg_id"]
+        return msg_id
+
+    def recv_iopub(self, timeout: float) -> dict[str, Any] | None:
+        try:
+            msg: dict[str, Any] = self.client.get_iopub_msg(timeout=timeout)
+        except queue.Empty:
+            return None
+        return msg
+
+    def alive(self) -> bool:
+        if self.manager is not None:
+            return bool(self.manager.is_alive())
+        return bool(self.client.hb_channel.is_beating())
+
+    def interrupt(self) -> None:
+        if self.manager is not None:
+            self.manager.interrupt_kernel()
+        else:
+            msg = self.client.session.msg("interrupt_request", {})
+            self.client.control_channel.send(msg)
+
+    def close(self) -> None:
+        try:
+            self.client.stop_channels()
+        finally:
+            if self.manager is not None:
+                self.manager.shutdown_kernel(now=False)
+
+
+def newest_connection_file() -> str:
+    """The most recently written ``kernel-*.json`` in the Jupyter runtime dir."""
+    from jupyter_core.paths import jupyter_runtime_dir
+
+    found = glob.glob(os.path.join(jupyter_runtime_dir(), "kernel-*.json"))
+    if not found:
+        raise KernelError(
+            f"no running kernel found: no kernel-*.json in {jupyter_runtime_dir()}. Start one "
+            "(kli.client.start()) or pass connection_file."
+        )
+    return max(found, key=os.path.getmtime)

@@ -1,0 +1,354 @@
+"""The two comm targets of docs/protocol.md: ``kli.agent`` (tool calls, one Session per comm)
+and ``kli.ui`` (events, replay, accept / reject of repair candidates).
+
+The Hub is the only place that knows about comms. It listens to the Workspace (one event per
+tool call from any source), keeps a ring buffer for the replay, and notices when a pending
+repair candidate disappears so every UI learns that it was resolved, wherever that happened.
+Every handler answers malformed input with an ``error`` reply and never raises into ipykernel.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import traceback
+from collections import deque
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from kli.kernel import AGENT_TARGET, PROTOCOL_VERSION, UI_TARGET
+
+if TYPE_CHECKING:
+    from kli.tools.core.result import ToolResult
+    from kli.tools.core.session import Candidate, Session
+    from kli.tools.core.workspace import Workspace
+
+# Recent events kept for a UI that opens late, and how many a hello replays by default.
+EVENT_RING = 500
+DEFAULT_REPLAY = 200
+# Texts longer than this are dropped from the *replayed* copy of an event (live events keep
+# them); the ring must not pin hundreds of megabytes of file text.
+RING_TEXT_LIMIT = 256 * 1024
+
+AGENT_OPS = ("call", "list", "ping")
+UI_OPS = ("accept", "reject", "replay")
+PROFILES = ("kli", "slmcode", "all")
+
+
+def jsonable(data: Any) -> Any:
+    """``data`` if it serialises as JSON, else a copy with odd values turned into strings."""
+    try:
+        json.dumps(data)
+        return data
+    except (TypeError, ValueError):
+        return json.loads(json.dumps(data, default=repr))
+
+
+def _error(rid: Any, code: str, text: str) -> dict[str, Any]:
+    return {"v": PROTOCOL_VERSION, "op": "error", "id": rid, "error": code, "text": text}
+
+
+def _valid_id(value: Any) -> bool:
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def _slim(event: dict[str, Any]) -> dict[str, Any]:
+    """The ring's copy of an event: large file texts are dropped (``too_large`` set)."""
+    files = (event.get("details") or {}).get("files")
+    if not isinstance(files, list):
+        return event
+    big = [
+        f
+        for f in files
+        if isinstance(f, dict)
+        and any(isinstance(f.get(k), str) and len(f[k]) > RING_TEXT_LIMIT for k in ("before", "after"))
+    ]
+    if not big:
+        return event
+    slim_files = [
+        {**f, "before": None, "after": None, "too_large": True} if f in big else f for f in files
+    ]
+    return {**event, "details": {**event["details"], "files": slim_files}}
+
+
+def candidate_json(ws: Workspace, cand: Candidate) -> dict[str, Any]:
+    """CANDIDATE of docs/protocol.md."""
+    from kli.tools.core.changes import file_change
+
+    session = ws.sessions.get(cand.session_id)
+    return {
+        "candidate": cand.id,
+        "path": cand.path,
+        "session": cand.session_id,
+        "session_label": session.label if session else "",
+        "reason": cand.reason,
+        "message": cand.message,
+        "file": file_change(
+            cand.path,
+            cand.disk_text,
+            cand.candidate_text,
+            "preview",
+            candidate=cand.id,
+            reason=cand.reason,
+            message=cand.message,
+        ),
+    }
+
+
+def reject_candidate_in(ws: Workspace, candidate_id: str) -> ToolResult:
+    """Discard a pending candidate through the edit tool's own ``reject_candidate``."""
+    from kli.tools.file.edit import reject_candidate
+
+    return reject_candidate(ws, candidate_id)
+
+
+class Hub:
+    """Comms, events and candidate resolution for one kernel's Workspace."""
+
+    def __init__(self, kernel: Any, ws: Workspace) -> None:
+        self.kernel = kernel
+        self.ws = ws
+        self.events: deque[dict[str, Any]] = deque(maxlen=EVENT_RING)
+        self.ui_comms: dict[str, Any] = {}
+        self.agent_comms: dict[str, tuple[Any, Session]] = {}
+        self._lock = threading.RLock()
+        self._pending: set[str] = set()
+        # While a resolution is under way, who is doing it (widget, ui…), for `resolved.by`.
+        self._resolving: dict[str, str] = {}
+        self._magic_session: Session | None = None
+        ws.add_listener(self._on_event)
+
+    def register(self, comm_manager: Any) -> None:
+        comm_manager.register_target(AGENT_TARGET, self._open_agent)
+        comm_manager.register_target(UI_TARGET, self._open_ui)
+
+    @property
+    def magic_session(self) -> Session:
+        """The session every magic call uses, so anchors persist from cell to cell."""
+        if self._magic_session is None:
+            self._magic_session = self.ws.open_session("magic")
+        return self._magic_session
+
+    # -- events -----------------------------------------------------------------------------
+    def _on_event(self, event: dict[str, Any]) -> None:
+        event = jsonable(event)
+        with self._lock:
+            self.events.append(_slim(event))
+            comms = list(self.ui_comms.values())
+        self._broadcast(comms, {"v": PROTOCOL_VERSION, "op": "event", "event": event})
+        self.sync_candidates(event)
+
+    def _broadcast(self, comms: list[Any], data: dict[str, Any]) -> None:
+        for comm in comms:
+            try:
+                comm.send(data)
+            except Exception:
+                traceback.print_exc()
+
+    def sync_candidates(self, event: dict[str, Any] | None = None) -> None:
+        """Tell every UI about candidates that stopped being pending since the last look."""
+        with self._lock:
+            now = {c.id for c in self.ws.pending_candidates()}
+            gone = self._pending - now
+            self._pending = now
+            comms = list(self.ui_comms.values())
+            resolving = dict(self._resolving)
+        for cid in sorted(gone):
+            status, by, text = "discarded", resolving.get(cid, "api"), ""
+            if event is not None and event.get("tool") == "edit":
+                args = event.get("args") or {}
+                if args.get("accept_repair") == cid:
+                    status = "written" if event.get("ok") else "refused"
+                    by = resolving.get(cid, _BY_SOURCE.get(str(event.get("source")), "api"))
+                    text = str(event.get("text", ""))
+            elif cid in resolving and event is None:
+                status = "rejected"
+            msg = {"v": PROTOCOL_VERSION, "op": "resolved", "candidate": cid, "status": status,
+                   "text": text, "by": by}
+            self._broadcast(comms, msg)
+
+    # -- accept / reject (UI comm and widget) ---------------------------------------------------
+    def accept(self, candidate_id: str, by: str) -> ToolResult:
+        """Write a pending candidate: ``edit`` with ``accept_repair`` in the owning session."""
+        from kli.tools.core.result import ToolResult
+
+        cand = self.ws.find_candidate(candidate_id)
+        if cand is None:
+            return ToolResult.error(
+                f"no pending repair candidate {candidate_id!r}: it was already accepted, "
+                "rejected or discarded. Re-run the edit to get a new preview.",
+                error="unknown_candidate",
+            )
+        session = self.ws.sessions.get(cand.session_id, self.ws.default_session)
+        with self._lock:
+            self._resolving[candidate_id] = by
+        try:
+            # File lock: UI traffic may arrive on a subshell thread while a cell runs; the
+            # accept touches only the file, and this lock orders it against every other write.
+            with self.ws.file_lock:
+                return self.ws.call(
+                    "edit", {"accept_repair": candidate_id, "path": cand.path}, session,
+                    source=by,
+                )
+        finally:
+            with self._lock:
+                self._resolving.pop(candidate_id, None)
+
+    def reject(self, candidate_id: str, by: str) -> ToolResult:
+        """Discard a pending candidate; nothing is written."""
+        from kli.tools.core.result import ToolResult
+
+        if self.ws.find_candidate(candidate_id) is None:
+            return ToolResult.error(
+                f"no pending repair candidate {candidate_id!r}: it was already accepted, "
+                "rejected or discarded.",
+                error="unknown_candidate",
+            )
+        with self._lock:
+            self._resolving[candidate_id] = by
+        try:
+            with self.ws.file_lock:
+                result = reject_candidate_in(self.ws, candidate_id)
+            self.sync_candidates(None)
+            return result
+        finally:
+            with self._lock:
+                self._resolving.pop(candidate_id, None)
+
+    # -- kli.agent --------------------------------------------------------------------------
+    def _open_agent(self, comm: Any, msg: dict[str, Any]) -> None:
+        data = msg.get("content", {}).get("data")
+        data = data if isinstance(data, dict) else {}
+        label = data.get("label")
+        label = label if isinstance(label, str) and label else "agent"
+        session = self.ws.open_session(label)
+        with self._lock:
+            self.agent_comms[comm.comm_id] = (comm, session)
+
+        def on_msg(m: dict[str, Any]) -> None:
+            self._safe_reply(comm, lambda: self.agent_request(session, m["content"].get("data")))
+
+        def on_close(_m: dict[str, Any]) -> None:
+            with self._lock:
+                self.agent_comms.pop(comm.comm_id, None)
+            self.ws.close_session(session.id)
+            self.sync_candidates(None)
+
+        comm.on_msg(on_msg)
+        comm.on_close(on_close)
+        comm.send({"v": PROTOCOL_VERSION, "op": "hello", "protocol": PROTOCOL_VERSION,
+                   "session": session.id, "label": session.label,
+                   "tools": sorted(t.name for t in self.ws.tools(None))})
+
+    def _safe_reply(self, comm: Any, make: Callable[[], dict[str, Any]]) -> None:
+        try:
+            reply = make()
+        except KeyboardInterrupt:
+            reply = _error(None, "interrupted", "the request was interrupted before it finished; "
+                           "the image may be partially modified. Retry if needed.")
+        except Exception as exc:  # a handler bug must not leave the client waiting
+            reply = _error(None, "internal", f"kernel error while handling the request: "
+                           f"{type(exc).__name__}: {exc}")
+        try:
+            comm.send(jsonable(reply))
+        except Exception:
+            traceback.print_exc()
+
+    def agent_request(self, session: Session, data: Any) -> dict[str, Any]:
+        """The reply to one ``kli.agent`` request (never raises for bad input)."""
+        if not isinstance(data, dict):
+            return _error(None, "bad_json", f"request must be a JSON object, got "
+                          f"{type(data).__name__}; send e.g. "
+                          '{"id": 1, "op": "call", "tool": "read", "args": {"path": "a.py"}}.')
+        rid = data.get("id")
+        if not _valid_id(rid):
+            return _error(None, "bad_request", "request needs an 'id' (string or integer) that "
+                          "the reply will name; resend with one.")
+        op = data.get("op", "call")
+        if op not in AGENT_OPS:
+            return _error(rid, "unknown_op", f"unknown op {op!r}; use one of "
+                          f"{', '.join(AGENT_OPS)}.")
+        if op == "ping":
+            return {"v": PROTOCOL_VERSION, "op": "pong", "id": rid}
+        if op == "list":
+            profile = data.get("profile", "kli")
+            if profile not in PROFILES:
+                return _error(rid, "bad_request", f"'profile' must be one of "
+                              f"{', '.join(PROFILES)}, got {profile!r}.")
+            specs = self.ws.specs(None if profile == "all" else profile)
+            return {"v": PROTOCOL_VERSION, "op": "specs", "id": rid, "specs": specs}
+        tool = data.get("tool")
+        if not isinstance(tool, str) or not tool:
+            return _error(rid, "bad_request", "a call needs 'tool', a string naming the tool; "
+                          "list the tools with op 'list'.")
+        args = data.get("args", {})
+        if args is None:
+            args = {}
+        if not isinstance(args, dict):
+            return _error(rid, "bad_request", f"'args' must be a JSON object of the tool's "
+                          f"arguments, got {type(args).__name__}.")
+        result = self.kernel.run_in_image(
+            lambda: self.ws.call(tool, args, session, source="agent")
+        )
+        return {"v": PROTOCOL_VERSION, "op": "result", "id": rid, **result.to_json()}
+
+    # -- kli.ui -----------------------------------------------------------------------------
+    def hello(self, limit: Any = DEFAULT_REPLAY, rid: Any = None) -> dict[str, Any]:
+        if not isinstance(limit, int) or isinstance(limit, bool) or limit < 0:
+            limit = DEFAULT_REPLAY
+        with self._lock:
+            events = list(self.events)[-limit:] if limit else []
+        msg: dict[str, Any] = {
+            "v": PROTOCOL_VERSION,
+            "op": "hello",
+            "protocol": PROTOCOL_VERSION,
+            "events": events,
+            "pending": [candidate_json(self.ws, c) for c in self.ws.pending_candidates()],
+            "sessions": [{"id": s.id, "label": s.label} for s in list(self.ws.sessions.values())],
+        }
+        if rid is not None:
+            msg["id"] = rid
+        return msg
+
+    def _open_ui(self, comm: Any, msg: dict[str, Any]) -> None:
+        data = msg.get("content", {}).get("data")
+        data = data if isinstance(data, dict) else {}
+
+        def on_msg(m: dict[str, Any]) -> None:
+            self._safe_reply(comm, lambda: self.ui_request(m["content"].get("data")))
+
+        def on_close(_m: dict[str, Any]) -> None:
+            with self._lock:
+                self.ui_comms.pop(comm.comm_id, None)
+
+        comm.on_msg(on_msg)
+        comm.on_close(on_close)
+        with self._lock:
+            self.ui_comms[comm.comm_id] = comm
+            self._pending = {c.id for c in self.ws.pending_candidates()}
+        comm.send(jsonable(self.hello(data.get("replay", DEFAULT_REPLAY))))
+
+    def ui_request(self, data: Any) -> dict[str, Any]:
+        """The reply to one ``kli.ui`` request (never raises for bad input)."""
+        if not isinstance(data, dict):
+            return _error(None, "bad_json", f"request must be a JSON object, got "
+                          f"{type(data).__name__}.")
+        rid = data.get("id")
+        if not _valid_id(rid):
+            return _error(None, "bad_request", "request needs an 'id' (string or integer).")
+        op = data.get("op")
+        if op not in UI_OPS:
+            return _error(rid, "unknown_op", f"unknown op {op!r}; use one of {', '.join(UI_OPS)}.")
+        if op == "replay":
+            return self.hello(data.get("limit", DEFAULT_REPLAY), rid)
+        cid = data.get("candidate")
+        if not isinstance(cid, str) or not cid:
+            return _error(rid, "bad_request", f"{op} needs 'candidate', the candidate id string "
+                          "of a pending repair preview.")
+        result = self.accept(cid, "ui") if op == "accept" else self.reject(cid, "ui")
+        return {"v": PROTOCOL_VERSION, "op": "result", "id": rid, **result.to_json()}
+
+
+# Which `resolved.by` a call's source stands for.
+_BY_SOURCE = {"agent": "agent", "magic": "magic", "ui": "ui", "widget": "widget", "api": "api",
+              "cli": "api"}

@@ -1,0 +1,382 @@
+"""``%kli`` / ``%%kli`` and the short aliases, generated from the registry.
+
+    %kli tools | %kli caps | %kli help TOOL
+    %kli TOOL [POSITIONAL…] [--name VALUE | --name=VALUE | --flag | --no-flag]…
+    %%kli TOOL [same options]          (the cell body fills the tool's ``main_arg``)
+
+Arguments parse from the tool's JSON Schema: ``--start 3`` converts to the schema's type,
+booleans are flags, arrays repeat (``--x a --x b``) or take JSON, objects take JSON. Bare words
+fill the required arguments in schema order; when the last one to fill is the tool's
+``main_arg`` (``command`` for bash, ``form`` for eval…) it takes the rest of the line verbatim up
+to the next known option, so ``%kli bash ls -la | wc -l`` needs no quoting. Every call goes
+through the one "magic" session (source ``magic``) so anchors persist from cell to cell.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
+
+if TYPE_CHECKING:
+    from kli.kernel.comms import Hub
+    from kli.tools.core.registry import Tool
+
+SUBCOMMANDS = ("tools", "caps", "help")
+
+
+class MagicUsageError(Exception):
+    """A magic line that does not fit the tool's schema; the message includes the usage."""
+
+
+@dataclass
+class _Token:
+    raw: str
+    start: int
+    end: int
+
+    @property
+    def value(self) -> str:
+        try:
+            parts = shlex.split(self.raw)
+        except ValueError:
+            return self.raw
+        return parts[0] if len(parts) == 1 else self.raw
+
+
+def tokens(line: str) -> list[_Token]:
+    """Shell-like tokens with their spans (an unclosed quote runs to the end of the line)."""
+    out: list[_Token] = []
+    i, n = 0, len(line)
+    while i < n:
+        while i < n and line[i].isspace():
+            i += 1
+        if i >= n:
+            break
+        start, quote = i, None
+        while i < n:
+            ch = line[i]
+            if quote:
+                if ch == "\\" and quote == '"' and i + 1 < n:
+                    i += 1
+                elif ch == quote:
+                    quote = None
+            elif ch in "'\"":
+                quote = ch
+            elif ch == "\\" and i + 1 < n:
+                i += 1
+            elif ch.isspace():
+                break
+            i += 1
+        out.append(_Token(line[start:i], start, i))
+    return out
+
+
+def _props(tool: Tool) -> dict[str, Any]:
+    props: dict[str, Any] = tool.parameters.get("properties", {})
+    return props
+
+
+def _option_names(tool: Tool) -> dict[str, str]:
+    """``--spelling`` → canonical argument name (dashes and underscores, aliases)."""
+    names: dict[str, str] = {}
+    for name in [*_props(tool), *tool.aliases]:
+        canonical = tool.aliases.get(name, name)
+        names["--" + name] = canonical
+        names["--" + name.replace("_", "-")] = canonical
+    return names
+
+
+def positional_slots(tool: Tool, *, cell: bool) -> list[str]:
+    """Arguments bare words fill, in order: the required ones, then ``main_arg``."""
+    props = _props(tool)
+    slots = [r for r in tool.parameters.get("required", []) if r in props]
+    if tool.main_arg and tool.main_arg in props and tool.main_arg not in slots:
+        slots.append(tool.main_arg)
+    if cell and tool.main_arg in slots:
+        slots.remove(tool.main_arg)
+    return slots
+
+
+def magic_usage(tool: Tool) -> str:
+    """``%kli read PATH [--start INT] [--end INT] [--raw]`` plus the schema's own usage line."""
+    from kli.tools.core.schema import usage
+
+    props = _props(tool)
+    parts = [s.upper() for s in positional_slots(tool, cell=False)]
+    for name, prop in props.items():
+        if name in parts or name.upper() in parts:
+            continue
+        kind = prop.get("type", "value")
+        flag = "--" + name.replace("_", "-")
+        if kind == "boolean":
+            parts.append(f"[{flag}]")
+        elif "enum" in prop:
+            parts.append(f"[{flag} {'|'.join(str(v) for v in prop['enum'])}]")
+        else:
+            parts.append(f"[{flag} {kind.upper()}]")
+    line = f"%kli {tool.name} " + " ".join(parts)
+    if tool.main_arg:
+        line += f"\n       %%kli {tool.name} [options]   (cell body = {tool.main_arg})"
+    return f"Usage: {line.rstrip()}\nSchema: {usage(tool.name, tool.parameters)}"
+
+
+def _convert(tool: Tool, name: str, text: str) -> Any:
+    prop = _props(tool).get(name, {})
+    kind = prop.get("type")
+    flag = "--" + name.replace("_", "-")
+    try:
+        if kind == "integer":
+            return int(text)
+        if kind == "number":
+            return float(text)
+        if kind == "boolean":
+            lowered = text.lower()
+            if lowered in ("true", "yes", "1", "on"):
+                return True
+            if lowered in ("false", "no", "0", "off"):
+                return False
+            raise ValueError(text)
+        if kind in ("array", "object"):
+            stripped = text.strip()
+            if stripped[:1] in "[{":
+                return json.loads(stripped)
+            if kind == "array":
+                item = prop.get("items", {}).get("type")
+                return [_convert_item(item, text)]
+            raise ValueError(text)
+    except (ValueError, json.JSONDecodeError) as exc:
+        raise MagicUsageError(f"{flag} expects {kind}, got {text!r}.") from exc
+    return text
+
+
+def _convert_item(kind: str | None, text: str) -> Any:
+    if kind == "integer":
+        return int(text)
+    if kind == "number":
+        return float(text)
+    return text
+
+
+def parse_magic_args(tool: Tool, line: str, cell: str | None = None) -> dict[str, Any]:
+    """Arguments for ``tool`` from a magic line (and cell body); raises ``MagicUsageError``."""
+    props = _props(tool)
+    options = _option_names(tool)
+    args: dict[str, Any] = {}
+    if cell is not None:
+        if not tool.main_arg:
+            raise MagicUsageError(f"{tool.name} takes no cell body; use %kli {tool.name} …")
+        args[tool.main_arg] = cell
+    slots = positional_slots(tool, cell=cell is not None)
+    toks = tokens(line)
+    i = 0
+    while i < len(toks):
+        tok = toks[i]
+        word = tok.value
+        if tok.raw == "--":
+            toks, i = toks[i + 1 :], 0
+            options = {}
+            continue
+        spelled, eq, inline = word.partition("=")
+        negated = spelled.startswith("--no-") and ("--" + spelled[5:]) in options
+        if spelled in options or negated:
+            name = options["--" + spelled[5:]] if negated else options[spelled]
+            kind = props.get(name, {}).get("type")
+            if negated:
+                if kind != "boolean":
+                    raise MagicUsageError(f"{spelled} is not a flag: {name} is {kind}.")
+                value: Any = False
+            elif eq:
+                value = _convert(tool, name, inline)
+            elif kind == "boolean":
+                value = True
+            else:
+                if i + 1 >= len(toks):
+                    raise MagicUsageError(f"{spelled} needs a value ({kind}).")
+                i += 1
+                value = _convert(tool, name, toks[i].value)
+            if kind == "array" and isinstance(args.get(name), list) and not eq:
+                args[name] = args[name] + (value if isinstance(value, list) else [value])
+            else:
+                args[name] = value
+            i += 1
+            continue
+        remaining = [s for s in slots if s not in args]
+        takes_rest = len(remaining) == 1 and remaining[0] == tool.main_arg
+        if word.startswith("--") and len(word) > 2 and not takes_rest:
+            accepted = ", ".join("--" + p.replace("_", "-") for p in props) or "none"
+            raise MagicUsageError(f"unknown option {spelled} (accepted: {accepted}).")
+        # a bare word: fill the next positional slot
+        if not remaining:
+            raise MagicUsageError(f"unexpected argument {word!r}: every positional argument "
+                                  "is already given.")
+        slot = remaining[0]
+        if takes_rest:
+            j = i
+            while j < len(toks) and toks[j].value.partition("=")[0] not in options:
+                j += 1
+            span = toks[i:j]
+            text = line[span[0].start : span[-1].end]
+            args[slot] = span[0].value if len(span) == 1 else text
+            i = j
+            continue
+        args[slot] = _convert(tool, slot, word)
+        i += 1
+    return args
+
+
+@magics_class
+class KliMagics(Magics):
+    """The ``%kli`` family; ``hub`` holds the Workspace and the magic session."""
+
+    def __init__(self, shell: Any, hub: Hub) -> None:
+        super().__init__(shell)
+        self.hub = hub
+
+    @no_var_expand
+    @line_cell_magic
+    def kli(self, line: str, cell: str | None = None) -> None:
+        """%kli tools | caps | help TOOL | TOOL args… ; %%kli TOOL args… (body = main arg)."""
+        head, _, rest = line.strip().partition(" ")
+        if not head:
+            self._print(self._overview())
+        elif head == "tools" and cell is None:
+            self._print(self._tools())
+        elif head == "caps" and cell is None:
+            self._print(self._caps())
+        elif head == "help" and cell is None:
+            self._print(self._help(rest.strip()))
+        else:
+            self.run_tool(head, rest, cell)
+
+    # -- helpers -----------------------------------------------------------------------------
+    @staticmethod
+    def _print(text: str, *, error: bool = False) -> None:
+        import sys
+
+        stream = sys.stderr if error else sys.stdout
+        stream.write(text if text.endswith("\n") else text + "\n")
+        stream.flush()
+
+    def _tool(self, name: str) -> Tool | None:
+        from kli.tools.registry import REGISTRY
+
+        return REGISTRY.tools.get(name)
+
+    def run_tool(self, name: str, line: str, cell: str | None) -> None:
+        from kli.kernel.display import show_result
+
+        tool = self._tool(name)
+        if tool is None:
+            import difflib
+
+            from kli.tools.registry import REGISTRY
+
+            close = difflib.get_close_matches(name, list(REGISTRY.tools), n=3)
+            hint = f" Did you mean {', '.join(close)}?" if close else ""
+            self._print(f"%kli: unknown tool {name!r}.{hint} See %kli tools.", error=True)
+            return
+        try:
+            args = parse_magic_args(tool, line, cell)
+        except MagicUsageError as exc:
+            self._print(f"%kli {tool.name}: {exc}\n{magic_usage(tool)}", error=True)
+            return
+        session = self.hub.magic_session
+        result = self.hub.ws.call(tool.name, args, session, source="magic")
+        if not result.ok and result.details.get("error") == "bad_arguments":
+            from kli.tools.core.result import ToolResult
+
+            result = ToolResult(False, f"{result.text}\n{magic_usage(tool)}", result.details)
+        show_result(self.hub, tool.name, result, session.id)
+
+    def _overview(self) -> str:
+        return (
+            "%kli tools            list the tools\n"
+            "%kli caps             granted capabilities\n"
+            "%kli help TOOL        a tool's description and usage\n"
+            "%kli TOOL args…       call a tool (options from its schema)\n"
+            "%%kli TOOL args…      call a tool; the cell body is its main argument"
+        )
+
+    def _tools(self) -> str:
+        from kli.tools.registry import REGISTRY
+
+        aliases = set(getattr(self.shell, "_kli_aliases", ()))
+        width = max((len(n) for n in REGISTRY.tools), default=4)
+        rows = []
+        for tool in REGISTRY.tools.values():
+            first = tool.description.strip().split("\n")[0]
+            first = first.split(". ")[0].rstrip(".")
+            alias = " (%" + tool.name + ")" if tool.name in aliases else ""
+            rows.append(f"{tool.name:<{width}}  {tool.profile:<7}  {tool.gate or '-':<12}  "
+                        f"{first}{alias}")
+        if not rows:
+            return "no tools are registered."
+        return "\n".join(rows)
+
+    def _caps(self) -> str:
+        from kli.tools.core.registry import GATES
+        from kli.tools.core.settings import project_settings_path, user_settings_path
+
+        ws = self.hub.ws
+        problem = ws.settings_error()
+        caps = ws.settings.get("capabilities")
+        source = "every gate granted (no 'capabilities' setting)" if caps is None else \
+            f"capabilities = {json.dumps(caps)}"
+        lines = [f"{gate:<14} {'granted' if ws.granted(gate) else 'DENIED'}" for gate in GATES]
+        lines.append(source)
+        lines.append(f"project settings: {project_settings_path(ws.root) or '(none)'}")
+        lines.append(f"user settings:    {user_settings_path()}")
+        if problem:
+            lines.append(f"SETTINGS ERROR (every call fails until fixed): {problem}")
+        return "\n".join(lines)
+
+    def _help(self, name: str) -> str:
+        tool = self._tool(name)
+        if tool is None:
+            return f"%kli help: unknown tool {name!r}; see %kli tools."
+        lines = [f"{tool.name} ({tool.profile}; capability {tool.gate or 'none'})", "",
+                 tool.description.strip(), "", magic_usage(tool), "", "Arguments:"]
+        required = set(tool.parameters.get("required", []))
+        for pname, prop in _props(tool).items():
+            bits = [prop.get("type", "any")]
+            if pname in required:
+                bits.append("required")
+            if "enum" in prop:
+                bits.append("one of " + ", ".join(str(v) for v in prop["enum"]))
+            if "default" in prop:
+                bits.append(f"default {prop['default']!r}")
+            if pname == tool.main_arg:
+                bits.append("%%kli cell body")
+            lines.append(f"  --{pname.replace('_', '-')} ({'; '.join(bits)})"
+                         + (f": {prop['description']}" if prop.get("description") else ""))
+        return "\n".join(lines)
+
+
+def register_magics(shell: Any, hub: Hub) -> list[str]:
+    """Register ``%kli`` and one alias per tool whose name no existing magic uses.
+
+    Returns the aliases registered (also kept on ``shell._kli_aliases``).
+    """
+    from kli.tools.registry import REGISTRY
+
+    magics = KliMagics(shell, hub)
+    shell.register_magics(magics)
+    taken = set(shell.magics_manager.magics["line"]) | set(shell.magics_manager.magics["cell"])
+    aliases = []
+    for name in REGISTRY.tools:
+        if name in taken or not name.isidentifier():
+            continue
+
+        def alias(line: str, cell: str | None = None, _name: str = name) -> None:
+            magics.run_tool(_name, line, cell)
+
+        alias = no_var_expand(alias)
+        alias.__doc__ = f"Alias of %kli {name} (see %kli help {name})."
+        shell.register_magic_function(alias, magic_kind="line_cell", magic_name=name)
+        aliases.append(name)
+    shell._kli_aliases = aliases
+    return aliases
