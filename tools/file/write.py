@@ -12,7 +12,7 @@ the spec is silent:
   ``edit`` needs a ``read`` (or ``search``) of the new content first — anchors from before the
   write are refused instead of being applied to different text.
 - The diff view's texts are bounded by ``changes.MAX_DIFF_TEXT``: a larger prior file is not
-  even read, and the counts are then whole-file line counts.
+  held in memory (its lines are only counted), and the counts are then whole-file line counts.
 """
 
 from __future__ import annotations
@@ -33,14 +33,25 @@ def _prior(real: str) -> tuple[bool, str | None, int]:
     except FileNotFoundError:
         return False, None, 0
     if st.st_size > MAX_DIFF_TEXT:
-        return True, None, -1
+        return True, None, _count_lines(real)
     with open(real, "rb") as fh:
         data = fh.read()
     try:
         text = decode(data)
     except NotText:
-        return True, None, -1
+        return True, None, 0
     return True, text, len(split_lines(text))
+
+
+def _count_lines(real: str) -> int:
+    """Lines of a file too large to carry, counted block by block (no text held)."""
+    count = 0
+    last = b"\n"
+    with open(real, "rb") as fh:
+        while block := fh.read(1 << 20):
+            count += block.count(b"\n")
+            last = block[-1:]
+    return count + (0 if last == b"\n" else 1)
 
 
 def _run(call: Call) -> ToolResult:
@@ -79,7 +90,7 @@ def _run(call: Call) -> ToolResult:
     after_lines = len(split_lines(content))
     if before is None and existed:
         change = file_change(
-            rel, None, None, "written", added=after_lines, removed=max(before_lines, 0)
+            rel, None, None, "written", added=after_lines, removed=before_lines
         )
         change["too_large"] = True
         change["after"] = content if len(content) <= MAX_DIFF_TEXT else None
