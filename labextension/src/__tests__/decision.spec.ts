@@ -1,0 +1,80 @@
+import { describe, expect, it } from 'vitest';
+import {
+  OPEN,
+  buttonsEnabled,
+  decisionText,
+  fromReply,
+  fromResolved,
+  isFinal,
+  merge
+} from '../model/decision';
+
+describe('fromReply', () => {
+  it('an ok accept is written, an ok reject is rejected', () => {
+    expect(
+      fromReply('accept', { op: 'result', id: 1, ok: true, text: 'Edited' })
+        .state
+    ).toBe('written');
+    expect(fromReply('reject', { op: 'result', id: 1, ok: true }).state).toBe(
+      'rejected'
+    );
+  });
+
+  it('a failed accept because the file changed is a refusal with the kernel text', () => {
+    const d = fromReply('accept', {
+      op: 'result',
+      id: 2,
+      ok: false,
+      text: 'a.lisp changed since the preview; edit it again.'
+    });
+    expect(d.state).toBe('refused');
+    expect(decisionText(d)).toBe(
+      'Refused: a.lisp changed since the preview; edit it again.'
+    );
+  });
+
+  it('other failures leave the buttons usable', () => {
+    const d = fromReply('accept', {
+      op: 'error',
+      id: 3,
+      error: 'frontend',
+      text: 'no kernel'
+    });
+    expect(d.state).toBe('failed');
+    expect(buttonsEnabled(d)).toBe(true);
+  });
+});
+
+describe('merge', () => {
+  it('keeps a final decision against later guesses', () => {
+    const written = fromResolved({
+      op: 'resolved',
+      candidate: 'c1',
+      status: 'written'
+    });
+    expect(merge(written, { state: 'failed', text: 'x', by: 'ui' })).toBe(
+      written
+    );
+  });
+
+  it("lets the kernel's resolved replace a reply's guess", () => {
+    const guess = { state: 'failed' as const, text: 'timeout', by: 'ui' };
+    const resolved = fromResolved({
+      op: 'resolved',
+      candidate: 'c1',
+      status: 'refused',
+      text: 'changed',
+      by: 'agent'
+    });
+    const d = merge(guess, resolved, true);
+    expect(d.state).toBe('refused');
+    expect(isFinal(d)).toBe(true);
+    expect(buttonsEnabled(d)).toBe(false);
+    expect(decisionText(d)).toBe('Refused (by agent): changed');
+  });
+
+  it('starts open with both buttons enabled', () => {
+    expect(buttonsEnabled(OPEN)).toBe(true);
+    expect(decisionText(OPEN)).toBe('');
+  });
+});

@@ -1,0 +1,186 @@
+import { describe, expect, it } from 'vitest';
+import {
+  INITIAL_STATE,
+  MAX_EVENTS,
+  IActivityState,
+  candidatesOf,
+  reduce,
+  toolsSeen,
+  visibleEvents,
+  visiblePending
+} from '../model/store';
+import type { IFileChange, IToolEvent } from '../protocol';
+
+function ev(id: string, over: Partial<IToolEvent> = {}): IToolEvent {
+  return {
+    kind: 'call',
+    id,
+    tool: 'read',
+    ok: true,
+    session: 's1',
+    session_label: 'default',
+    ...over
+  };
+}
+
+const previewFile: IFileChange = {
+  path: 'a.lisp',
+  status: 'preview',
+  before: '(a',
+  after: '(a)',
+  candidate: 'c4',
+  reason: 'form_count_changed',
+  message: 'forms 1 → 2'
+};
+
+describe('reduce', () => {
+  it('hello replaces events, pending and sessions and marks the state ready', () => {
+    const s = reduce(INITIAL_STATE, {
+      type: 'hello',
+      msg: {
+        op: 'hello',
+        events: [ev('e1'), ev('e2', { session: 's3', session_label: 'agent' })],
+        pending: [{ candidate: 'c1', path: 'x.lisp' }],
+        sessions: [{ id: 's1', label: 'default' }]
+      }
+    });
+    expect(s.ready).toBe(true);
+    expect(s.events.map(e => e.id)).toEqual(['e1', 'e2']);
+    expect(s.pending.map(c => c.candidate)).toEqual(['c1']);
+    expect(s.sessions).toEqual([
+      { id: 's1', label: 'default' },
+      { id: 's3', label: 'agent' }
+    ]);
+  });
+
+  it('appends events once, learning new sessions', () => {
+    let s = reduce(INITIAL_STATE, { type: 'event', event: ev('e1') });
+    s = reduce(s, { type: 'event', event: ev('e1') });
+    s = reduce(s, {
+      type: 'event',
+      event: ev('e2', { session: 's2', session_label: 'bot' })
+    });
+    expect(s.events.map(e => e.id)).toEqual(['e1', 'e2']);
+    expect(s.sessions.map(x => x.label)).toEqual(['default', 'bot']);
+  });
+
+  it('keeps at most MAX_EVENTS, dropping the oldest', () => {
+    let s: IActivityState = INITIAL_STATE;
+    for (let i = 0; i < MAX_EVENTS + 5; i++) {
+      s = reduce(s, { type: 'event', event: ev(`e${i}`) });
+    }
+    expect(s.events.length).toBe(MAX_EVENTS);
+    expect(s.events[0].id).toBe('e5');
+  });
+
+  it('an event with a preview adds a pending candidate that resolved removes', () => {
+    let s = reduce(INITIAL_STATE, {
+      type: 'event',
+      event: ev('e1', { tool: 'edit', details: { files: [previewFile] } })
+    });
+    expect(s.pending).toMatchObject([
+      {
+        candidate: 'c4',
+        path: 'a.lisp',
+        session: 's1',
+        reason: 'form_count_changed'
+      }
+    ]);
+    s = reduce(s, {
+      type: 'resolved',
+      msg: {
+        op: 'resolved',
+        candidate: 'c4',
+        status: 'written',
+        text: 'ok',
+        by: 'agent'
+      }
+    });
+    expect(s.pending).toEqual([]);
+    expect(s.resolved.c4).toEqual({
+      status: 'written',
+      text: 'ok',
+      by: 'agent'
+    });
+  });
+
+  it('does not re-add a candidate already resolved when its event replays late', () => {
+    let s = reduce(INITIAL_STATE, {
+      type: 'resolved',
+      msg: { op: 'resolved', candidate: 'c4', status: 'rejected' }
+    });
+    s = reduce(s, {
+      type: 'event',
+      event: ev('e1', { details: { files: [previewFile] } })
+    });
+    expect(s.pending).toEqual([]);
+  });
+
+  it('reset forgets everything', () => {
+    const s = reduce(
+      reduce(INITIAL_STATE, { type: 'event', event: ev('e1') }),
+      { type: 'reset' }
+    );
+    expect(s).toEqual(INITIAL_STATE);
+  });
+});
+
+describe('candidatesOf', () => {
+  it('ignores written files and previews without a candidate id', () => {
+    const e = ev('e1', {
+      details: {
+        files: [
+          { path: 'a.py', status: 'written', candidate: null },
+          { ...previewFile, candidate: null },
+          previewFile
+        ]
+      }
+    });
+    expect(candidatesOf(e).map(c => c.candidate)).toEqual(['c4']);
+  });
+});
+
+describe('filters', () => {
+  const s = reduce(INITIAL_STATE, {
+    type: 'hello',
+    msg: {
+      op: 'hello',
+      events: [
+        ev('e1', { tool: 'bash' }),
+        ev('e2', { tool: 'edit', session: 's2' }),
+        ev('e3', { tool: 'bash', session: 's2' })
+      ],
+      pending: [
+        { candidate: 'c1', path: 'a', session: 's1' },
+        { candidate: 'c2', path: 'b', session: 's2' }
+      ]
+    }
+  });
+
+  it('lists matching events newest first', () => {
+    expect(visibleEvents(s, { session: '', tool: '' }).map(e => e.id)).toEqual([
+      'e3',
+      'e2',
+      'e1'
+    ]);
+    expect(
+      visibleEvents(s, { session: 's2', tool: '' }).map(e => e.id)
+    ).toEqual(['e3', 'e2']);
+    expect(
+      visibleEvents(s, { session: 's2', tool: 'bash' }).map(e => e.id)
+    ).toEqual(['e3']);
+    expect(
+      visibleEvents(s, { session: '', tool: 'edit' }).map(e => e.id)
+    ).toEqual(['e2']);
+  });
+
+  it('filters pending candidates by session only', () => {
+    expect(
+      visiblePending(s, { session: 's2', tool: 'bash' }).map(c => c.candidate)
+    ).toEqual(['c2']);
+  });
+
+  it('offers each tool seen once, sorted', () => {
+    expect(toolsSeen(s)).toEqual(['bash', 'edit']);
+  });
+});

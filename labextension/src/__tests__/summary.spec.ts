@@ -1,0 +1,121 @@
+import { describe, expect, it } from 'vitest';
+import {
+  SUMMARY_MAX,
+  argSummary,
+  clip,
+  eventToRow,
+  formatDuration
+} from '../model/summary';
+import type { IToolEvent } from '../protocol';
+
+describe('argSummary', () => {
+  it('prefers the path, then the command', () => {
+    expect(argSummary({ limit: 10, path: 'src/a.py' })).toBe('src/a.py');
+    expect(argSummary({ command: 'ls -la', timeout: 5 })).toBe('ls -la');
+  });
+
+  it('shows the first line of a multi-line patch, marking that more follows', () => {
+    expect(argSummary({ input: '@@ a.py\n12#ab:x = 1\n' })).toBe('@@ a.py …');
+  });
+
+  it('falls back to key=value pairs for other arguments', () => {
+    expect(argSummary({ a: 1, b: 'two', c: null })).toBe('a=1 b=two');
+  });
+
+  it('is one line no longer than SUMMARY_MAX', () => {
+    const s = argSummary({ code: 'x'.repeat(500) });
+    expect(s.length).toBe(SUMMARY_MAX);
+    expect(s.endsWith('…')).toBe(true);
+    expect(s).not.toContain('\n');
+  });
+
+  it('is empty without arguments', () => {
+    expect(argSummary(undefined)).toBe('');
+    expect(argSummary({})).toBe('');
+  });
+});
+
+describe('clip', () => {
+  it('keeps short text and cuts long text to the limit', () => {
+    expect(clip('abc', 5)).toBe('abc');
+    expect(clip('abcdef', 5)).toBe('abcd…');
+  });
+});
+
+describe('formatDuration', () => {
+  it.each([
+    [0.42, '0.4 ms'],
+    [12.4, '12 ms'],
+    [1234, '1.2 s'],
+    [125000, '2m 5s'],
+    [undefined, ''],
+    [-1, '']
+  ])('%s ms → %s', (ms, text) => {
+    expect(formatDuration(ms as number)).toBe(text);
+  });
+});
+
+describe('eventToRow', () => {
+  const event: IToolEvent = {
+    kind: 'call',
+    id: 'e17',
+    time: 1764460000.5,
+    tool: 'edit',
+    args: { input: '@@ a.py\n...' },
+    session: 's3',
+    session_label: 'my agent',
+    source: 'agent',
+    ok: true,
+    text: 'Edited a.py (+1 -1)',
+    details: {
+      files: [
+        { path: 'a.py', status: 'written', added: 1, removed: 1 },
+        { path: 'b.py', status: 'written', added: 2, removed: 0 }
+      ]
+    },
+    duration_ms: 3.2
+  };
+
+  it('summarises an agent edit', () => {
+    expect(eventToRow(event)).toMatchObject({
+      id: 'e17',
+      tool: 'edit',
+      summary: '@@ a.py …',
+      ok: true,
+      okText: 'ok',
+      duration: '3.2 ms',
+      session: 's3',
+      sessionLabel: 'my agent',
+      source: 'agent',
+      counts: '+3 -1',
+      text: 'Edited a.py (+1 -1)'
+    });
+  });
+
+  it('marks a failed call as an error and falls back to the session id', () => {
+    const row = eventToRow({
+      ...event,
+      ok: false,
+      session_label: undefined,
+      details: {}
+    });
+    expect(row.okText).toBe('error');
+    expect(row.sessionLabel).toBe('s3');
+    expect(row.counts).toBe('');
+    expect(row.files).toEqual([]);
+  });
+
+  it('ignores malformed files', () => {
+    const row = eventToRow({
+      ...event,
+      details: {
+        files: [
+          null,
+          { status: 'written' },
+          { path: 'ok.py', status: 'written' }
+        ]
+      }
+    } as never);
+    expect(row.files.map(f => f.path)).toEqual(['ok.py']);
+  });
+});

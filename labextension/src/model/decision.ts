@@ -1,0 +1,98 @@
+/**
+ * The state of one repair preview's Accept / Reject, from the user's click to the kernel's
+ * answer (the reply to the request and, for every UI, the `resolved` message). Pure.
+ */
+import type { IErrorMsg, IResolvedMsg, IResultMsg } from '../protocol';
+
+export type DecisionState =
+  'open' | 'busy' | 'written' | 'rejected' | 'refused' | 'failed';
+
+export interface IDecision {
+  state: DecisionState;
+  /** The kernel's words (the result text or the resolved text). */
+  text: string;
+  /** Who resolved it, when the kernel said (ui, agent, magic, widget). */
+  by: string;
+}
+
+export const OPEN: IDecision = { state: 'open', text: '', by: '' };
+
+/** Final states: the buttons stay disabled. */
+export function isFinal(d: IDecision): boolean {
+  return (
+    d.state === 'written' || d.state === 'rejected' || d.state === 'refused'
+  );
+}
+
+/** The buttons are usable only while the preview is open or the last attempt failed to reach it. */
+export function buttonsEnabled(d: IDecision): boolean {
+  return d.state === 'open' || d.state === 'failed';
+}
+
+const REFUSAL = /changed since|stale|refused|modified since/i;
+
+/** The decision a reply to `accept` / `reject` means. */
+export function fromReply(
+  action: 'accept' | 'reject',
+  reply: IResultMsg | IErrorMsg
+): IDecision {
+  const text = reply.text ?? (reply.op === 'error' ? reply.error : '');
+  if (reply.op === 'result' && reply.ok) {
+    return {
+      state: action === 'accept' ? 'written' : 'rejected',
+      text,
+      by: 'ui'
+    };
+  }
+  const details = reply.op === 'result' ? (reply.details ?? {}) : {};
+  const code = String(details.error ?? details.status ?? '');
+  const refused =
+    action === 'accept' && (REFUSAL.test(code) || REFUSAL.test(text));
+  return { state: refused ? 'refused' : 'failed', text, by: 'ui' };
+}
+
+export function fromResolved(msg: IResolvedMsg): IDecision {
+  return { state: msg.status, text: msg.text ?? '', by: msg.by ?? '' };
+}
+
+/**
+ * Combine what is known with news about the same candidate: a final state is kept, except
+ * that the kernel's `resolved` (authoritative) may replace a reply's guess.
+ */
+export function merge(
+  current: IDecision,
+  next: IDecision,
+  authoritative = false
+): IDecision {
+  if (isFinal(current) && !authoritative) {
+    return current;
+  }
+  if (
+    authoritative &&
+    isFinal(current) &&
+    current.state === next.state &&
+    current.text
+  ) {
+    return current;
+  }
+  return next;
+}
+
+/** The words shown after the buttons. */
+export function decisionText(d: IDecision): string {
+  const by = d.by && d.by !== 'ui' ? ` (by ${d.by})` : '';
+  switch (d.state) {
+    case 'open':
+      return '';
+    case 'busy':
+      return 'Sending…';
+    case 'written':
+      return `Written${by}.`;
+    case 'rejected':
+      return `Rejected${by}.`;
+    case 'refused':
+      return `Refused${by}: ${d.text || 'the file changed since the preview.'}`;
+    case 'failed':
+      return `Failed: ${d.text || 'no answer from the kernel.'}`;
+  }
+}

@@ -1,0 +1,120 @@
+/**
+ * FILE (details.files[i]) → what the diff view shows. Pure: the widgets render this model.
+ */
+import type { IFileChange } from '../protocol';
+import { IRange, mapMarks } from './marks';
+
+export type StatusKind =
+  'written' | 'preview' | 'rejected' | 'refused' | 'other';
+
+/** Words for the repair reasons the kernel names (FILE.reason), when it gives no message. */
+export const REASON_TEXT: Record<string, string> = {
+  repair_outside_edit: 'the repair changed text outside the edited range',
+  form_count_changed: 'the repair changed the number of top-level forms',
+  repair_policy_preview: 'the repair policy asks for a preview',
+  preview: 'a preview was requested'
+};
+
+export interface IDiffModel {
+  path: string;
+  /** The editor language name (FILE.language) or 'text'. */
+  language: string;
+  added: number;
+  removed: number;
+  status: string;
+  statusKind: StatusKind;
+  /** The status line shown next to the path: "written", "preview", "rejected: why"… */
+  statusText: string;
+  /** Left side: the file on disk before (empty for a new file). */
+  original: string;
+  /** Right side: after the call, or the candidate of a preview. */
+  modified: string;
+  isNew: boolean;
+  /** No texts to compare (too large, or none sent): show the counts only. */
+  noDiff: boolean;
+  noDiffReason: string;
+  /** A pending repair preview: offers Accept / Reject. */
+  candidate: string | null;
+  /** Why the preview was not applied automatically (empty when not a preview). */
+  reasonText: string;
+  /** Repaired characters, UTF-16 ranges of `modified`. */
+  marks: IRange[];
+}
+
+function count(n: unknown): number {
+  return typeof n === 'number' && Number.isFinite(n) && n >= 0
+    ? Math.floor(n)
+    : 0;
+}
+
+/** The human reason for a preview or a rejection: the kernel's message, else the reason's words. */
+export function reasonOf(
+  file: Pick<IFileChange, 'message' | 'reason'>
+): string {
+  if (file.message) {
+    return String(file.message);
+  }
+  if (file.reason) {
+    return REASON_TEXT[file.reason] ?? String(file.reason).replace(/_/g, ' ');
+  }
+  return '';
+}
+
+function statusKindOf(status: string): StatusKind {
+  switch (status) {
+    case 'written':
+    case 'preview':
+    case 'rejected':
+      return status;
+    default:
+      return 'other';
+  }
+}
+
+export function fileToDiffModel(file: IFileChange): IDiffModel {
+  const status = String(file.status ?? 'written');
+  const before = typeof file.before === 'string' ? file.before : null;
+  const after = typeof file.after === 'string' ? file.after : null;
+  const tooLarge = !!file.too_large;
+  const noDiff = tooLarge || (before === null && after === null);
+  const reason = reasonOf(file);
+  const isPreview = status === 'preview';
+  let statusText = status;
+  if (status === 'rejected' && reason) {
+    statusText = `rejected: ${reason}`;
+  } else if (isPreview) {
+    statusText = 'preview (not written)';
+  }
+  const modified = after ?? (status === 'deleted' ? '' : (before ?? ''));
+  return {
+    path: String(file.path ?? ''),
+    language: file.language ? String(file.language) : 'text',
+    added: count(file.added),
+    removed: count(file.removed),
+    status,
+    statusKind: statusKindOf(status),
+    statusText,
+    original: before ?? '',
+    modified,
+    isNew: before === null && after !== null,
+    noDiff,
+    noDiffReason: tooLarge
+      ? 'The file is too large to show its diff.'
+      : noDiff
+        ? 'No text to compare.'
+        : '',
+    candidate: isPreview && file.candidate ? String(file.candidate) : null,
+    reasonText: isPreview ? reason : '',
+    marks:
+      isPreview || (file.marks?.length ?? 0) > 0
+        ? mapMarks(modified, file.marks)
+        : []
+  };
+}
+
+/** "+3 -1" */
+export function countsText(
+  model: Pick<IDiffModel, 'added' | 'removed'>
+): string {
+  return `+${model.added} -${model.removed}`;
+}

@@ -1,0 +1,162 @@
+/**
+ * The activity of one kernel as seen through its `kli.ui` comm: recent events, pending repair
+ * previews, sessions, and how candidates were resolved. A pure reducer over kernel messages.
+ */
+import type {
+  ICandidate,
+  IHelloMsg,
+  IResolvedMsg,
+  ISessionInfo,
+  IToolEvent,
+  ResolvedStatus
+} from '../protocol';
+import { filesOf } from './summary';
+
+/** Events kept in memory per kernel (the oldest are dropped first). */
+export const MAX_EVENTS = 500;
+
+export interface IResolution {
+  status: ResolvedStatus;
+  text: string;
+  by: string;
+}
+
+export interface IActivityState {
+  events: IToolEvent[];
+  pending: ICandidate[];
+  sessions: ISessionInfo[];
+  resolved: Record<string, IResolution>;
+  /** True once the kernel's hello arrived. */
+  ready: boolean;
+}
+
+export type Action =
+  | { type: 'hello'; msg: IHelloMsg }
+  | { type: 'event'; event: IToolEvent }
+  | { type: 'resolved'; msg: IResolvedMsg }
+  | { type: 'reset' };
+
+export const INITIAL_STATE: IActivityState = {
+  events: [],
+  pending: [],
+  sessions: [],
+  resolved: {},
+  ready: false
+};
+
+function addSession(
+  sessions: ISessionInfo[],
+  id?: string,
+  label?: string
+): ISessionInfo[] {
+  if (!id || sessions.some(s => s.id === id)) {
+    return sessions;
+  }
+  return [...sessions, { id, label: label || id }];
+}
+
+/** Pending candidates an event announces: its files with status "preview" and a candidate id. */
+export function candidatesOf(event: IToolEvent): ICandidate[] {
+  return filesOf(event)
+    .filter(
+      f =>
+        f.status === 'preview' && typeof f.candidate === 'string' && f.candidate
+    )
+    .map(f => ({
+      candidate: f.candidate as string,
+      path: f.path,
+      session: event.session,
+      session_label: event.session_label,
+      reason: f.reason ?? null,
+      message: f.message ?? null,
+      file: f
+    }));
+}
+
+export function reduce(state: IActivityState, action: Action): IActivityState {
+  switch (action.type) {
+    case 'reset':
+      return INITIAL_STATE;
+    case 'hello': {
+      const events = (action.msg.events ?? []).slice(-MAX_EVENTS);
+      let sessions = (action.msg.sessions ?? []).filter(s => s && s.id);
+      for (const e of events) {
+        sessions = addSession(sessions, e.session, e.session_label);
+      }
+      const pending = (action.msg.pending ?? []).filter(
+        c => c && typeof c.candidate === 'string'
+      );
+      return { ...state, events, pending, sessions, ready: true };
+    }
+    case 'event': {
+      const e = action.event;
+      if (state.events.some(x => x.id === e.id)) {
+        return state;
+      }
+      const events = [...state.events, e].slice(-MAX_EVENTS);
+      const known = new Set(state.pending.map(c => c.candidate));
+      const fresh = candidatesOf(e).filter(
+        c => !known.has(c.candidate) && !(c.candidate in state.resolved)
+      );
+      return {
+        ...state,
+        events,
+        pending: fresh.length ? [...state.pending, ...fresh] : state.pending,
+        sessions: addSession(state.sessions, e.session, e.session_label)
+      };
+    }
+    case 'resolved': {
+      const { candidate, status, text, by } = action.msg;
+      return {
+        ...state,
+        pending: state.pending.filter(c => c.candidate !== candidate),
+        resolved: {
+          ...state.resolved,
+          [candidate]: { status, text: text ?? '', by: by ?? '' }
+        }
+      };
+    }
+    default:
+      return state;
+  }
+}
+
+export interface IFilter {
+  /** A session id, or '' for every session. */
+  session: string;
+  /** A tool name, or '' for every tool. */
+  tool: string;
+}
+
+export function matches(
+  filter: IFilter,
+  item: { session?: string; tool?: string }
+): boolean {
+  return (
+    (!filter.session || item.session === filter.session) &&
+    (!filter.tool || item.tool === undefined || item.tool === filter.tool)
+  );
+}
+
+/** The events that pass the filter, newest first. */
+export function visibleEvents(
+  state: IActivityState,
+  filter: IFilter
+): IToolEvent[] {
+  return state.events.filter(e => matches(filter, e)).reverse();
+}
+
+/** The pending candidates that pass the session filter, oldest first. */
+export function visiblePending(
+  state: IActivityState,
+  filter: IFilter
+): ICandidate[] {
+  return state.pending.filter(
+    c => !filter.session || c.session === filter.session
+  );
+}
+
+/** Tool names seen, sorted, for the tool filter. */
+export function toolsSeen(state: IActivityState): string[] {
+  return [...new Set(state.events.map(e => e.tool))].sort();
+}

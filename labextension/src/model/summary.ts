@@ -1,0 +1,140 @@
+/**
+ * EVENT → one row of the activity panel. Pure.
+ */
+import type { IFileChange, IToolEvent } from '../protocol';
+
+/** Longest one-line argument summary, in characters. */
+export const SUMMARY_MAX = 80;
+
+/** Arguments that say most about a call, in the order they are preferred for the summary. */
+const MAIN_ARGS = [
+  'path',
+  'command',
+  'cmd',
+  'code',
+  'pattern',
+  'query',
+  'accept_repair',
+  'input',
+  'url'
+];
+
+export interface IRowSummary {
+  id: string;
+  tool: string;
+  summary: string;
+  ok: boolean;
+  okText: 'ok' | 'error';
+  duration: string;
+  session: string;
+  sessionLabel: string;
+  source: string;
+  time: string;
+  files: IFileChange[];
+  /** "+3 -1" over all files, empty when the call changed no file. */
+  counts: string;
+  text: string;
+}
+
+/** Cut `s` to `max` characters, ending with an ellipsis when it was cut. */
+export function clip(s: string, max: number = SUMMARY_MAX): string {
+  return s.length <= max ? s : s.slice(0, Math.max(0, max - 1)) + '…';
+}
+
+function firstLine(s: string): string {
+  const trimmed = s.replace(/^\s*\n/, '');
+  const nl = trimmed.indexOf('\n');
+  return nl < 0 ? trimmed : trimmed.slice(0, nl) + ' …';
+}
+
+function show(v: unknown): string {
+  if (typeof v === 'string') {
+    return firstLine(v);
+  }
+  try {
+    return JSON.stringify(v) ?? String(v);
+  } catch {
+    return String(v);
+  }
+}
+
+/** One line that says what a call was asked to do: its main argument, else `key=value` pairs. */
+export function argSummary(
+  args: Record<string, unknown> | undefined | null
+): string {
+  if (!args || typeof args !== 'object') {
+    return '';
+  }
+  const main = MAIN_ARGS.find(k => args[k] !== undefined && args[k] !== null);
+  if (main !== undefined) {
+    return clip(show(args[main]).trim());
+  }
+  const parts = Object.entries(args)
+    .filter(([, v]) => v !== undefined && v !== null)
+    .map(([k, v]) => `${k}=${show(v)}`);
+  return clip(parts.join(' '));
+}
+
+/** "0.4 ms", "12 ms", "1.2 s", "2m 5s"; empty when unknown. */
+export function formatDuration(ms: number | undefined | null): string {
+  if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) {
+    return '';
+  }
+  if (ms < 10) {
+    return `${ms.toFixed(1)} ms`;
+  }
+  if (ms < 1000) {
+    return `${Math.round(ms)} ms`;
+  }
+  if (ms < 60000) {
+    return `${(ms / 1000).toFixed(1)} s`;
+  }
+  const s = Math.round(ms / 1000);
+  return `${Math.floor(s / 60)}m ${s % 60}s`;
+}
+
+/** HH:MM:SS of a Unix time in seconds, in local time; empty when unknown. */
+export function formatTime(t: number | undefined | null): string {
+  if (typeof t !== 'number' || !Number.isFinite(t)) {
+    return '';
+  }
+  const d = new Date(t * 1000);
+  const two = (n: number): string => String(n).padStart(2, '0');
+  return `${two(d.getHours())}:${two(d.getMinutes())}:${two(d.getSeconds())}`;
+}
+
+/** The files an event changed or previewed (details.files), keeping only well-formed ones. */
+export function filesOf(event: Pick<IToolEvent, 'details'>): IFileChange[] {
+  const files = event.details?.files;
+  return Array.isArray(files)
+    ? files.filter(
+        f => f && typeof f === 'object' && typeof f.path === 'string'
+      )
+    : [];
+}
+
+export function eventToRow(event: IToolEvent): IRowSummary {
+  const files = filesOf(event);
+  let added = 0;
+  let removed = 0;
+  for (const f of files) {
+    added += typeof f.added === 'number' ? f.added : 0;
+    removed += typeof f.removed === 'number' ? f.removed : 0;
+  }
+  const session = event.session ?? '';
+  return {
+    id: String(event.id),
+    tool: String(event.tool ?? '?'),
+    summary: argSummary(event.args),
+    ok: !!event.ok,
+    okText: event.ok ? 'ok' : 'error',
+    duration: formatDuration(event.duration_ms),
+    session,
+    sessionLabel: event.session_label || session,
+    source: event.source ?? '',
+    time: formatTime(event.time),
+    files,
+    counts: files.length ? `+${added} -${removed}` : '',
+    text: typeof event.text === 'string' ? event.text : ''
+  };
+}

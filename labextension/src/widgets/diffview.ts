@@ -1,0 +1,215 @@
+/**
+ * A read-only diff of one file: @codemirror/merge, unified (default) or side by side, with the
+ * file type's highlighting from JupyterLab's editor languages and the repair marks.
+ */
+import {
+  Compartment,
+  EditorState,
+  Extension,
+  RangeSetBuilder
+} from '@codemirror/state';
+import {
+  Decoration,
+  EditorView,
+  WidgetType,
+  lineNumbers
+} from '@codemirror/view';
+import { MergeView, unifiedMergeView } from '@codemirror/merge';
+import type { IEditorLanguageRegistry } from '@jupyterlab/codemirror';
+import { jupyterTheme } from '@jupyterlab/codemirror';
+import { Widget } from '@lumino/widgets';
+import type { IDiffModel } from '../model/diff';
+import type { IRange } from '../model/marks';
+
+export type DiffMode = 'unified' | 'split';
+
+/** Unchanged stretches longer than this collapse, keeping this many lines of context. */
+const COLLAPSE = { margin: 3, minSize: 6 };
+
+class DeletionMark extends WidgetType {
+  constructor(readonly note: string) {
+    super();
+  }
+  eq(other: DeletionMark): boolean {
+    return other.note === this.note;
+  }
+  toDOM(): HTMLElement {
+    const span = document.createElement('span');
+    span.className = 'kli-RepairMark kli-RepairMark-point';
+    span.title = this.note || 'repaired here';
+    span.setAttribute('aria-label', span.title);
+    return span;
+  }
+}
+
+/** Decorations for the repaired characters of the new text. */
+export function marksExtension(marks: IRange[]): Extension {
+  if (!marks.length) {
+    return [];
+  }
+  const builder = new RangeSetBuilder<Decoration>();
+  for (const m of marks) {
+    const attributes = { title: m.note || 'repaired', 'data-kli-note': m.note };
+    if (m.to > m.from) {
+      builder.add(
+        m.from,
+        m.to,
+        Decoration.mark({ class: 'kli-RepairMark', attributes })
+      );
+    } else {
+      builder.add(
+        m.from,
+        m.from,
+        Decoration.widget({ widget: new DeletionMark(m.note), side: 1 })
+      );
+    }
+  }
+  return EditorView.decorations.of(builder.finish());
+}
+
+/** The language support for a file, or null (plain text). */
+export async function languageSupport(
+  registry: IEditorLanguageRegistry | null,
+  path: string,
+  name: string
+): Promise<Extension | null> {
+  if (!registry) {
+    return null;
+  }
+  try {
+    const base = path.split('/').pop() ?? path;
+    const spec =
+      registry.findByFileName(base) ??
+      (name && name !== 'text' ? registry.findBest(name) : null);
+    if (!spec) {
+      return null;
+    }
+    const lang = await registry.getLanguage(spec);
+    return lang?.support ?? null;
+  } catch (err) {
+    console.warn('kli: no highlighting for', path, err);
+    return null;
+  }
+}
+
+function baseExtensions(language: Compartment): Extension[] {
+  return [
+    lineNumbers(),
+    EditorState.readOnly.of(true),
+    EditorView.editable.of(false),
+    jupyterTheme,
+    language.of([])
+  ];
+}
+
+export class DiffView extends Widget {
+  constructor(
+    readonly model: IDiffModel,
+    private readonly _languages: IEditorLanguageRegistry | null,
+    mode: DiffMode = 'unified'
+  ) {
+    super();
+    this.addClass('kli-DiffView');
+    this._mode = mode;
+    this._render();
+    void languageSupport(this._languages, model.path, model.language).then(
+      support => {
+        if (support && !this.isDisposed) {
+          this._support = support;
+          this._applyLanguage();
+        }
+      }
+    );
+  }
+
+  get mode(): DiffMode {
+    return this._mode;
+  }
+
+  set mode(mode: DiffMode) {
+    if (mode !== this._mode) {
+      this._mode = mode;
+      this._render();
+    }
+  }
+
+  dispose(): void {
+    this._destroy();
+    super.dispose();
+  }
+
+  private _render(): void {
+    this._destroy();
+    this.node.dataset.mode = this._mode;
+    const m = this.model;
+    if (this._mode === 'unified') {
+      this._unified = new EditorView({
+        parent: this.node,
+        state: EditorState.create({
+          doc: m.modified,
+          extensions: [
+            ...baseExtensions(this._language),
+            unifiedMergeView({
+              original: m.original,
+              mergeControls: false,
+              highlightChanges: true,
+              gutter: true,
+              syntaxHighlightDeletions: true,
+              collapseUnchanged: COLLAPSE
+            }),
+            marksExtension(m.marks)
+          ]
+        })
+      });
+    } else {
+      const langA = new Compartment();
+      this._split = new MergeView({
+        parent: this.node,
+        a: { doc: m.original, extensions: baseExtensions(langA) },
+        b: {
+          doc: m.modified,
+          extensions: [
+            ...baseExtensions(this._language),
+            marksExtension(m.marks)
+          ]
+        },
+        highlightChanges: true,
+        gutter: true,
+        collapseUnchanged: COLLAPSE
+      });
+      this._splitLangA = langA;
+    }
+    this._applyLanguage();
+  }
+
+  private _applyLanguage(): void {
+    const support = this._support;
+    if (!support) {
+      return;
+    }
+    if (this._unified) {
+      this._unified.dispatch({ effects: this._language.reconfigure(support) });
+    }
+    if (this._split && this._splitLangA) {
+      this._split.a.dispatch({
+        effects: this._splitLangA.reconfigure(support)
+      });
+      this._split.b.dispatch({ effects: this._language.reconfigure(support) });
+    }
+  }
+
+  private _destroy(): void {
+    this._unified?.destroy();
+    this._split?.destroy();
+    this._unified = null;
+    this._split = null;
+    this._splitLangA = null;
+  }
+
+  private _mode: DiffMode;
+  private _language = new Compartment();
+  private _splitLangA: Compartment | null = null;
+  private _support: Extension | null = null;
+  private _unified: EditorView | null = null;
+  private _split: MergeView | null = null;
+}

@@ -1,0 +1,122 @@
+/**
+ * One file's change: a header (path, +added -removed, status, unified / side-by-side toggle),
+ * the diff, and for a repair preview the Accept / Reject controls.
+ */
+import type { IEditorLanguageRegistry } from '@jupyterlab/codemirror';
+import { PanelLayout, Widget } from '@lumino/widgets';
+import { IDiffModel, countsText, fileToDiffModel } from '../model/diff';
+import type { IDecision } from '../model/decision';
+import type { IFileChange } from '../protocol';
+import { DiffMode, DiffView } from './diffview';
+import { ConnectionLookup, RepairControls, button } from './repair';
+
+export interface IFileViewOptions {
+  languages: IEditorLanguageRegistry | null;
+  /** Where Accept / Reject go; previews get no buttons without it. */
+  lookup?: ConnectionLookup;
+  mode?: DiffMode;
+}
+
+const STATUS_AFTER: Record<string, string> = {
+  written: 'written',
+  rejected: 'rejected',
+  refused: 'refused: the file changed since the preview'
+};
+
+export class FileChangeView extends Widget {
+  constructor(file: IFileChange, options: IFileViewOptions) {
+    super();
+    this.addClass('kli-FileChange');
+    const model = (this.model = fileToDiffModel(file));
+    this.node.dataset.status = model.status;
+    this.node.dataset.path = model.path;
+    const layout = (this.layout = new PanelLayout());
+
+    const header = new Widget({ node: document.createElement('div') });
+    header.addClass('kli-FileChange-header');
+    const path = document.createElement('span');
+    path.className = 'kli-FileChange-path';
+    path.textContent = model.path;
+    path.title = model.path;
+    const counts = document.createElement('span');
+    counts.className = 'kli-FileChange-counts';
+    const added = document.createElement('span');
+    added.className = 'kli-Added';
+    added.textContent = `+${model.added}`;
+    const removed = document.createElement('span');
+    removed.className = 'kli-Removed';
+    removed.textContent = `-${model.removed}`;
+    counts.append(added, ' ', removed);
+    counts.setAttribute('aria-label', countsText(model));
+    this._status = document.createElement('span');
+    this._status.className = 'kli-FileChange-status';
+    this._setStatus(model.statusKind, model.statusText);
+    header.node.append(path, counts, this._status);
+    layout.addWidget(header);
+
+    if (model.noDiff) {
+      const note = new Widget({ node: document.createElement('p') });
+      note.addClass('kli-FileChange-note');
+      note.node.textContent = model.noDiffReason;
+      layout.addWidget(note);
+    } else {
+      const diff = new DiffView(
+        model,
+        options.languages,
+        options.mode ?? 'unified'
+      );
+      this._toggle = button('Side by side', 'kli-FileChange-mode', () => {
+        diff.mode = diff.mode === 'unified' ? 'split' : 'unified';
+        this._syncToggle(diff.mode);
+      });
+      this._syncToggle(diff.mode);
+      header.node.append(this._toggle);
+      layout.addWidget(diff);
+    }
+
+    if (model.candidate && options.lookup) {
+      const controls = new RepairControls(
+        model.candidate,
+        model.reasonText,
+        options.lookup
+      );
+      controls.decisionChanged.connect(this._onDecision, this);
+      this.repair = controls;
+      layout.addWidget(controls);
+    }
+  }
+
+  readonly model: IDiffModel;
+  readonly repair: RepairControls | null = null;
+
+  private _onDecision(_: RepairControls, decision: IDecision): void {
+    const after = STATUS_AFTER[decision.state];
+    if (after) {
+      this.node.dataset.status = decision.state;
+      this._setStatus(
+        decision.state === 'refused' ? 'refused' : decision.state,
+        after
+      );
+    }
+  }
+
+  private _setStatus(kind: string, text: string): void {
+    this._status.dataset.kind = kind;
+    this._status.textContent = text;
+  }
+
+  private _syncToggle(mode: DiffMode): void {
+    if (this._toggle) {
+      this._toggle.textContent =
+        mode === 'unified' ? 'Side by side' : 'Unified';
+      this._toggle.setAttribute('aria-pressed', String(mode === 'split'));
+      this._toggle.title =
+        mode === 'unified'
+          ? 'Show the old and new text side by side'
+          : 'Show one unified diff';
+    }
+  }
+
+  private _status: HTMLSpanElement;
+  private _toggle: HTMLButtonElement | null = null;
+}
