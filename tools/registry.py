@@ -27,7 +27,10 @@ _FILE_READ: list[Tool] = [_read.TOOL, _find.TOOL, _search.TOOL, _write.TOOL]
 _FILE_EDIT: list[Tool] = []  # edit
 
 # -- slmcode profile (kli.tools.ws) ---------------------------------------------------------
-_WS_EDIT: list[Tool] = []  # ws_edit, ws_patch
+from kli.tools.ws import ws_edit as _ws_edit  # noqa: E402
+from kli.tools.ws import ws_patch as _ws_patch  # noqa: E402
+
+_WS_EDIT: list[Tool] = [_ws_edit.TOOL, _ws_patch.TOOL]  # ws_edit, ws_patch
 _WS_OTHER: list[Tool] = []  # ws_read, ws_write, ws_mv, ws_delete, ws_list, ws_glob, ws_grep, ws_shell, ws_todo, ws_skill, git_status, git_diff
 
 _TOOLS: list[Tool] = [*_PROCESS, *_FILE_READ, *_FILE_EDIT, *_WS_EDIT, *_WS_OTHER]

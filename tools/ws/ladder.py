@@ -1,0 +1,434 @@
+"""The match ladder: where a search text lands in a file, and how sure we are.
+
+``seek`` is one pure function; ``apply`` turns its ``Match`` into new text. ws_edit runs the
+ladder over the whole file, ws_patch over the ±20-line window of each hunk. Nothing here
+touches the disk, so a match can be printed and tested before anything is written.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+EXACT = "exact"
+TRAILING_WS = "trailing-whitespace-insensitive"
+INDENTATION = "indentation-normalized"
+BLANK_LINES = "blank-line-insensitive"
+ANCHORED = "anchored-first-last-line"
+RUNGS = (EXACT, TRAILING_WS, INDENTATION, BLANK_LINES, ANCHORED)
+
+# The note each rung appends to a success (slmcode spec, "The match ladder", verbatim).
+NOTES = {
+    EXACT: "",
+    TRAILING_WS: "[matched ignoring trailing whitespace — your old_str had different line endings]",
+    INDENTATION: "[matched after normalizing indentation — your old_str was indented differently]",
+    BLANK_LINES: "[matched ignoring blank lines — your old_str had different blank-line spacing]",
+    ANCHORED: (
+        "[matched on first+last line anchors — the middle of your old_str did not match "
+        "exactly; verify the result with ws_read]"
+    ),
+}
+
+# Rung 5 guards: the search text needs a middle, the file span may differ in length from it by
+# at most this many lines (or this fraction of its length), and the middles must be this alike.
+ANCHOR_MIN_LINES = 3
+ANCHOR_LENGTH_SLACK = 2
+ANCHOR_LENGTH_FRACTION = 0.25
+ANCHOR_MIN_SIMILARITY = 0.6
+
+
+@dataclass(frozen=True)
+class Span:
+    """One place the search text matched.
+
+    ``start``/``end`` are character offsets in the file text (``end`` exclusive);
+    ``first_line``/``last_line`` are 1-based, inclusive. ``reindent`` is ``(old, file)``: the
+    leading whitespace the search text used and the file's own, re-applied to the replacement
+    (None when they agree). ``crlf`` says the matched lines end in ``\\r\\n``.
+    """
+
+    start: int
+    end: int
+    first_line: int
+    last_line: int
+    reindent: tuple[str, str] | None = None
+    crlf: bool = False
+
+
+@dataclass(frozen=True)
+class Match:
+    """What the ladder found: the rung that decided (None when none matched) and every
+    candidate span of that rung. Exactly one span means the match is usable; two or more is
+    ambiguous and is only ever applied with ``replace_all``."""
+
+    rung: str | None
+    spans: tuple[Span, ...] = field(default_factory=tuple)
+    whole_lines: bool = False
+
+    @property
+    def count(self) -> int:
+        return len(self.spans)
+
+    @property
+    def note(self) -> str:
+        return NOTES.get(self.rung or "", "")
+
+
+# -- line helpers ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Lines:
+    """The file split into lines: ``text[i]`` without its terminator, and offsets."""
+
+    text: list[str]  # line content without "\n" and without a final "\r"
+    starts: list[int]  # offset of each line's first character
+    ends: list[int]  # offset just past each line's content (before "\r\n" / "\n")
+    term_ends: list[int]  # offset just past each line's terminator
+    crlf: list[bool]
+
+
+def _split(text: str) -> _Lines:
+    content: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    term_ends: list[int] = []
+    crlf: list[bool] = []
+    pos = 0
+    n = len(text)
+    while pos < n:
+        nl = text.find("\n", pos)
+        stop = n if nl < 0 else nl
+        cr = stop > pos and text[stop - 1] == "\r" and nl >= 0
+        end = stop - 1 if cr else stop
+        content.append(text[pos:end])
+        starts.append(pos)
+        ends.append(end)
+        term_ends.append(n if nl < 0 else nl + 1)
+        crlf.append(cr)
+        pos = n if nl < 0 else nl + 1
+    return _Lines(content, starts, ends, term_ends, crlf)
+
+
+def _indent(line: str) -> str:
+    return line[: len(line) - len(line.lstrip(" \t"))]
+
+
+def _common_indent(lines: Sequence[str]) -> str:
+    indents = [_indent(ln) for ln in lines if ln.strip()]
+    if not indents:
+        return ""
+    prefix = indents[0]
+    for ind in indents[1:]:
+        i = 0
+        while i < min(len(prefix), len(ind)) and prefix[i] == ind[i]:
+            i += 1
+        prefix = prefix[:i]
+    return prefix
+
+
+def _dedent(lines: Sequence[str]) -> tuple[list[str], str]:
+    common = _common_indent(lines)
+    return [ln.rstrip()[len(common) :] if ln.strip() else "" for ln in lines], common
+
+
+def search_lines(old: str) -> tuple[list[str], bool]:
+    """The search text as lines (``\\r`` dropped) and whether it ended with a newline."""
+    ends_nl = old.endswith("\n")
+    body = old[:-1] if ends_nl else old
+    return [ln[:-1] if ln.endswith("\r") else ln for ln in body.split("\n")], ends_nl
+
+
+# -- the ladder --------------------------------------------------------------------------------
+
+Window = tuple[int, int]  # 1-based inclusive range the first matched line must fall in
+
+
+def seek(text: str, old: str, *, whole_lines: bool = False, window: Window | None = None) -> Match:
+    """Find where ``old`` lands in ``text``, walking the ladder in order:
+
+    1. exact — ``old`` occurs verbatim (a substring; with ``whole_lines`` a run of whole lines);
+    2. trailing-whitespace-insensitive — lines equal once trailing blanks and ``\\r`` are cut;
+    3. indentation-normalized — equal once each side's common leading whitespace is removed
+       (the file's own indentation is re-applied to the replacement);
+    4. blank-line-insensitive — the non-blank lines equal as in 3, blank lines ignored on both
+       sides (the span runs from the first to the last matched file line);
+    5. anchored-first-last-line — first and last non-blank lines equal (stripped), the span's
+       length within ``ANCHOR_LENGTH_SLACK`` lines (or ``ANCHOR_LENGTH_FRACTION``) of the
+       search text's, its middle at least ``ANCHOR_MIN_SIMILARITY`` alike; needs
+       ``ANCHOR_MIN_LINES`` non-blank lines.
+
+    The walk stops at the FIRST rung with any candidate: one candidate is a match, two or more
+    are ambiguous and the looser rungs are not tried (a looser rung can only add places, so it
+    could never make an ambiguous search unique — picking one would be a guess). Rungs 2–5
+    compare whole lines. ``window`` keeps only candidates whose first line lies in it (ws_patch's
+    anchor window). An empty or all-blank ``old`` never matches.
+
+    Defensive cases: overlapping exact occurrences count separately (``"aa"`` in ``"aaa"`` is
+    ambiguous); a search text of blank lines only never reaches rungs 3–5.
+    """
+    if old.strip() == "":
+        return Match(None, (), whole_lines)
+    lines = _split(text)
+    needle, ends_nl = search_lines(old)
+
+    def keep(spans: list[Span]) -> list[Span]:
+        if window is None:
+            return spans
+        lo, hi = window
+        return [s for s in spans if lo <= s.first_line <= hi]
+
+    if not whole_lines:
+        spans = keep(_exact_substring(text, old, lines))
+        if spans:
+            return Match(EXACT, tuple(spans), False)
+    rungs: list[tuple[str, Callable[[_Lines, list[str], bool], list[Span]]]] = [
+        (EXACT, _exact_lines),
+        (TRAILING_WS, _trailing_ws),
+        (INDENTATION, _indentation),
+        (BLANK_LINES, _blank_lines),
+        (ANCHORED, _anchored),
+    ]
+    for rung, finder in rungs:
+        if rung == EXACT and not whole_lines:
+            continue
+        spans = keep(finder(lines, needle, ends_nl))
+        if spans:
+            return Match(rung, tuple(spans), True)
+    return Match(None, (), whole_lines)
+
+
+def _line_of(lines: _Lines, offset: int) -> int:
+    """1-based line number holding character ``offset``."""
+    lo, hi = 0, len(lines.starts) - 1
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if lines.starts[mid] <= offset:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo + 1
+
+
+def _exact_substring(text: str, old: str, lines: _Lines) -> list[Span]:
+    spans = []
+    pos = text.find(old)
+    while pos >= 0:
+        end = pos + len(old)
+        last = max(end - 1, pos)
+        spans.append(Span(pos, end, _line_of(lines, pos), _line_of(lines, last)))
+        pos = text.find(old, pos + 1)
+    return spans
+
+
+def _span(
+    lines: _Lines, first: int, last: int, ends_nl: bool, reindent: tuple[str, str] | None
+) -> Span:
+    """The span of 0-based lines ``first..last`` inclusive."""
+    end = lines.term_ends[last] if ends_nl else lines.ends[last]
+    return Span(
+        lines.starts[first],
+        end,
+        first + 1,
+        last + 1,
+        reindent if reindent and reindent[0] != reindent[1] else None,
+        lines.crlf[first],
+    )
+
+
+def _exact_lines(lines: _Lines, needle: list[str], ends_nl: bool) -> list[Span]:
+    n = len(needle)
+    out = []
+    # Line terminators are not content: a run of lines equal to the needle's is exact.
+    for i in range(len(lines.text) - n + 1):
+        if lines.text[i : i + n] == needle:
+            out.append(_span(lines, i, i + n - 1, ends_nl, None))
+    return out
+
+
+def _trailing_ws(lines: _Lines, needle: list[str], ends_nl: bool) -> list[Span]:
+    want = [ln.rstrip() for ln in needle]
+    n = len(want)
+    have = [ln.rstrip() for ln in lines.text]
+    return [
+        _span(lines, i, i + n - 1, ends_nl, None)
+        for i in range(len(have) - n + 1)
+        if have[i : i + n] == want
+    ]
+
+
+def _indentation(lines: _Lines, needle: list[str], ends_nl: bool) -> list[Span]:
+    want, old_indent = _dedent(needle)
+    n = len(want)
+    out = []
+    for i in range(len(lines.text) - n + 1):
+        window = lines.text[i : i + n]
+        got, file_indent = _dedent(window)
+        if got == want:
+            out.append(_span(lines, i, i + n - 1, ends_nl, (old_indent, file_indent)))
+    return out
+
+
+def _blank_lines(lines: _Lines, needle: list[str], ends_nl: bool) -> list[Span]:
+    want, old_indent = _dedent([ln for ln in needle if ln.strip()])
+    n = len(want)
+    if n == 0:
+        return []
+    nonblank = [i for i, ln in enumerate(lines.text) if ln.strip()]
+    out = []
+    for k in range(len(nonblank) - n + 1):
+        idxs = nonblank[k : k + n]
+        got, file_indent = _dedent([lines.text[i] for i in idxs])
+        if got == want:
+            out.append(_span(lines, idxs[0], idxs[-1], ends_nl, (old_indent, file_indent)))
+    return out
+
+
+def _anchored(lines: _Lines, needle: list[str], ends_nl: bool) -> list[Span]:
+    body = [ln for ln in needle if ln.strip()]
+    if len(body) < ANCHOR_MIN_LINES:
+        return []
+    first, last = body[0].strip(), body[-1].strip()
+    # The needle's span from its first to its last non-blank line.
+    n = len(needle)
+    slack = max(ANCHOR_LENGTH_SLACK, int(n * ANCHOR_LENGTH_FRACTION))
+    middle = "\n".join(ln.strip() for ln in body[1:-1])
+    stripped = [ln.strip() for ln in lines.text]
+    old_first_indent = _indent(body[0])
+    out = []
+    for i, line in enumerate(stripped):
+        if line != first:
+            continue
+        lo = i + max(1, n - 1 - slack)
+        hi = min(len(stripped) - 1, i + n - 1 + slack)
+        for j in range(lo, hi + 1):
+            if stripped[j] != last:
+                continue
+            got = "\n".join(s for s in stripped[i + 1 : j] if s)
+            ratio = difflib.SequenceMatcher(None, middle, got, autojunk=False).ratio()
+            if ratio >= ANCHOR_MIN_SIMILARITY:
+                reindent = (old_first_indent, _indent(lines.text[i]))
+                out.append(_span(lines, i, j, ends_nl, reindent))
+    return out
+
+
+# -- applying a match --------------------------------------------------------------------------
+
+
+def reindent_lines(new_lines: Sequence[str], reindent: tuple[str, str] | None) -> list[str]:
+    """Re-apply the file's leading whitespace to replacement lines.
+
+    ``reindent`` is ``(old, file)``: lines written at the search text's indentation ``old``
+    move to the file's ``file``, keeping their indentation relative to it. Blank lines stay.
+    """
+    if reindent is None:
+        return list(new_lines)
+    old, new = reindent
+    out = []
+    for line in new_lines:
+        if not line.strip():
+            out.append(line)
+        elif new.startswith(old):
+            out.append(new[len(old) :] + line)
+        elif old.startswith(new):
+            extra = len(old) - len(new)
+            lead = _indent(line)
+            out.append(line[min(extra, len(lead)) :])
+        elif line.startswith(old):
+            out.append(new + line[len(old) :])
+        else:
+            out.append(line)
+    return out
+
+
+def replacement(new: str, span: Span, whole_lines: bool) -> str:
+    """``new`` as it should be written over ``span``: re-indented and with the file's line
+    endings when the match was line-based."""
+    if not whole_lines:
+        return new
+    parts = new.split("\n")
+    tail_nl = parts[-1] == "" and len(parts) > 1
+    body = parts[:-1] if tail_nl else parts
+    body = [ln[:-1] if ln.endswith("\r") else ln for ln in body]
+    body = reindent_lines(body, span.reindent)
+    sep = "\r\n" if span.crlf else "\n"
+    return sep.join(body) + (sep if tail_nl else "")
+
+
+def choose_disjoint(spans: Sequence[Span]) -> list[Span]:
+    """Non-overlapping spans, earliest first (what ``replace_all`` replaces)."""
+    out: list[Span] = []
+    for span in sorted(spans, key=lambda s: (s.start, s.end)):
+        if not out or span.start >= out[-1].end:
+            out.append(span)
+    return out
+
+
+def apply(text: str, match: Match, new: str, *, replace_all: bool = False) -> tuple[str, int]:
+    """The text with ``new`` written over the match; returns ``(text, replacements)``.
+
+    Raises ``ValueError`` for no match, or for an ambiguous match without ``replace_all``:
+    an ambiguous match is never applied by accident.
+    """
+    if match.count == 0:
+        raise ValueError("no match to apply")
+    if match.count > 1 and not replace_all:
+        raise ValueError(f"ambiguous match ({match.count} candidates) without replace_all")
+    spans = choose_disjoint(match.spans)
+    pieces = []
+    pos = 0
+    for span in spans:
+        pieces.append(text[pos : span.start])
+        pieces.append(replacement(new, span, match.whole_lines))
+        pos = span.end
+    pieces.append(text[pos:])
+    return "".join(pieces), len(spans)
+
+
+# -- the closest span, for a miss --------------------------------------------------------------
+
+FUZZY_MAX_LINES = 20000  # files longer than this get no closest-span hint (time bound)
+FUZZY_SHORTLIST = 40  # windows whose quick ratio is best get the full comparison
+
+
+@dataclass(frozen=True)
+class Near:
+    """The file window most like the search text: 1-based inclusive lines and a 0..1 ratio."""
+
+    first_line: int
+    last_line: int
+    ratio: float
+
+
+def closest_span(text: str, old: str, window: Window | None = None) -> Near | None:
+    """The window of the file (as many lines as ``old`` has) most like ``old`` by difflib,
+    compared with whitespace stripped from each line; None for an empty file or search text.
+    ``window`` limits where the window may start (1-based inclusive)."""
+    needle = [ln.strip() for ln in search_lines(old)[0]]
+    if not any(needle):
+        return None
+    lines = [ln.strip() for ln in _split(text).text]
+    if not lines or len(lines) > FUZZY_MAX_LINES:
+        return None
+    n = min(len(needle), len(lines))
+    want = "\n".join(needle)
+    lo, hi = 0, len(lines) - n
+    if window is not None:
+        lo, hi = max(lo, window[0] - 1), min(hi, window[1] - 1)
+    if lo > hi:
+        return None
+    matcher = difflib.SequenceMatcher(None, autojunk=False)
+    matcher.set_seq2(want)
+    scored = []
+    for i in range(lo, hi + 1):
+        matcher.set_seq1("\n".join(lines[i : i + n]))
+        scored.append((matcher.quick_ratio(), i))
+    scored.sort(key=lambda t: (-t[0], t[1]))
+    best: Near | None = None
+    for _quick, i in scored[:FUZZY_SHORTLIST]:
+        matcher.set_seq1("\n".join(lines[i : i + n]))
+        ratio = matcher.ratio()
+        if best is None or ratio > best.ratio:
+            best = Near(i + 1, i + n, ratio)
+    return best

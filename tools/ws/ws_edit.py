@@ -1,0 +1,274 @@
+"""ws_edit: replace ``old_str`` with ``new_str`` in one file, uniquely (slmcode spec, ws_edit).
+
+The search walks the match ladder (``kli.tools.ws.ladder``) and stops at the first rung with a
+candidate; one candidate is applied (with that rung's note), two or more are refused unless
+``replace_all``. Every refusal in the spec's table is a message below, written once.
+
+Read-first is NOT enforced here (ws_write enforces it for overwrites): an ``old_str`` that
+matches the file is itself proof that the caller knows the text it replaces, and a miss is
+answered with the closest span and the ws_read call that shows it.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from kli.tools.core.changes import file_change
+from kli.tools.core.jail import Resolved
+from kli.tools.core.registry import GATE_EDIT, Call, Tool
+from kli.tools.core.result import ToolError, ToolResult
+from kli.tools.core.textfile import NotText, read_text
+from kli.tools.ws import gutter, ladder, telemetry
+from kli.tools.ws.syntax import apply_with_syntax_check
+
+# The over-edit guard: an old_str covering at least this fraction of the lines of a file of at
+# least this many lines is a whole-file rewrite in disguise, refused (over_edit_guard).
+OVER_EDIT_MIN_LINES = 40
+OVER_EDIT_FRACTION = 0.9
+# A miss shows the closest span when it is at least this alike (difflib ratio).
+FUZZY_MIN_RATIO = 0.5
+# Lines of the closest span shown at most.
+FUZZY_SHOW_LINES = 12
+
+ALIASES = {
+    "old_string": "old_str",
+    "search": "old_str",
+    "old": "old_str",
+    "new_string": "new_str",
+    "replace": "new_str",
+    "new": "new_str",
+}
+
+RUNG_ORDER = ", ".join(ladder.RUNGS)
+
+MSG_EMPTY = (
+    "Edit refused — old_str is empty or whitespace-only, and an empty search matches "
+    "everywhere (it would silently prepend). Say what you mean instead:\n"
+    "• create a new file → ws_write\n"
+    "• append to the end of a file → use its last 2–3 lines as old_str and put them, followed "
+    "by the new text, in new_str\n"
+    "• insert somewhere → use the line(s) just before the insertion point as old_str and repeat "
+    "them in new_str with the new lines after them"
+)
+MSG_NO_OP = "No-op edit refused — old_str and new_str are identical."
+
+
+def open_text(call: Call, path: str, tool: str) -> tuple[Resolved, str]:
+    """Resolve ``path`` for writing and read it as text, or raise the recovery-pointing error."""
+    resolved = call.ws.jail.resolve(path, write=True)
+    if os.path.isdir(resolved.real):
+        raise ToolError(
+            f"{tool}: {resolved.rel} is a directory, not a file — list it with ws_list "
+            f'{{"path":"{resolved.rel}"}} and edit one of its files.',
+            error="is_directory",
+        )
+    if not os.path.exists(resolved.real):
+        name = os.path.basename(resolved.rel)
+        raise ToolError(
+            f"{tool}: {resolved.rel} does not exist — find the right path with ws_glob "
+            f'{{"pattern":"**/{name}"}} or ws_list; to create a new file use ws_write.',
+            error="not_found",
+        )
+    try:
+        return resolved, read_text(resolved.real).text
+    except NotText:
+        raise ToolError(
+            f"{tool}: {resolved.rel} is a binary file; {tool} changes text files only.",
+            error="binary",
+        ) from None
+    except OSError as exc:
+        raise ToolError(
+            f"{tool}: cannot read {resolved.rel}: {exc.strerror}.", error="io"
+        ) from None
+
+
+def show_lines(text: str, first: int, last: int, limit: int = FUZZY_SHOW_LINES) -> str:
+    """Lines ``first..last`` (1-based) in ws_read's ``%6d|`` display."""
+    lines = text.split("\n")
+    last = min(last, first + limit - 1, len(lines))
+    return "\n".join(f"{n:6d}|{lines[n - 1].rstrip(chr(13))}" for n in range(first, last + 1))
+
+
+def _line_list(spans: tuple[ladder.Span, ...]) -> str:
+    firsts = [str(s.first_line) for s in spans[:10]]
+    more = ", …" if len(spans) > 10 else ""
+    return ("line " if len(firsts) == 1 else "lines ") + ", ".join(firsts) + more
+
+
+def not_found_message(rel: str, text: str, old: str) -> str:
+    near = ladder.closest_span(text, old)
+    head = f"old_str not found in {rel} — no strategy of the match ladder matched ({RUNG_ORDER})."
+    retry = (
+        "Re-read the region with ws_read and copy old_str from it byte-for-byte (indentation "
+        "included, without the NN| gutter), then retry ws_edit. Do NOT use ws_write."
+    )
+    if near is None or near.ratio < FUZZY_MIN_RATIO:
+        return f"{head}\nNothing in the file is close to it. {retry}"
+    limit = max(near.last_line - near.first_line + 1, 1)
+    return (
+        f"{head}\nThe closest span is lines {near.first_line}–{near.last_line} "
+        f"({near.ratio:.0%} similar; the NN| gutter is display only):\n"
+        f"{show_lines(text, near.first_line, near.last_line)}\n"
+        f'See it with ws_read {{"path":"{rel}","offset":{near.first_line},"limit":{limit}}}. '
+        f"{retry}"
+    )
+
+
+def _refuse(call: Call, rel: str, text: str, reason: str, message: str, **extra: Any) -> ToolError:
+    keys = telemetry.record(call.session, ["ws_edit.calls", f"ws_edit.refused.{reason}"])
+    change = file_change(rel, text, text, "rejected", reason=reason, message=message)
+    return ToolError(message, error=reason, files=[change], telemetry=keys, **extra)
+
+
+def _run(call: Call) -> ToolResult:
+    args = call.args
+    old: str = args["old_str"]
+    new: str = args["new_str"]
+    replace_all = bool(args.get("replace_all", False))
+    with call.ws.file_lock:
+        resolved, text = open_text(call, args["path"], "ws_edit")
+        rel = resolved.rel
+        if old.strip() == "":
+            raise _refuse(call, rel, text, "empty_old_str", MSG_EMPTY)
+        keys = ["ws_edit.calls"]
+        notes_end: list[str] = []
+        if old not in text:
+            found = gutter.scan(old)
+            if found.kind == "partial":
+                raise _refuse(call, rel, text, "partial_gutter", gutter.partial_refusal(found))
+            if found.kind == "full":
+                old = found.stripped
+                new = gutter.strip_marked(new)
+                keys.append("ws_edit.gutter_stripped")
+                notes_end.append(found.note("old_str"))
+        if old == new:
+            raise _refuse(call, rel, text, "no_op", MSG_NO_OP)
+        file_lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+        old_lines = len(ladder.search_lines(old)[0])
+        if file_lines >= OVER_EDIT_MIN_LINES and old_lines >= OVER_EDIT_FRACTION * file_lines:
+            raise _refuse(
+                call,
+                rel,
+                text,
+                "over_edit_guard",
+                f"Edit refused by the over-edit guard (over_edit_guard) — old_str spans "
+                f"{old_lines} of the {file_lines} lines of {rel} (≥ {OVER_EDIT_FRACTION:.0%}): "
+                "that is a whole-file rewrite, where one drifted line makes the whole edit miss "
+                "or silently reverts code you did not mean to touch. Change only what needs "
+                "changing: one ws_edit per function or block (old_str = that block plus 2–3 "
+                "lines of context), or one ws_patch with a unified diff of just the changed "
+                "hunks.",
+            )
+        match = ladder.seek(text, old)
+        if match.count == 0:
+            raise _refuse(call, rel, text, "not_found", not_found_message(rel, text, old))
+        if match.count > 1 and not replace_all:
+            where = _line_list(match.spans)
+            if match.rung == ladder.EXACT:
+                raise _refuse(
+                    call,
+                    rel,
+                    text,
+                    "ambiguous_exact",
+                    f"old_str found {match.count} times in {rel} ({where}) — pass "
+                    "replace_all:true, or include more surrounding context (2–3 lines before "
+                    "or after) so old_str matches exactly one place. Nothing was changed. "
+                    "Do NOT use ws_write.",
+                    count=match.count,
+                )
+            raise _refuse(
+                call,
+                rel,
+                text,
+                "ambiguous",
+                f"Ambiguous edit refused — the search text matches {match.count} places in "
+                f"{rel} ({where}) under the {match.rung} match. An ambiguous edit is a wrong "
+                "edit, so nothing was changed. Include more surrounding context so it matches "
+                "one place, or pass replace_all:true to replace every one of them.",
+                count=match.count,
+                rung=match.rung,
+            )
+        after, replaced = ladder.apply(text, match, new, replace_all=replace_all)
+        if after == text:
+            raise _refuse(
+                call,
+                rel,
+                text,
+                "no_op",
+                f"No-op edit refused — replacing the matched text leaves {rel} unchanged "
+                f"({match.rung} match at {_line_list(match.spans)}).",
+            )
+        keys.append(f"ws_edit.rung.{match.rung}")
+        if replace_all and match.count > 1:
+            keys.append("ws_edit.replace_all")
+        wrote, syntax_note, outcome = apply_with_syntax_check(
+            call.ws, resolved, text, after, disabled=bool(args.get("disable_syntax_check"))
+        )
+        keys.append(f"syntax.{outcome.status}")
+        telemetry.record(call.session, keys)
+        spans = [[s.first_line, s.last_line] for s in ladder.choose_disjoint(match.spans)]
+        common: dict[str, Any] = {
+            "path": rel,
+            "rung": match.rung,
+            "replacements": replaced,
+            "spans": spans,
+            "syntax": outcome.status,
+            "syntax_checker": outcome.checker,
+            "telemetry": keys,
+        }
+        if not wrote:
+            change = file_change(
+                rel, text, after, "reverted", reason="syntax", message=outcome.message
+            )
+            return ToolResult.error(syntax_note, error="syntax_reverted", files=[change], **common)
+        head = f"edited {rel} ({replaced} replacement(s))"
+        if match.note:
+            head += f" {match.note}"
+        lines = [head, *([syntax_note] if syntax_note else []), *notes_end]
+        change = file_change(rel, text, after, "written")
+        return ToolResult.success("\n".join(lines), files=[change], **common)
+
+
+TOOL = Tool(
+    name="ws_edit",
+    profile="slmcode",
+    gate=GATE_EDIT,
+    description=(
+        "Replace old_str with new_str in one existing file. old_str must match the file "
+        "byte-for-byte, indentation included, and match exactly ONE place: ws_read the file "
+        "first and copy the lines from it WITHOUT the `NN|` line-number gutter (it is display "
+        "only). Include 2–3 surrounding lines when a short span repeats, or pass "
+        "replace_all:true to change every occurrence. Small drift in trailing whitespace, "
+        "indentation or blank lines is tolerated and reported with a note; an ambiguous match "
+        "is never applied. To append, use the file's last lines as old_str and repeat them in "
+        "new_str; to create a file use ws_write; for several changes in one file use ws_patch. "
+        "A change that makes a parsing file stop parsing (.py, .json, .js, .go, .ts) is "
+        "reverted; disable_syntax_check:true skips that check."
+    ),
+    parameters={
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "File to edit, relative to the root."},
+            "old_str": {
+                "type": "string",
+                "description": "Exact text to replace (copied from ws_read, without the gutter).",
+            },
+            "new_str": {"type": "string", "description": "Replacement text (may be empty)."},
+            "replace_all": {
+                "type": "boolean",
+                "description": "Replace every match instead of requiring exactly one.",
+            },
+            "disable_syntax_check": {
+                "type": "boolean",
+                "description": "Skip the post-edit parse check (and its revert).",
+            },
+        },
+        "required": ["path", "old_str", "new_str"],
+        "additionalProperties": False,
+    },
+    run=_run,
+    main_arg="new_str",
+    aliases=ALIASES,
+    mutates=True,
+)

@@ -1,0 +1,500 @@
+"""ws_patch: apply a unified diff or SEARCH/REPLACE blocks, all or nothing (slmcode spec, ws_patch).
+
+The parser (``patch_parse``) turns the text into files and hunks; ``plan_file`` (pure) lands
+each hunk on a file's text; ``_run`` resolves paths, checks syntax and writes every file or
+none.
+
+Landing a hunk:
+- a hunk with @@ line numbers is searched for with the match ladder inside a window of
+  ±``ANCHOR_WINDOW_LINES`` around its @@ line, shifted by the line delta of the hunks before
+  it (and never before the previous hunk's end); one candidate lands, two or more refuse it;
+- a hunk with no old lines (``@@ -N,0 +M,K @@``) is a pure insertion after line N (0 = top);
+- an anchorless hunk (SEARCH/REPLACE, bare -/+) runs the ladder over the whole file;
+- context lines are kept as the FILE has them (the hunk is aligned line by line to the span it
+  matched), added lines get the file's indentation when the match re-indented.
+If any hunk fails nothing is written and the result reports every hunk.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from kli.tools.core.atomic import write_many
+from kli.tools.core.changes import file_change
+from kli.tools.core.jail import Resolved
+from kli.tools.core.registry import GATE_EDIT, Call, Tool
+from kli.tools.core.result import ToolError, ToolResult
+from kli.tools.core.textfile import encode
+from kli.tools.ws import gutter, ladder, telemetry
+from kli.tools.ws.patch_parse import Body, FilePatch, Hunk, PatchParseError, parse
+from kli.tools.ws.syntax import SyntaxOutcome, check_file, outcome_note, reverted_message
+from kli.tools.ws.ws_edit import open_text
+
+ANCHOR_WINDOW_LINES = 20  # the spec's AnchorWindowLines
+
+ALIASES = {"diff": "patch", "hunk": "patch"}
+
+_RANK = {rung: i for i, rung in enumerate(ladder.RUNGS)}
+
+
+@dataclass
+class HunkReport:
+    """How one hunk fared: ``first``/``last`` are 1-based lines of the ORIGINAL file."""
+
+    index: int
+    header: str
+    applied: bool
+    rung: str | None = None
+    first: int = 0
+    last: int = 0
+    message: str = ""
+
+    def line(self) -> str:
+        head = f"hunk {self.index} ({self.header})"
+        if self.applied:
+            return f"{head}: anchored@{self.first}..{self.last} {self.rung}"
+        return f"{head}: FAILED — {self.message}"
+
+
+@dataclass
+class FilePlan:
+    """The outcome of landing every hunk of one file on ``before`` (pure, nothing written)."""
+
+    before: str
+    after: str
+    reports: list[HunkReport] = field(default_factory=list)
+    telemetry: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return all(r.applied for r in self.reports)
+
+
+# -- landing hunks ----------------------------------------------------------------------------
+
+
+def _render(body: Body, span_lines: list[str], span: ladder.Span) -> tuple[list[str] | None, str]:
+    """The hunk's new lines for a matched span: context and removals are aligned to the file's
+    lines (context is written as the FILE has it), added lines are re-indented like the match.
+    File lines the hunk does not mention stay where they are. Returns ``(None, line)`` when a
+    removed line has no counterpart in the span (the hunk does not fit there)."""
+    old = [t for tag, t in body if tag != "+"]
+    sm = difflib.SequenceMatcher(
+        None, [t.strip() for t in old], [t.strip() for t in span_lines], autojunk=False
+    )
+    aligned: dict[int, int] = {}
+    for block in sm.get_matching_blocks():
+        for k in range(block.size):
+            aligned[block.a + k] = block.b + k
+    cr = "\r" if span.crlf else ""
+    out: list[str] = []
+    fi = 0
+    oi = 0
+    for tag, text in body:
+        if tag == "+":
+            out.append(ladder.reindent_lines([text], span.reindent)[0] + cr)
+            continue
+        j = aligned.get(oi)
+        oi += 1
+        if j is None:
+            if tag == "-":
+                return None, text  # a removal the file does not have there: not this place
+            continue  # a context line the file does not have: nothing to keep
+        while fi < j:
+            out.append(span_lines[fi])
+            fi += 1
+        if tag == " ":
+            out.append(span_lines[j])
+        fi = j + 1
+    out.extend(span_lines[fi:])
+    return out, ""
+
+
+def _best(text: str, hunk: Hunk, window: ladder.Window | None) -> tuple[ladder.Match, Body, bool]:
+    """The ladder's match for the hunk's old lines; the forgotten-prefix reading wins only
+    when it lands on a strictly better rung."""
+    match = ladder.seek(
+        text, "\n".join(t for tag, t in hunk.body if tag != "+"), whole_lines=True, window=window
+    )
+    if hunk.alt_body is None or (match.count and match.rung in (ladder.EXACT, ladder.TRAILING_WS)):
+        return match, hunk.body, False
+    alt_old = "\n".join(t for tag, t in hunk.alt_body if tag != "+")
+    alt = ladder.seek(text, alt_old, whole_lines=True, window=window)
+    if alt.count and (not match.count or _RANK[alt.rung or ""] < _RANK[match.rung or ""]):
+        return alt, hunk.alt_body, True
+    return match, hunk.body, False
+
+
+def _split(text: str) -> tuple[list[str], bool]:
+    if text == "":
+        return [], False
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+        return lines, True
+    return lines, False
+
+
+def plan_file(text: str, hunks: list[Hunk], *, window_lines: int = ANCHOR_WINDOW_LINES) -> FilePlan:
+    """Land ``hunks`` on ``text`` in order; the plan's ``after`` is meaningful only when
+    every hunk applied."""
+    lines, trailing_nl = _split(text)
+    crlf_file = sum(ln.endswith("\r") for ln in lines) * 2 > len(lines) > 0
+    plan = FilePlan(text, text)
+    delta = 0
+    prev: tuple[int, int] | None = None  # (old_start, end line in working numbering)
+    for index, hunk in enumerate(hunks, 1):
+        report = HunkReport(index, hunk.header, False)
+        plan.reports.append(report)
+        working = "\n".join(lines)
+        if hunk.pure_insertion:
+            if hunk.old_start is None:
+                report.message = (
+                    "it only adds lines and has no @@ line number or context line to say where; "
+                    "add 2–3 unchanged lines around the insertion as ' ' context."
+                )
+                continue
+            at = hunk.old_start + delta
+            if not 0 <= at <= len(lines):
+                report.message = (
+                    f"a pure insertion after line {hunk.old_start} is past the end of the file "
+                    f"({len(lines) - delta} lines); fix the @@ -N,0 line number."
+                )
+                continue
+            cr = "\r" if crlf_file else ""
+            new = [t + cr for tag, t in hunk.body if tag == "+"]
+            lines[at:at] = new
+            report.applied, report.rung = True, "pure-insertion"
+            report.first, report.last = hunk.old_start, hunk.old_start
+            plan.telemetry.append("ws_patch.hunk.pure_insertion")
+            delta += len(new)
+            prev = (hunk.old_start, at + len(new))
+            continue
+        window: ladder.Window | None = None
+        expected = None
+        if hunk.old_start is not None:
+            expected = hunk.old_start + delta
+            lo = max(1, expected - window_lines)
+            if prev is not None and hunk.old_start > prev[0]:
+                lo = max(lo, prev[1] + 1)
+            window = (lo, expected + window_lines)
+        match, body, alt_used = _best(working, hunk, window)
+        if match.count == 0:
+            report.message = _miss(working, hunk, window, expected, delta, window_lines)
+            continue
+        if match.count > 1:
+            where = ", ".join(str(s.first_line - delta) for s in match.spans[:10])
+            scope = (
+                f"within ±{window_lines} lines of line {hunk.old_start}"
+                if window
+                else "in the file"
+            )
+            report.message = (
+                f"ambiguous — its old lines match {match.count} places {scope} (lines {where}) "
+                f"under the {match.rung} match; add context lines so it matches one place."
+            )
+            continue
+        span = match.spans[0]
+        a, b = span.first_line - 1, span.last_line - 1
+        new_lines, missing = _render(body, lines[a : b + 1], span)
+        if new_lines is None:
+            report.message = (
+                f"its old lines best match lines {a + 1 - delta}–{b + 1 - delta} "
+                f"({match.rung}), but the removed line {missing.strip()!r} is not there; "
+                "re-read that region with ws_read and copy the '-' lines exactly."
+            )
+            continue
+        lines[a : b + 1] = new_lines
+        report.applied, report.rung = True, match.rung
+        report.first, report.last = span.first_line - delta, span.last_line - delta
+        plan.telemetry.append(f"ws_patch.hunk.{match.rung}")
+        if alt_used:
+            plan.telemetry.append("ws_patch.repair.forgotten_prefix_reading")
+        if expected is not None and span.first_line != expected:
+            plan.telemetry.append("ws_patch.repair.off_anchor")
+        if hunk.no_newline_new and a + len(new_lines) == len(lines):
+            trailing_nl = False
+        delta += len(new_lines) - (b - a + 1)
+        prev = (hunk.old_start or 0, a + len(new_lines))
+    if plan.ok:
+        eol = "\n"
+        plan.after = eol.join(lines) + (eol if trailing_nl and lines else "")
+    return plan
+
+
+def _miss(
+    working: str,
+    hunk: Hunk,
+    window: ladder.Window | None,
+    expected: int | None,
+    delta: int,
+    window_lines: int,
+) -> str:
+    old = "\n".join(hunk.old_lines)
+    if window is not None:
+        anywhere = ladder.seek(working, old, whole_lines=True)
+        if anywhere.count == 1 and anywhere.rung in (ladder.EXACT, ladder.TRAILING_WS):
+            at = anywhere.spans[0].first_line - delta
+            return (
+                f"no match within ±{window_lines} lines of line {hunk.old_start}; its old lines "
+                f"are at line {at}, outside that window — fix the @@ line number to -{at}."
+            )
+    near = ladder.closest_span(working, old, window)
+    scope = f"within ±{window_lines} lines of line {hunk.old_start}" if window else "in the file"
+    hint = ""
+    if near is not None and near.ratio >= 0.5:
+        hint = (
+            f"; closest: lines {near.first_line - delta}–{near.last_line - delta} "
+            f"({near.ratio:.0%} similar) — re-read them with ws_read and copy the context exactly"
+        )
+    return f"its context/removed lines match nowhere {scope}{hint}."
+
+
+# -- the tool ---------------------------------------------------------------------------------
+
+
+def _gutter(files: list[FilePatch]) -> tuple[str | None, str | None]:
+    """Strip pasted gutters from every hunk when every old line carries one.
+
+    Returns ``(note, refusal)``: the note to append when stripped, the refusal text for a
+    partial gutter."""
+    old_text = "\n".join(t for f in files for h in f.hunks for tag, t in h.body if tag != "+")
+    found = gutter.scan(old_text)
+    if found.kind == "none":
+        return None, None
+    if found.kind == "partial":
+        return None, gutter.partial_refusal(found, "the patch body")
+    for f in files:
+        for h in f.hunks:
+            h.body = [(tag, gutter.strip_marked(t)) for tag, t in h.body]
+            if h.alt_body is not None:
+                h.alt_body = [(tag, gutter.strip_marked(t)) for tag, t in h.alt_body]
+    return found.note("the patch body"), None
+
+
+def _refuse(call: Call, reason: str, message: str, keys: list[str], **extra: Any) -> ToolError:
+    keys = telemetry.record(call.session, [*keys, f"ws_patch.refused.{reason}"])
+    return ToolError(message, error=reason, telemetry=keys, **extra)
+
+
+def _targets(call: Call, files: list[FilePatch], keys: list[str]) -> list[tuple[str, FilePatch]]:
+    given = call.args.get("path")
+    if given and len(files) == 1:
+        return [(given, files[0])]
+    out = []
+    for f in files:
+        if f.path is None:
+            raise _refuse(
+                call,
+                "no_path",
+                "ws_patch needs to know which file to change: pass path, or start the diff "
+                "with --- a/FILE and +++ b/FILE header lines.",
+                keys,
+            )
+        out.append((f.path, f))
+    return out
+
+
+def _run(call: Call) -> ToolResult:
+    keys = ["ws_patch.calls"]
+    try:
+        parsed = parse(call.args["patch"])
+    except PatchParseError as exc:
+        raise _refuse(
+            call, "unparsable", f"ws_patch could not read the patch: {exc}", keys
+        ) from None
+    keys.append(f"ws_patch.format.{parsed.format}")
+    keys += [f"ws_patch.repair.{r}" for r in parsed.repairs]
+    gutter_note, refusal = _gutter(parsed.files)
+    if refusal:
+        raise _refuse(call, "partial_gutter", refusal, keys)
+    if gutter_note:
+        keys.append("ws_patch.repair.gutter_stripped")
+    disabled = bool(call.args.get("disable_syntax_check"))
+    with call.ws.file_lock:
+        order: list[str] = []
+        state: dict[str, tuple[Resolved, str | None, str]] = {}  # real → (resolved, before, now)
+        reports: list[tuple[str, HunkReport]] = []
+        for path, fpatch in _targets(call, parsed.files, keys):
+            if fpatch.delete_file:
+                raise _refuse(
+                    call,
+                    "delete_in_patch",
+                    f"ws_patch does not delete files ({path} → /dev/null); use ws_delete.",
+                    keys,
+                )
+            resolved = call.ws.jail.resolve(path, write=True)
+            if resolved.real not in state:
+                if fpatch.new_file and not os.path.exists(resolved.real):
+                    state[resolved.real] = (resolved, None, "")
+                else:
+                    resolved, text = open_text(call, path, "ws_patch")
+                    state[resolved.real] = (resolved, text, text)
+                order.append(resolved.real)
+            resolved, before, now = state[resolved.real]
+            plan = plan_file(now, fpatch.hunks)
+            keys += plan.telemetry
+            reports += [(resolved.rel, r) for r in plan.reports]
+            state[resolved.real] = (resolved, before, plan.after if plan.ok else now)
+        multi = len(order) > 1
+        listing = [("  " + (f"{rel} " if multi else "") + r.line()) for rel, r in reports]
+        failed = [r for _rel, r in reports if not r.applied]
+        if failed:
+            refusal_files = [
+                file_change(
+                    state[real][0].rel,
+                    state[real][1],
+                    state[real][1],
+                    "rejected",
+                    reason="hunk_failed",
+                )
+                for real in order
+            ]
+            raise _refuse(
+                call,
+                "hunk_failed",
+                f"ws_patch refused — {len(failed)} of {len(reports)} hunk(s) did not apply, so "
+                "nothing was written (all or nothing).\n" + "\n".join(listing) + "\n"
+                "Fix the FAILED hunk(s) — re-read that region with ws_read and copy the context "
+                "lines exactly, or correct the @@ line numbers — then send the whole patch again.",
+                keys,
+                files=refusal_files,
+                hunks=[_report_json(rel, r) for rel, r in reports],
+            )
+        outcomes: dict[str, SyntaxOutcome] = {}
+        for real in order:
+            resolved, before, after = state[real]
+            outcomes[real] = check_file(resolved.rel, before, after, disabled=disabled)
+            keys.append(f"syntax.{outcomes[real].status}")
+        reverted = [real for real in order if outcomes[real].status == "reverted"]
+        changes = []
+        if reverted:
+            for real in order:
+                resolved, before, after = state[real]
+                status = "reverted" if real in reverted else "rejected"
+                changes.append(
+                    file_change(
+                        resolved.rel,
+                        before,
+                        after,
+                        status,
+                        reason="syntax",
+                        message=outcomes[real].message,
+                    )
+                )
+            telemetry.record(call.session, keys)
+            text = "\n\n".join(reverted_message(state[r][0].rel, outcomes[r]) for r in reverted)
+            if multi:
+                text += "\nNo file of the patch was written."
+            return ToolResult.error(
+                text,
+                error="syntax_reverted",
+                files=changes,
+                hunks=[_report_json(rel, r) for rel, r in reports],
+                telemetry=keys,
+            )
+        writes = []
+        for real in order:
+            resolved, before, after = state[real]
+            if after != (before or ""):
+                writes.append((real, encode(after)))
+            changes.append(
+                file_change(
+                    resolved.rel,
+                    before,
+                    after,
+                    "written" if after != (before or "") else "unchanged",
+                )
+            )
+        if not writes:
+            telemetry.record(call.session, keys)
+            raise ToolError(
+                "No-op patch refused — applying it leaves the file(s) unchanged (every hunk's "
+                "new lines equal its old lines).",
+                error="no_op",
+                telemetry=keys,
+            )
+        write_many(writes)
+    telemetry.record(call.session, keys)
+    rels = [state[real][0].rel for real in order]
+    head = (
+        f"patched {rels[0]} ({len(reports)} hunk(s))"
+        if not multi
+        else f"patched {len(rels)} files ({len(reports)} hunk(s)): {', '.join(rels)}"
+    )
+    notes = []
+    for rung in dict.fromkeys(r.rung for _rel, r in reports):
+        if rung and ladder.NOTES.get(rung):
+            notes.append(ladder.NOTES[rung])
+    for real in order:
+        note = outcome_note(state[real][0].rel, outcomes[real])
+        if note:
+            notes.append(note)
+    if gutter_note:
+        notes.append(gutter_note)
+    return ToolResult.success(
+        "\n".join([head, *listing, *notes]),
+        files=changes,
+        hunks=[_report_json(rel, r) for rel, r in reports],
+        format=parsed.format,
+        repairs=parsed.repairs,
+        syntax={state[real][0].rel: outcomes[real].status for real in order},
+        telemetry=keys,
+    )
+
+
+def _report_json(rel: str, r: HunkReport) -> dict[str, Any]:
+    return {
+        "path": rel,
+        "index": r.index,
+        "header": r.header,
+        "applied": r.applied,
+        "rung": r.rung,
+        "first": r.first,
+        "last": r.last,
+        "message": r.message,
+    }
+
+
+TOOL = Tool(
+    name="ws_patch",
+    profile="slmcode",
+    gate=GATE_EDIT,
+    description=(
+        "Apply a patch to existing file(s), all or nothing. Accepts a unified diff (--- a/FILE "
+        "/ +++ b/FILE headers, then @@ -LINE,COUNT +LINE,COUNT @@ hunks of ' ' context, '-' "
+        "removed and '+' added lines; several files allowed) or SEARCH/REPLACE blocks "
+        "(<<<<<<< SEARCH, exact old lines, =======, new lines, >>>>>>> REPLACE). Each hunk "
+        "lands within ±20 lines of its @@ line number; small whitespace drift is tolerated and "
+        "reported. If any hunk does not apply, nothing is written and each hunk's outcome is "
+        "reported — fix the failed hunk and resend the whole patch. Do not include ws_read's "
+        "NN| gutter. A change that makes a parsing file stop parsing is reverted; "
+        "disable_syntax_check:true skips that check. path is optional when the diff names files."
+    ),
+    parameters={
+        "type": "object",
+        "properties": {
+            "path": {
+                "type": "string",
+                "description": "File to patch (optional when the diff's headers name the files).",
+            },
+            "patch": {
+                "type": "string",
+                "description": "Unified diff or SEARCH/REPLACE block(s).",
+            },
+            "disable_syntax_check": {
+                "type": "boolean",
+                "description": "Skip the post-edit parse check (and its revert).",
+            },
+        },
+        "required": ["patch"],
+        "additionalProperties": False,
+    },
+    run=_run,
+    main_arg="patch",
+    aliases=ALIASES,
+    mutates=True,
+)
