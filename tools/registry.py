@@ -24,7 +24,9 @@ from kli.tools.file import search as _search  # noqa: E402
 from kli.tools.file import write as _write  # noqa: E402
 
 _FILE_READ: list[Tool] = [_read.TOOL, _find.TOOL, _search.TOOL, _write.TOOL]
-_FILE_EDIT: list[Tool] = []  # edit
+from kli.tools.file import edit as _edit  # noqa: E402
+
+_FILE_EDIT: list[Tool] = [_edit.TOOL]  # edit
 
 # -- slmcode profile (kli.tools.ws) ---------------------------------------------------------
 from kli.tools.ws import ws_edit as _ws_edit  # noqa: E402

@@ -1,0 +1,300 @@
+"""Validate a section's ops against a file's current text and apply them in memory.
+
+``plan_file`` is pure: it takes the disk text and what the session saw of it, and returns a
+``FilePlan`` (the new text, counts, the edited lines, the regions to show) or raises
+``PlanError``. Nothing here reads or writes a file, so a plan can be printed and tested before
+anything touches the disk.
+
+Rules (spec kli-tools.txt, ``edit``):
+
+- every ``LINE:HH`` is re-hashed against the current text; a mismatch (or a line past the end)
+  is stale and rejects the whole patch, naming the file and the line to re-read;
+- a line the session saw only cut (too wide) may not be replaced or deleted;
+- overlapping range ops, and an insert anchored inside a range op, are rejected naming both;
+- inserts at one gap keep patch order; an insert before a range's first line goes before its
+  replacement, an insert after its last line goes after it;
+- the result ends with a newline (an emptied file stays empty); a CRLF file (its first line
+  ending is ``\\r\\n``) gets ``\\r\\n`` payload lines and keeps ``\\r`` in hashed text.
+
+Only anchor lines are hashed here; the tool hashes only the rows it shows.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from kli.tools.core.session import FileView
+from kli.tools.core.textfile import split_lines
+from kli.tools.file.anchors import line_hash
+from kli.tools.file.hashline import (
+    APPEND,
+    INSERT_AFTER,
+    INSERT_BEFORE,
+    PREPEND,
+    RANGE_KINDS,
+    Op,
+)
+
+CONTEXT_LINES = 2  # unchanged lines shown around each changed region
+MAX_SHOWN_ROWS = 400  # rows of fresh anchors shown per file
+
+
+class PlanError(Exception):
+    """A section cannot apply. ``kind`` is ``stale``, ``cut``, ``overlap``."""
+
+    def __init__(self, message: str, *, kind: str, path: str, line: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.kind = kind
+        self.path = path
+        self.line = line
+
+
+@dataclass(frozen=True)
+class FilePlan:
+    """One file's patch, applied in memory.
+
+    ``payload`` holds 1-based ``(first, last)`` spans of the new text the patch wrote;
+    ``edited`` adds, for a deletion with no payload, the lines bordering it (the range a repair
+    may touch and still count as local). ``segments`` maps kept
+    lines: ``(old_first, count, new_first)`` (0-based) for each run the patch left alone.
+    """
+
+    path: str
+    before: str
+    after: str
+    lines: tuple[str, ...] = field(repr=False)
+    added: int
+    removed: int
+    edited: tuple[tuple[int, int], ...]
+    payload: tuple[tuple[int, int], ...]
+    segments: tuple[tuple[int, int, int], ...] = field(repr=False)
+    crlf: bool
+    old_count: int
+
+    @property
+    def edited_lines(self) -> set[int]:
+        out: set[int] = set()
+        for a, b in self.edited:
+            out.update(range(a, b + 1))
+        return out
+
+    def regions(self, context: int = CONTEXT_LINES) -> list[tuple[int, int]]:
+        """Merged ``(first, last)`` line spans to show: the edited spans plus context."""
+        total = len(self.lines)
+        spans = sorted(
+            (max(1, a - context), min(total, b + context)) for a, b in self.edited
+        )
+        merged: list[tuple[int, int]] = []
+        for a, b in spans:
+            if a > b:
+                continue
+            if merged and a <= merged[-1][1] + 1:
+                merged[-1] = (merged[-1][0], max(merged[-1][1], b))
+            else:
+                merged.append((a, b))
+        return merged
+
+    def map_line(self, old: int) -> int | None:
+        """The new number of kept old line ``old`` (1-based), or None if the patch removed it."""
+        return _remap(self.segments, {old: 0}).get(old)
+
+    def remap(self, numbered: dict[int, str]) -> dict[int, str]:
+        """Carry ``{old line: value}`` over to new line numbers, dropping lines the patch
+        removed (e.g. the hashes a session saw, which stay valid for kept lines)."""
+        moved = _remap(self.segments, numbered)
+        return {new: numbered[old] for old, new in moved.items()}
+
+
+def _remap(segments: tuple[tuple[int, int, int], ...], numbered: Mapping[int, object]) -> dict[int, int]:
+    starts = [s[0] for s in segments]
+    out: dict[int, int] = {}
+    for old in numbered:
+        i = bisect.bisect_right(starts, old - 1) - 1
+        if i >= 0:
+            first, count, new_first = segments[i]
+            if old - 1 < first + count:
+                out[old] = new_first + (old - 1 - first) + 1
+    return out
+
+
+def _span(op: Op) -> str:
+    assert op.start is not None and op.end is not None
+    if op.kind in RANGE_KINDS:
+        lines = f"line {op.start.line}" if op.start.line == op.end.line else \
+            f"lines {op.start.line}-{op.end.line}"
+    else:
+        lines = f"line {op.start.line}"
+    return f"'{op.marker}' ({lines}, patch line {op.patch_line})"
+
+
+def _first_ending_crlf(text: str) -> bool:
+    nl = text.find("\n")
+    return nl > 0 and text[nl - 1] == "\r"
+
+
+def _check_anchors(rel: str, lines: list[str], ops: list[Op], view: FileView | None,
+                   wide: int | None) -> None:
+    total = len(lines)
+    for op in ops:
+        if op.start is None or op.end is None:
+            continue
+        for anchor in {op.start, op.end}:
+            n = anchor.line
+            lo, hi = max(1, n - 5), n + 5
+            if n > total:
+                raise PlanError(
+                    f"stale anchor {anchor} in {rel} (patch line {op.patch_line}): {rel} has only "
+                    f"{total} line(s) now, so line {n} no longer exists. Re-read {rel} (read "
+                    f"path='{rel}') and redo the patch with fresh anchors. Nothing was written.",
+                    kind="stale", path=rel, line=n,
+                )
+            actual = line_hash(lines[n - 1])
+            if actual != anchor.hash:
+                raise PlanError(
+                    f"stale anchor {anchor} in {rel} (patch line {op.patch_line}): line {n} now "
+                    f"hashes {actual}, so it changed since you read it. Re-read line {n} of {rel} "
+                    f"(read path='{rel}' start={lo} end={hi}) and redo the patch with fresh "
+                    "anchors. Nothing was written.",
+                    kind="stale", path=rel, line=n,
+                )
+        if op.kind in RANGE_KINDS:
+            for n in range(op.start.line, op.end.line + 1):
+                seen_cut = view is not None and n in view.cut
+                unseen_wide = (
+                    wide is not None and len(lines[n - 1]) > wide
+                    and (view is None or n not in view.hashes)
+                )
+                if seen_cut or unseen_wide:
+                    raise PlanError(
+                        f"{_span(op)} in {rel} would replace line {n}, which you have only seen "
+                        f"cut (it is wider than {wide} characters). Edit refuses to replace a "
+                        "line you never saw whole; rewrite the file with write, or change that "
+                        "line with bash. Nothing was written.",
+                        kind="cut", path=rel, line=n,
+                    )
+
+
+def _check_overlaps(rel: str, ops: list[Op]) -> None:
+    ranges = sorted(
+        (op for op in ops if op.kind in RANGE_KINDS),
+        key=lambda o: (o.start.line if o.start else 0, o.patch_line),
+    )
+    for a, b in itertools.pairwise(ranges):
+        assert a.end is not None and b.start is not None
+        if b.start.line <= a.end.line:
+            raise PlanError(
+                f"overlapping ops in {rel}: {_span(a)} and {_span(b)} both change line "
+                f"{b.start.line}. Merge them into one '=' op, or make the ranges disjoint. "
+                "Nothing was written.",
+                kind="overlap", path=rel, line=b.start.line,
+            )
+    starts = [r.start.line for r in ranges if r.start]
+    for op in ops:
+        if op.kind not in (INSERT_AFTER, INSERT_BEFORE) or op.start is None:
+            continue
+        n = op.start.line
+        i = bisect.bisect_right(starts, n) - 1
+        if i >= 0:
+            r = ranges[i]
+            assert r.end is not None
+            if n <= r.end.line:
+                raise PlanError(
+                    f"insert {_span(op)} in {rel} falls inside {_span(r)}: its anchor line is "
+                    f"one the range removes. Put the inserted lines in the '{r.marker[0]}' "
+                    "op's payload instead, or anchor the insert outside the range. "
+                    "Nothing was written.",
+                    kind="overlap", path=rel, line=n,
+                )
+
+
+def plan_file(
+    rel: str,
+    text: str,
+    ops: list[Op],
+    view: FileView | None = None,
+    *,
+    wide: int | None = None,
+) -> FilePlan:
+    """Apply ``ops`` to ``text`` in memory, or raise ``PlanError``.
+
+    ``view`` is what the session saw of the file (its ``cut`` lines may not be replaced);
+    ``wide`` is the width above which read shows a line cut: such a line not in ``view`` is
+    treated as unseen-whole too.
+    """
+    lines = split_lines(text)
+    total = len(lines)
+    _check_anchors(rel, lines, ops, view, wide)
+    _check_overlaps(rel, ops)
+    crlf = _first_ending_crlf(text)
+
+    # (position, range?, order, op): position is the 0-based index where the op lands.
+    placed: list[tuple[int, int, int, Op]] = []
+    for order, op in enumerate(ops):
+        if op.kind == PREPEND:
+            pos = 0
+        elif op.kind == APPEND:
+            pos = total
+        elif op.kind == INSERT_BEFORE:
+            assert op.start is not None
+            pos = op.start.line - 1
+        elif op.kind == INSERT_AFTER:
+            assert op.start is not None
+            pos = op.start.line
+        else:
+            assert op.start is not None
+            pos = op.start.line - 1
+        placed.append((pos, 1 if op.kind in RANGE_KINDS else 0, order, op))
+    placed.sort(key=lambda t: t[:3])
+
+    out: list[str] = []
+    segments: list[tuple[int, int, int]] = []
+    edited: list[tuple[int, int]] = []
+    written: list[tuple[int, int]] = []
+    cursor = 0
+    added = removed = 0
+    for pos, is_range, _order, op in placed:
+        if pos > cursor:
+            segments.append((cursor, pos - cursor, len(out)))
+            out.extend(lines[cursor:pos])
+            cursor = pos
+        payload = [p if (not crlf or p.endswith("\r")) else p + "\r" for p in op.payload]
+        if payload:
+            edited.append((len(out) + 1, len(out) + len(payload)))
+            written.append(edited[-1])
+            out.extend(payload)
+            added += len(payload)
+        if is_range:
+            assert op.start is not None and op.end is not None
+            removed += op.end.line - op.start.line + 1
+            cursor = op.end.line
+            if not payload:
+                edited.append((max(1, len(out)), len(out) + 1))
+    if cursor < total:
+        segments.append((cursor, total - cursor, len(out)))
+        out.extend(lines[cursor:])
+    if crlf and out and not out[-1].endswith("\r"):
+        out[-1] += "\r"
+        edited.append((len(out), len(out)))
+    after = "\n".join(out) + "\n" if out else ""
+    if out:
+        last = len(out)
+        edited = [(min(a, last), min(b, last)) for a, b in edited]
+    else:
+        edited = []
+    return FilePlan(
+        path=rel,
+        before=text,
+        after=after,
+        lines=tuple(out),
+        added=added,
+        removed=removed,
+        edited=tuple(edited),
+        payload=tuple(written),
+        segments=tuple(segments),
+        crlf=crlf,
+        old_count=total,
+    )

@@ -1,0 +1,158 @@
+"""The repair decision: given the original text, the patched text and the lines the patch
+edited, what to do — a plain value with a named reason, decided before anything touches disk.
+
+Reasons (``RepairDecision.reason``; the safety classification is ``classification``):
+
+- ``balanced``              the patched text balances (and, for Python, parses): write it.
+- ``repaired_local_stable`` repaired; every changed line lies inside the edited range and the
+                            top-level form / statement count equals the original's: safe.
+- ``repair_outside_edit``   the repair changes a line outside the edited range: unsafe.
+- ``form_count_changed``    the repaired text has a different number of top-level forms /
+                            statements than the original: unsafe.
+- ``original_unparsed``     the original did not balance / parse, so stability is unknown: unsafe.
+- ``unrepairable``          no delimiter repair makes the text balance / parse (an unterminated
+                            string, or a Python syntax error brackets do not explain): refused.
+- ``policy_reject``         ``repair="reject"`` and the patched text is unbalanced: refused.
+- ``policy_preview``        ``repair="preview"``: the repaired candidate is returned, unwritten.
+
+Actions: ``write`` (the text is written), ``preview`` (a candidate, nothing written),
+``reject`` (an error, nothing written). Under ``safe`` an unsafe repair becomes a preview.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
+
+from kli.tools.file.repair import lisp, python
+
+POLICIES = ("safe", "preview", "reject")
+
+WRITE, PREVIEW, REJECT = "write", "preview", "reject"
+
+BALANCED = "balanced"
+LOCAL_STABLE = "repaired_local_stable"
+OUTSIDE_EDIT = "repair_outside_edit"
+FORM_COUNT = "form_count_changed"
+ORIGINAL_UNPARSED = "original_unparsed"
+UNREPAIRABLE = "unrepairable"
+POLICY_REJECT = "policy_reject"
+POLICY_PREVIEW = "policy_preview"
+
+_LANGUAGES: tuple[ModuleType, ...] = (lisp, python)
+
+
+def language_for(path: str) -> ModuleType | None:
+    """The repair language module for ``path`` by extension, or None (no check)."""
+    ext = os.path.splitext(path)[1].lower()
+    for module in _LANGUAGES:
+        if ext in module.EXTENSIONS:
+            return module
+    return None
+
+
+@dataclass(frozen=True)
+class RepairDecision:
+    action: str
+    reason: str
+    text: str  # what would be written: the patched text, or the repaired candidate
+    classification: str | None = None
+    marks: tuple[dict[str, Any], ...] = ()
+    changed_lines: tuple[int, ...] = ()
+    message: str = ""
+    language: str | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def repaired(self) -> bool:
+        return bool(self.marks)
+
+
+def _problem(language: ModuleType, text: str) -> str:
+    return str(language.parse_error(text) or "unbalanced delimiters")
+
+
+def decide(
+    language: ModuleType | None,
+    original: str,
+    patched: str,
+    edited: set[int],
+    policy: str = "safe",
+) -> RepairDecision:
+    """Decide what happens to ``patched`` (the patch applied to ``original``).
+
+    ``edited`` holds the 1-based lines of ``patched`` the patch wrote or bordered (see
+    ``plan.FilePlan.edited_lines``). ``language`` is a module from ``language_for`` (None: no
+    check, always ``write`` with reason ``balanced``).
+    """
+    if policy not in POLICIES:
+        raise ValueError(f"unknown repair policy {policy!r}")
+    if language is None:
+        return RepairDecision(WRITE, BALANCED, patched)
+    name = language.NAME
+    is_python = language is python
+    scan = language.scan(patched)
+    if scan.balanced:
+        error = python.parse_error(patched) if is_python else None
+        if error is not None and python.parse_error(original) is None:
+            return RepairDecision(
+                REJECT, UNREPAIRABLE, patched, language=name,
+                message=f"the patched file does not parse: {error}; delimiters balance, so "
+                "no repair applies",
+            )
+        return RepairDecision(WRITE, BALANCED, patched, language=name)
+    problem = _problem(language, patched)
+    if policy == "reject":
+        return RepairDecision(
+            REJECT, POLICY_REJECT, patched, language=name,
+            message=f"the patched file is unbalanced: {problem}; repair='reject' writes nothing",
+        )
+    planned = language.fixes(patched, scan)
+    if planned is None:
+        return RepairDecision(
+            REJECT, UNREPAIRABLE, patched, language=name,
+            message=f"the patched file is unbalanced and cannot be repaired: {problem}",
+        )
+    from kli.tools.file.repair.common import apply_fixes
+
+    candidate, marks, lines = apply_fixes(patched, planned)
+    still = language.parse_error(candidate)
+    if still is not None:
+        return RepairDecision(
+            REJECT, UNREPAIRABLE, patched, language=name,
+            message=f"the patched file is unbalanced ({problem}) and the delimiter repair "
+            f"does not fix it: {still}",
+        )
+    original_count = language.form_count(original)
+    if original_count is None:
+        classification = ORIGINAL_UNPARSED
+        why = "the original file did not parse, so the repair's effect cannot be judged"
+    elif not lines <= edited:
+        classification = OUTSIDE_EDIT
+        outside = sorted(lines - edited)
+        why = f"the repair changes line(s) {', '.join(map(str, outside))} outside your edit"
+    elif language.form_count(candidate) != original_count:
+        classification = FORM_COUNT
+        why = (f"the repaired file has {language.form_count(candidate)} top-level "
+               f"{'statements' if is_python else 'forms'}, the original {original_count}")
+    else:
+        classification = LOCAL_STABLE
+        why = "the repair is local to your edit and keeps the top-level form count"
+    notes = "; ".join(f"line {m['line']}: {m['note']}" for m in marks)
+    message = f"{problem}; repaired: {notes}; {why}"
+    common = {"classification": classification, "marks": tuple(marks),
+              "changed_lines": tuple(sorted(lines)), "message": message, "language": name}
+    if policy == "preview":
+        return RepairDecision(PREVIEW, POLICY_PREVIEW, candidate, **common)
+    if classification == LOCAL_STABLE:
+        return RepairDecision(WRITE, LOCAL_STABLE, candidate, **common)
+    return RepairDecision(PREVIEW, classification, candidate, **common)
+
+
+def still_valid(language: ModuleType | None, text: str) -> str | None:
+    """Why a stored candidate no longer stands (unbalanced / unparsable), or None."""
+    if language is None:
+        return None
+    return language.parse_error(text)
