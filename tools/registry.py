@@ -33,12 +33,31 @@ from kli.tools.ws import ws_edit as _ws_edit  # noqa: E402
 from kli.tools.ws import ws_patch as _ws_patch  # noqa: E402
 
 _WS_EDIT: list[Tool] = [_ws_edit.TOOL, _ws_patch.TOOL]  # ws_edit, ws_patch
-_WS_OTHER: list[Tool] = []  # ws_read, ws_write, ws_mv, ws_delete, ws_list, ws_glob, ws_grep, ws_shell, ws_todo, ws_skill, git_status, git_diff
+from kli.tools.ws import git_diff as _git_diff  # noqa: E402
+from kli.tools.ws import git_status as _git_status  # noqa: E402
+from kli.tools.ws import ws_checkpoints as _ws_checkpoints  # noqa: E402
+from kli.tools.ws import ws_delete as _ws_delete  # noqa: E402
+from kli.tools.ws import ws_glob as _ws_glob  # noqa: E402
+from kli.tools.ws import ws_grep as _ws_grep  # noqa: E402
+from kli.tools.ws import ws_list as _ws_list  # noqa: E402
+from kli.tools.ws import ws_mv as _ws_mv  # noqa: E402
+from kli.tools.ws import ws_read as _ws_read  # noqa: E402
+from kli.tools.ws import ws_shell as _ws_shell  # noqa: E402
+from kli.tools.ws import ws_skill as _ws_skill  # noqa: E402
+from kli.tools.ws import ws_todo as _ws_todo  # noqa: E402
+from kli.tools.ws import ws_write as _ws_write  # noqa: E402
+from kli.tools.ws.profile import SLMCODE_PROFILE as _WS_PROFILE  # noqa: E402
+
+_WS_OTHER: list[Tool] = [
+    _ws_read.TOOL, _ws_write.TOOL, _ws_mv.TOOL, _ws_delete.TOOL, _ws_checkpoints.TOOL,
+    _ws_list.TOOL, _ws_glob.TOOL, _ws_grep.TOOL, _ws_shell.TOOL, _ws_todo.TOOL, _ws_skill.TOOL,
+    _git_status.TOOL, _git_diff.TOOL,
+]
 
 _TOOLS: list[Tool] = [*_PROCESS, *_FILE_READ, *_FILE_EDIT, *_WS_EDIT, *_WS_OTHER]
 
 _KLI_PROFILE = Profile("kli")
-_SLMCODE_PROFILE = Profile("slmcode")  # replaced by kli.tools.ws.profile's rules (cap, loop guard)
+_SLMCODE_PROFILE = _WS_PROFILE  # kli.tools.ws.profile: result cap, loop guard
 _PROFILES: list[Profile] = [_KLI_PROFILE, _SLMCODE_PROFILE]
 
 

@@ -1,0 +1,68 @@
+"""git_diff — ``git diff [--cached] [-- path]``, read-only, through real git."""
+
+from __future__ import annotations
+
+from kli.tools.core.registry import GATE_READ, Call, Tool
+from kli.tools.core.result import ToolError, ToolResult
+from kli.tools.ws.gitcmd import in_work_tree, not_a_repo_message, run_git
+
+DESCRIPTION = """Show uncommitted changes as a unified diff (read-only): `git diff`.
+Parameters: path (limit to one file or folder), cached (true: show staged changes instead of
+unstaged ones), stat (true: only a per-file summary). Untracked (new) files are not in a diff:
+see git_status for them."""
+
+
+def _run(call: Call) -> ToolResult:
+    root = call.ws.root
+    if not in_work_tree(root):
+        raise ToolError(not_a_repo_message("git_diff", root), error="not_a_repo")
+    cached = call.args.get("cached") is True
+    args = ["diff", "--no-color", "--no-ext-diff"]
+    if cached:
+        args.append("--cached")
+    if call.args.get("stat") is True:
+        args.append("--stat")
+    path = call.args.get("path")
+    rel = call.ws.jail.resolve(path).rel if path else None
+    if rel:
+        args += ["--", rel]
+    out = run_git(root, args)
+    if out.code != 0:
+        raise ToolError(f"git_diff: git diff failed: {out.stderr.strip()}", error="git_failed")
+    if out.stdout.strip():
+        return ToolResult.success(out.stdout.rstrip("\n"), cached=cached, empty=False)
+    what = "staged" if cached else "unstaged"
+    where = f" in {rel}" if rel else ""
+    other = (
+        'pass "cached": false to see unstaged changes'
+        if cached
+        else 'pass "cached": true to see staged changes'
+    )
+    return ToolResult.success(
+        f"(no {what} changes{where} — {other}; new untracked files show in git_status, not here)",
+        cached=cached,
+        empty=True,
+    )
+
+
+TOOL = Tool(
+    name="git_diff",
+    profile="slmcode",
+    gate=GATE_READ,
+    description=DESCRIPTION,
+    parameters={
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "Limit to this file or folder."},
+            "cached": {
+                "type": "boolean",
+                "description": "Show staged changes (git diff --cached).",
+            },
+            "stat": {"type": "boolean", "description": "Only the per-file summary (--stat)."},
+        },
+        "additionalProperties": False,
+    },
+    run=_run,
+    main_arg="path",
+    aliases={"staged": "cached"},
+)

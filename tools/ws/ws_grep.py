@@ -1,0 +1,187 @@
+"""ws_grep — regular-expression search over file contents, line by line.
+
+The spec's engine is RE2; ours is Python's ``re`` standing in for it (RE2 syntax — classes,
+``\\b``, ``(?i)``, alternation, anchors — means the same; ``re`` additionally accepts
+look-around and back-references). A pattern that does not compile is searched as a literal
+substring and the result says so, rather than failing. ``glob=`` and ``path=`` narrow the
+files; at most ``GREP_MAX_HITS`` (50) hits are returned and the cap is announced.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+
+from kli.tools.core.registry import GATE_READ, Call, Tool
+from kli.tools.core.result import ToolError, ToolResult
+from kli.tools.core.textfile import NotText, read_text
+from kli.tools.file.walk import walk
+from kli.tools.ws.common import compact_json
+from kli.tools.ws.ws_glob import join_pattern, skipped_segment
+
+GREP_MAX_HITS = 50
+# A hit line longer than this is shown cut around the match.
+HIT_LINE_CHARS = 240
+# Files larger than this are skipped (and counted), so one log file cannot stall a search.
+MAX_FILE_BYTES = 4 * 1024 * 1024
+MAX_SECONDS = 10.0
+
+DESCRIPTION = """Search file contents for a regular expression; returns `path:line: text` hits.
+Parameters: pattern (Python `re` syntax, standing in for RE2: \\b, \\d, [a-z], a|b, ^, $ …),
+path (a folder or one file; default the project root), glob (only files whose name matches,
+e.g. "*.py", or a path glob like "src/**/*.ts"), ignore_case (default false).
+If the pattern is not a valid regex it is searched as plain text and the result says so.
+At most 50 hits are returned (the cap is announced: narrow with path= or glob=). Skips binary
+files, .git and dependency/cache folders. Then ws_read {"path": …, "offset": line} to see a hit
+in context."""
+
+
+def _compile(pattern: str, ignore_case: bool) -> tuple[re.Pattern[str], str | None]:
+    flags = re.IGNORECASE if ignore_case else 0
+    try:
+        return re.compile(pattern, flags), None
+    except re.error as exc:
+        return re.compile(re.escape(pattern), flags), str(exc)
+
+
+def _clip(line: str, m: re.Match[str]) -> str:
+    line = line.rstrip("\r")
+    if len(line) <= HIT_LINE_CHARS:
+        return line
+    start = max(0, m.start() - HIT_LINE_CHARS // 3)
+    piece = line[start : start + HIT_LINE_CHARS]
+    return ("…" if start else "") + piece + ("…" if start + HIT_LINE_CHARS < len(line) else "")
+
+
+def _files(call: Call, base: str | None, glob: str | None) -> tuple[list[str], list[str], str]:
+    """(root-relative files to search, notes, the pattern walked)."""
+    jail = call.ws.jail
+    if base:
+        resolved = jail.resolve(base)
+        if not os.path.exists(resolved.real):
+            raise ToolError(
+                f"ws_grep: path {resolved.rel} does not exist. Check it with ws_list, or leave "
+                "path out to search the whole project.",
+                error="not_found",
+            )
+        if os.path.isfile(resolved.real):
+            return [resolved.rel], [], resolved.rel
+        base = resolved.rel
+    if glob:
+        sub = glob if "/" in glob else "**/" + glob
+    else:
+        sub = "**"
+    full = join_pattern(base, sub)
+    found = walk(jail, full)
+    paths = [p for p in found.paths if not skipped_segment(p, full)]
+    notes = [f"[{found.stop_note()}]"] if found.stopped else []
+    return paths, notes, full
+
+
+def _run(call: Call) -> ToolResult:
+    pattern = call.args["pattern"]
+    if pattern == "":
+        raise ToolError(
+            "ws_grep: pattern is empty; give the text or regex to search for, e.g. "
+            '{"pattern": "def main"}.',
+            error="bad_arguments",
+        )
+    regex, compile_error = _compile(pattern, call.args.get("ignore_case") is True)
+    paths, notes, walked = _files(call, call.args.get("path"), call.args.get("glob"))
+    hits: list[str] = []
+    more = False
+    files_with_hits = 0
+    skipped_large = 0
+    deadline = time.monotonic() + MAX_SECONDS
+    timed_out = False
+    for rel in paths:
+        if time.monotonic() > deadline:
+            timed_out = True
+            break
+        real = os.path.join(call.ws.root, rel)
+        try:
+            if os.path.getsize(real) > MAX_FILE_BYTES:
+                skipped_large += 1
+                continue
+            text = read_text(real).text
+        except (NotText, OSError):
+            continue
+        if regex.search(text) is None:
+            continue
+        files_with_hits += 1
+        for n, line in enumerate(text.split("\n"), 1):
+            m = regex.search(line)
+            if m is None:
+                continue
+            if len(hits) >= GREP_MAX_HITS:
+                more = True
+                break
+            hits.append(f"{rel}:{n}: {_clip(line, m)}")
+        if more:
+            break
+    head: list[str] = []
+    if compile_error is not None:
+        head.append(
+            f"[pattern is not a valid regular expression ({compile_error}); searched for it as "
+            "a literal string instead]"
+        )
+    if skipped_large:
+        notes.append(
+            f"[skipped {skipped_large} file(s) larger than {MAX_FILE_BYTES // (1024 * 1024)} MB]"
+        )
+    if timed_out:
+        notes.append(
+            f"[search stopped after {MAX_SECONDS:g}s; results are partial — narrow with path= or glob=]"
+        )
+    if not hits:
+        where = call.args.get("path") or "the project"
+        text = f"(no matches for {pattern!r} in {where}"
+        text += f", files matching {call.args['glob']!r})" if call.args.get("glob") else ")"
+        if compile_error is None and not call.args.get("ignore_case"):
+            text += f" — try ignore_case, or a shorter pattern; ws_glob {compact_json({'pattern': walked})} lists the files searched"
+        return ToolResult.success(
+            "\n".join([*head, text, *notes]), count=0, literal=compile_error is not None
+        )
+    if more:
+        notes.append(
+            f"[{GREP_MAX_HITS}-hit cap reached: showing the first {GREP_MAX_HITS} hits; more matches exist — "
+            "narrow with path=, glob= or a more specific pattern]"
+        )
+    return ToolResult.success(
+        "\n".join([*head, *hits, *notes]),
+        count=len(hits),
+        capped=more,
+        literal=compile_error is not None,
+        files_with_hits=files_with_hits,
+    )
+
+
+TOOL = Tool(
+    name="ws_grep",
+    profile="slmcode",
+    gate=GATE_READ,
+    description=DESCRIPTION,
+    parameters={
+        "type": "object",
+        "properties": {
+            "pattern": {"type": "string", "description": "Regular expression (Python re / RE2)."},
+            "path": {"type": "string", "description": "Folder or file to search (default root)."},
+            "glob": {"type": "string", "description": 'Only files matching, e.g. "*.py".'},
+            "ignore_case": {"type": "boolean", "description": "Case-insensitive search."},
+        },
+        "required": ["pattern"],
+        "additionalProperties": False,
+    },
+    run=_run,
+    main_arg="pattern",
+    aliases={
+        "regex": "pattern",
+        "query": "pattern",
+        "include": "glob",
+        "dir": "path",
+        "file": "path",
+        "case_insensitive": "ignore_case",
+        "i": "ignore_case",
+    },
+)

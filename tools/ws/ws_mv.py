@@ -1,0 +1,130 @@
+"""ws_mv — rename or move a file or folder inside the project.
+
+Uses ``git mv`` when the root is inside a git work tree and the source is tracked (so history
+follows the file), otherwise ``os.rename`` (``shutil.move`` across devices). Both ends are
+jailed and neither may be under ``.kli/``. An existing target is never overwritten: the
+refusal says to pick another name or ws_delete the target first (ws_delete is checkpointed, so
+that path can be undone). A session's read of the source carries over to the target.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+from kli.tools.core.changes import file_change
+from kli.tools.core.registry import GATE_WRITE, Call, Tool
+from kli.tools.core.result import ToolError, ToolResult
+from kli.tools.ws.common import compact_json, reserved_device_name, reserved_name_error
+from kli.tools.ws.gitcmd import in_work_tree, is_tracked, run_git
+from kli.tools.ws.ws_read import missing_message
+
+DESCRIPTION = """Rename or move a file or folder: ws_mv {"src": "old/path.py", "dst": "new/path.py"}.
+This is THE way to rename — do not rewrite a file under a new name and leave the old one.
+Uses `git mv` when the project is a git repository and the file is tracked, otherwise a plain
+rename. Missing parent folders of dst are created. An existing dst is never overwritten
+(ws_delete it first, or choose another name). Paths are relative to the project root."""
+
+
+def _run(call: Call) -> ToolResult:
+    jail = call.ws.jail
+    src_arg, dst_arg = call.args["src"], call.args["dst"]
+    # The source is resolved lexically for symlinks: moving a link moves the link itself.
+    src = jail.resolve(src_arg, write=True)
+    dst = jail.resolve(dst_arg, write=True)
+    src_lex = os.path.normpath(os.path.join(jail.root, src_arg))
+    src_path = src_lex if os.path.islink(src_lex) else src.real
+    src_rel = jail.rel(src_path) if src_path == src_lex else src.rel
+    if not os.path.lexists(src_path):
+        raise ToolError(missing_message(call, src.rel, "ws_mv"), error="not_found")
+    bad = reserved_device_name(dst.rel)
+    if bad is not None:
+        raise reserved_name_error("ws_mv", dst.rel, bad)
+    dst_real = dst.real
+    if os.path.isdir(dst_real) and not os.path.isdir(src_path):
+        raise ToolError(
+            f"ws_mv refused — {dst.rel} is an existing folder. Give the full new path of the "
+            f"file, e.g. {compact_json({'src': src_rel, 'dst': dst.rel + '/' + os.path.basename(src_rel)})}.",
+            error="target_exists",
+        )
+    if os.path.lexists(dst_real):
+        raise ToolError(
+            f"ws_mv refused — {dst.rel} already exists and ws_mv never overwrites. Choose another "
+            f"dst, or if {dst.rel} should go: ws_delete {compact_json({'path': dst.rel})} "
+            "(checkpointed) and repeat this ws_mv.",
+            error="target_exists",
+        )
+    if src_path == dst_real:
+        raise ToolError(f"ws_mv: src and dst are the same path ({src_rel}); nothing to do.")
+    if os.path.isdir(src_path) and (dst_real + os.sep).startswith(src_path + os.sep):
+        raise ToolError(f"ws_mv refused — cannot move folder {src_rel} into itself ({dst.rel}).")
+    with call.ws.file_lock:
+        os.makedirs(os.path.dirname(dst_real), exist_ok=True)
+        how = "rename"
+        root = call.ws.root
+        if in_work_tree(root) and is_tracked(root, src_rel):
+            out = run_git(root, ["mv", "--", src_rel, dst.rel])
+            if out.code != 0:
+                raise ToolError(
+                    f"ws_mv: git mv {src_rel} {dst.rel} failed: {out.stderr.strip()}. Nothing was "
+                    "moved; check the paths with git_status and retry.",
+                    error="git_failed",
+                )
+            how = "git mv"
+        else:
+            try:
+                os.rename(src_path, dst_real)
+            except OSError:
+                try:
+                    shutil.move(src_path, dst_real)
+                except OSError as exc:
+                    raise ToolError(
+                        f"ws_mv: cannot move {src_rel} to {dst.rel} ({exc.strerror})."
+                    ) from None
+    # What the session read of the source it now knows under the new name.
+    moved_views = [
+        (k, v)
+        for k, v in call.session.views.items()
+        if k == src.real or k.startswith(src.real + os.sep)
+    ]
+    for old, view in moved_views:
+        call.session.forget(old)
+        call.session.record_view(dst_real + old[len(src.real) :], view)
+    call.session.telemetry["ws_mv"] += 1
+    return ToolResult.success(
+        f"moved {src_rel} → {dst.rel} ({how})",
+        src=src_rel,
+        dst=dst.rel,
+        method=how,
+        files=[file_change(dst.rel, None, None, "moved", added=0, removed=0, from_path=src_rel)],
+    )
+
+
+TOOL = Tool(
+    name="ws_mv",
+    profile="slmcode",
+    gate=GATE_WRITE,
+    description=DESCRIPTION,
+    parameters={
+        "type": "object",
+        "properties": {
+            "src": {"type": "string", "description": "Existing path to move."},
+            "dst": {"type": "string", "description": "New path (must not exist yet)."},
+        },
+        "required": ["src", "dst"],
+        "additionalProperties": False,
+    },
+    run=_run,
+    aliases={
+        "from": "src",
+        "source": "src",
+        "old_path": "src",
+        "path": "src",
+        "to": "dst",
+        "dest": "dst",
+        "destination": "dst",
+        "new_path": "dst",
+        "target": "dst",
+    },
+    mutates=True,
+)

@@ -1,0 +1,194 @@
+"""ws_read — a windowed slice of a file as numbered lines (``%6d|line``).
+
+The window is ``read_window_lines`` (120) lines by default; ``offset`` (1-based) and ``limit``
+move and size it. A second, hard ceiling caps any single read at roughly 15 % of the context
+window (``context_window_tokens`` × 4 chars × 0.15), and never above ``max_tool_chars``, so
+the window is cut at a line boundary and the paging footer stays exact. When the window does
+not cover the whole file the result ends with the spec's footer and the exact next call.
+"""
+
+from __future__ import annotations
+
+import os
+
+from wcmatch import glob as wc_glob
+
+from kli.tools.core.registry import GATE_READ, Call, Tool
+from kli.tools.core.result import ToolError, ToolResult
+from kli.tools.core.session import FileView
+from kli.tools.core.textfile import NotText, read_text, split_lines
+from kli.tools.file.walk import walk
+from kli.tools.ws.common import call_setting, compact_json, read_ceiling_chars
+
+GUTTER = "%6d|"
+# A single line longer than this is shown cut (minified files); its number is recorded as cut.
+MAX_LINE_CHARS = 2000
+# Room kept under the ceiling for the footer lines.
+FOOTER_RESERVE = 400
+# How far the missing-file suggestion search may look.
+SUGGEST_MAX_ENTRIES = 20_000
+SUGGEST_MAX_SECONDS = 0.5
+SUGGEST_COUNT = 5
+
+DESCRIPTION = """Read a file as numbered lines, one window at a time.
+Returns 120 lines by default, each shown as `     42|text` — the number and `|` are display only:
+never copy them into ws_edit's old_str. Parameters: path (relative to the project root), offset
+(first line to show, 1-based, default 1), limit (how many lines, default 120). One read is also
+capped in characters; when the window does not cover the whole file the result ends with the
+exact ws_read call for the next page. To find where a symbol is, use ws_grep first and then
+ws_read with offset near the hit. Reading a file is required before ws_write may overwrite it."""
+
+
+def _suggest(call: Call, path: str) -> list[str]:
+    name = os.path.basename(path.rstrip("/"))
+    if not name:
+        return []
+    try:
+        found = walk(
+            call.ws.jail,
+            "**/" + wc_glob.escape(name),
+            max_entries=SUGGEST_MAX_ENTRIES,
+            max_seconds=SUGGEST_MAX_SECONDS,
+        )
+    except ToolError:
+        return []
+    return found.paths[:SUGGEST_COUNT]
+
+
+def missing_message(call: Call, path: str, tool: str = "ws_read") -> str:
+    """The not-found message: close matches by name, then the recovery tools."""
+    parent = os.path.dirname(path.rstrip("/")) or "."
+    name = os.path.basename(path.rstrip("/")) or path
+    hits = [p for p in _suggest(call, path) if p != path]
+    text = f"{tool}: no such file: {path}."
+    if hits:
+        text += " Files with that name: " + ", ".join(hits) + "."
+    text += (
+        f" Find the right path with ws_glob {compact_json({'pattern': '**/' + name})} or "
+        f"ws_list {compact_json({'path': parent})}."
+    )
+    return text
+
+
+def _run(call: Call) -> ToolResult:
+    path = call.args["path"]
+    offset = call.args.get("offset") or 1
+    window = call_setting(call, "read_window_lines")
+    limit = call.args.get("limit") or window
+    resolved = call.ws.jail.resolve(path)
+    real, rel = resolved.real, resolved.rel
+    if not os.path.exists(real):
+        raise ToolError(missing_message(call, rel), error="not_found")
+    if os.path.isdir(real):
+        raise ToolError(
+            f"ws_read: {rel} is a directory, not a file. List it with ws_list "
+            f"{compact_json({'path': rel})}, then ws_read one of its files.",
+            error="is_directory",
+        )
+    try:
+        tf = read_text(real)
+    except NotText:
+        raise ToolError(
+            f"ws_read: {rel} is a binary file ({os.path.getsize(real)} bytes); ws_read shows text "
+            "only. Use ws_shell (e.g. `file` or `xxd | head`) to inspect it.",
+            error="binary",
+        ) from None
+    except OSError as exc:
+        raise ToolError(f"ws_read: cannot read {rel} ({exc.strerror}).", error="os_error") from None
+    lines = split_lines(tf.text)
+    total = len(lines)
+    if total == 0:
+        call.session.record_view(real, FileView(whole=True))
+        if offset > 1:
+            raise ToolError(
+                f"ws_read: offset {offset} is out of range — {rel} is empty (0 lines); the only "
+                "valid offset is 1.",
+                error="bad_offset",
+            )
+        return ToolResult.success(f"({rel} is empty — 0 lines)", path=rel, total_lines=0)
+    if offset > total:
+        raise ToolError(
+            f"ws_read: offset {offset} is out of range — {rel} has {total} lines; valid offsets "
+            f"are 1–{total}. To see the end of the file: ws_read "
+            f"{compact_json({'path': rel, 'offset': max(1, total - window + 1), 'limit': window})}.",
+            error="bad_offset",
+            total_lines=total,
+        )
+    budget = read_ceiling_chars(call.ws.settings) - FOOTER_RESERVE
+    out: list[str] = []
+    used = 0
+    cut: set[int] = set()
+    end = offset - 1  # last line shown
+    for n in range(offset, min(total, offset + limit - 1) + 1):
+        line = lines[n - 1].rstrip("\r")
+        if len(line) > MAX_LINE_CHARS:
+            line = line[:MAX_LINE_CHARS] + f"… [line cut: {len(line)} chars]"
+            cut.add(n)
+        row = GUTTER % n + line
+        if out and used + len(row) + 1 > budget:
+            break
+        if not out and len(row) > budget:
+            row = row[:budget] + f"… [line cut: {len(line)} chars]"
+            cut.add(n)
+        out.append(row)
+        used += len(row) + 1
+        end = n
+    ceiling_hit = end < min(total, offset + limit - 1)
+    whole = offset == 1 and end == total
+    call.session.record_view(real, FileView(cut=cut, whole=whole))
+    text = "\n".join(out)
+    if ceiling_hit:
+        text += (
+            f"\n[window cut at line {end} to stay under the {budget + FOOTER_RESERVE}-character "
+            "read ceiling]"
+        )
+    if not whole:
+        if end < total:
+            nxt = compact_json({"path": rel, "offset": end + 1, "limit": limit})
+            text += (
+                f"\n[showing lines {offset}–{end} of {total} in {rel}; use offset= to see more]"
+                f"\nNext page: ws_read {nxt}. To jump straight to a symbol use ws_grep first."
+            )
+        else:
+            text += (
+                f"\n[showing lines {offset}–{end} of {total} in {rel}; end of file — use "
+                "offset= to see earlier lines]"
+            )
+    return ToolResult.success(
+        text, path=rel, offset=offset, end=end, total_lines=total, cut_lines=sorted(cut)
+    )
+
+
+TOOL = Tool(
+    name="ws_read",
+    profile="slmcode",
+    gate=GATE_READ,
+    description=DESCRIPTION,
+    parameters={
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "File path relative to the project root."},
+            "offset": {
+                "type": "integer",
+                "minimum": 1,
+                "description": "First line to show, 1-based (default 1).",
+            },
+            "limit": {
+                "type": "integer",
+                "minimum": 1,
+                "description": "Number of lines to show (default 120).",
+            },
+        },
+        "required": ["path"],
+        "additionalProperties": False,
+    },
+    run=_run,
+    main_arg="path",
+    aliases={
+        "file": "path",
+        "file_path": "path",
+        "filename": "path",
+        "start": "offset",
+        "lines": "limit",
+    },
+)
