@@ -1,0 +1,185 @@
+"""kli.client: start, connect (by file, newest), connect_server (a real jupyter server on
+loopback), busy and dead kernels."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kli import client
+from kli.client import KernelDied, KernelTimeout, ProtocolError, ToolResult
+
+pytestmark = pytest.mark.kernel
+
+
+@pytest.fixture(scope="module")
+def owned(tmp_path_factory: pytest.TempPathFactory) -> Iterator[client.AgentClient]:
+    root = tmp_path_factory.mktemp("client")
+    (root / "a.py").write_text("x = 1\n")
+    with client.start(cwd=str(root), label="owner", timeout=30) as k:
+        yield k
+
+
+def test_start_owns_a_kernel_and_calls_return_tool_results(owned: client.AgentClient) -> None:
+    result = owned.call("read", {"path": "a.py"})
+    assert isinstance(result, ToolResult) and result.ok and result.text.endswith("|x = 1")
+    assert owned.call("eval", {"code": "6 * 7"}).text.strip().endswith("42")
+    missing = owned.call("read", {"path": "nope.py"})
+    assert not missing.ok and "nope.py" in missing.text
+
+
+def test_specs_come_from_the_registry(owned: client.AgentClient) -> None:
+    from kli.tools.registry import REGISTRY
+
+    assert [s["name"] for s in owned.specs()] == REGISTRY.names("kli")
+    assert [s["name"] for s in owned.specs("slmcode")] == REGISTRY.names("slmcode")
+
+
+def test_ping_round_trips(owned: client.AgentClient) -> None:
+    assert 0 < owned.ping() < 5
+
+
+def test_protocol_errors_raise_with_the_code(owned: client.AgentClient) -> None:
+    with pytest.raises(ProtocolError) as info:
+        owned.request({"op": "teleport"})
+    assert info.value.code == "unknown_op"
+
+
+def test_close_shuts_down_the_owned_kernel(tmp_path: Path) -> None:
+    k = client.start(cwd=str(tmp_path), timeout=30)
+    km = k.transport.manager  # type: ignore[attr-defined]
+    assert km.is_alive()
+    k.close()
+    assert not km.is_alive()
+    with pytest.raises(client.KernelError):
+        k.call("read", {"path": "x"})
+
+
+def test_a_busy_kernel_times_out_with_a_clear_error(tmp_path: Path) -> None:
+    with client.start(cwd=str(tmp_path), timeout=30) as k:
+        k.transport.client.execute("import time; time.sleep(4)")  # type: ignore[attr-defined]
+        began = time.monotonic()
+        with pytest.raises(KernelTimeout) as info:
+            k.call("eval", {"code": "1"}, timeout=1.5)
+        assert time.monotonic() - began < 3
+        assert "busy" in str(info.value) and "1.5 s" in str(info.value)
+
+
+def test_a_dead_kernel_is_reported_promptly(tmp_path: Path) -> None:
+    k = client.start(cwd=str(tmp_path), timeout=120)
+    try:
+        pid = k.transport.manager.provisioner.process.pid  # type: ignore[attr-defined]
+        k.transport.send_shell("comm_msg", {"comm_id": k.comm_id, "data": {
+            "v": 1, "id": "slow", "op": "call", "tool": "eval",
+            "args": {"code": "import time; time.sleep(60)", "timeout": 100}}})
+        time.sleep(0.5)
+        os.kill(pid, signal.SIGKILL)
+        began = time.monotonic()
+        with pytest.raises(KernelDied):
+            k.call("read", {"path": "x"})
+        assert time.monotonic() - began < 5
+    finally:
+        k.close()
+
+
+def test_connect_by_connection_file_and_newest(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from jupyter_client.manager import KernelManager
+
+    runtime = tmp_path / "runtime"
+    runtime.mkdir()
+    monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(runtime))
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "b.py").write_text("y = 2\n")
+    km = KernelManager(kernel_name="kli", connection_file=str(runtime / "kernel-test1.json"))
+    km.start_kernel(cwd=str(root))
+    try:
+        with client.connect(str(runtime / "kernel-test1.json"), timeout=30) as k:
+            assert k.call("read", {"path": "b.py"}).ok
+        with client.connect(timeout=30) as newest:  # finds kernel-test1.json by itself
+            assert newest.call("eval", {"code": "'connected'"}).ok
+            assert newest.transport.alive()
+        assert km.is_alive(), "closing a connect()ed client leaves the kernel running"
+    finally:
+        km.shutdown_kernel(now=True)
+
+
+def test_connect_without_any_kernel_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(tmp_path))
+    with pytest.raises(client.KernelError, match="no running kernel"):
+        client.connect()
+
+
+def test_a_non_kli_kernel_is_refused_clearly(tmp_path: Path) -> None:
+    with pytest.raises(ProtocolError, match="not a kli kernel"):
+        client.start("python3", cwd=str(tmp_path), timeout=20)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    root = tmp_path_factory.mktemp("server")
+    (root / "s.py").write_text("served = True\n")
+    port = _free_port()
+    token = "kli-test-token"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "jupyter_server", "--no-browser", "--allow-root",
+         f"--port={port}", "--ip=127.0.0.1", f"--IdentityProvider.token={token}",
+         f"--ServerApp.root_dir={root}", "--ServerApp.port_retries=0"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=str(root),
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=1)
+            break
+        except OSError:
+            if time.monotonic() > deadline or proc.poll() is not None:
+                proc.kill()
+                raise
+            time.sleep(0.2)
+    yield {"url": url, "token": token, "root": root}
+    proc.send_signal(signal.SIGINT)
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+def test_connect_server_starts_and_talks_to_a_kernel_over_the_websocket(server: dict[str, Any]) -> None:
+    with client.connect_server(server["url"], server["token"], timeout=30) as k:
+        assert k.transport.owned  # type: ignore[attr-defined]
+        result = k.call("read", {"path": "s.py"})
+        assert result.ok and "served = True" in result.text
+        assert k.call("eval", {"code": "import os; os.getcwd()"}).text.find(str(server["root"])) >= 0
+        kernel_id = k.transport.kernel_id  # type: ignore[attr-defined]
+        # a second agent attaches to the same kernel by id, with its own session
+        with client.connect_server(server["url"], server["token"], kernel_id, timeout=30) as k2:
+            assert k2.session != k.session
+            assert k2.call("eval", {"code": "1 + 1"}).ok
+    req = urllib.request.Request(f"{server['url']}/api/kernels",
+                                 headers={"Authorization": f"token {server['token']}"})
+    with urllib.request.urlopen(req) as resp:  # the owned kernel was shut down on close
+        assert all(kk["id"] != kernel_id for kk in json.loads(resp.read()))
+
+
+def test_connect_server_with_a_wrong_token_fails_clearly(server: dict[str, Any]) -> None:
+    with pytest.raises(client.KernelError):
+        client.connect_server(server["url"], "wrong-token", timeout=10)
