@@ -20,6 +20,7 @@ Command substitutions (``$(vim)``) are not inspected.
 from __future__ import annotations
 
 import os
+import re
 import shlex
 
 # The programs the specification refuses, each with what to do instead.
@@ -74,6 +75,25 @@ def _is_assignment(word: str) -> bool:
     return bool(eq) and name.isidentifier()
 
 
+_HEREDOC = re.compile(r"<<(-?)\s*(['\"]?)([^\s'\"<>|&;()]+)\2")
+
+
+def _drop_heredoc_bodies(command: str) -> str:
+    """Remove here-document bodies: their lines are data, not commands."""
+    lines = command.split("\n")
+    kept: list[str] = []
+    ends: list[tuple[str, bool]] = []
+    for line in lines:
+        if ends:
+            delimiter, strip_tabs = ends[0]
+            if (line.lstrip("\t") if strip_tabs else line) == delimiter:
+                ends.pop(0)
+            continue
+        kept.append(line)
+        ends = [(m.group(3), m.group(1) == "-") for m in _HEREDOC.finditer(line)]
+    return "\n".join(kept)
+
+
 def _tokens(command: str) -> list[str]:
     lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|()<>\n")
     lexer.whitespace = " \t\r"
@@ -85,7 +105,7 @@ def _tokens(command: str) -> list[str]:
 def command_words(command: str) -> list[str]:
     """The effective first word of each simple command in ``command``, in order."""
     try:
-        tokens = _tokens(command)
+        tokens = _tokens(_drop_heredoc_bodies(command))
     except ValueError:  # unbalanced quotes: the shell will refuse it; judge the first word
         tokens = command.split()[:8]
     words: list[str] = []

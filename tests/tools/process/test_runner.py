@@ -1,0 +1,84 @@
+"""run_command and its bounded buffer (shared with slmcode's ws_shell)."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from kli.tools.process.runner import BoundedText, run_command
+
+
+@given(
+    chunks=st.lists(st.text(max_size=40), max_size=30),
+    cap=st.integers(min_value=0, max_value=60),
+    tail=st.integers(min_value=0, max_value=60),
+)
+def test_bounded_text_keeps_head_and_tail_of_the_stream(
+    chunks: list[str], cap: int, tail: int
+) -> None:
+    sink = BoundedText(cap, tail)
+    for chunk in chunks:
+        sink.add(chunk)
+    whole = "".join(chunks)
+    head, kept_tail = sink.kept()
+    assert sink.total == len(whole)
+    assert len(head) + len(kept_tail) <= max(cap, 0)
+    if len(whole) <= cap:
+        assert head == whole and kept_tail == ""
+    else:
+        effective_tail = min(tail, cap)
+        assert head == whole[: cap - effective_tail]
+        assert kept_tail == (whole[len(whole) - effective_tail :] if effective_tail else "")
+
+
+def test_head_only_by_default(tmp_path: Path) -> None:
+    o = run_command(["sh", "-c", "seq 1 1000"], cwd=str(tmp_path), timeout=5, cap=10)
+    assert o.stdout == "1\n2\n3\n4\n5\n" and o.stdout_tail == ""
+    assert o.stdout_total == len("".join(f"{i}\n" for i in range(1, 1001)))
+    assert o.stdout_dropped == o.stdout_total - 10
+
+
+def test_exit_code_streams_cwd_env_and_input(tmp_path: Path) -> None:
+    o = run_command(
+        ["sh", "-c", 'cat; pwd; echo "$ONLY" >&2; exit 4'],
+        cwd=str(tmp_path),
+        input_text="fed\n",
+        timeout=5,
+        cap=1000,
+        env={"ONLY": "this", "PATH": os.environ["PATH"]},
+    )
+    assert o.exit_code == 4 and not o.timed_out
+    assert o.stdout == f"fed\n{tmp_path}\n" and o.stderr == "this\n"
+
+
+def test_timeout_returns_none_exit_code_promptly(tmp_path: Path) -> None:
+    started = time.monotonic()
+    o = run_command(["sh", "-c", "sleep 30"], cwd=str(tmp_path), timeout=0.3, cap=100)
+    assert o.timed_out and o.exit_code is None
+    assert time.monotonic() - started < 2
+
+
+def test_leader_that_closes_its_output_still_meets_the_deadline(tmp_path: Path) -> None:
+    o = run_command(
+        ["sh", "-c", "exec >/dev/null 2>&1; sleep 30"], cwd=str(tmp_path), timeout=0.5, cap=100
+    )
+    assert o.timed_out and o.exit_code is None
+
+
+def test_child_has_no_controlling_terminal(tmp_path: Path) -> None:
+    o = run_command(["sh", "-c", "exec 3</dev/tty"], cwd=str(tmp_path), timeout=5, cap=1000)
+    assert o.exit_code != 0
+
+
+def test_multibyte_characters_split_across_reads_are_counted_as_characters(tmp_path: Path) -> None:
+    o = run_command(
+        ["python3", "-c", "import sys; sys.stdout.write('é' * 200000)"],
+        cwd=str(tmp_path),
+        timeout=10,
+        cap=10**7,
+    )
+    assert o.stdout == "é" * 200000 and o.stdout_total == 200000
