@@ -83,7 +83,7 @@ def candidate_json(ws: Workspace, cand: Candidate) -> dict[str, Any]:
         "session_label": session.label if session else "",
         "reason": cand.reason,
         "message": cand.message,
-        "file": file_change(
+        "file": cand.details.get("file") or file_change(
             cand.path,
             cand.disk_text,
             cand.candidate_text,
@@ -97,9 +97,18 @@ def candidate_json(ws: Workspace, cand: Candidate) -> dict[str, Any]:
 
 def reject_candidate_in(ws: Workspace, candidate_id: str) -> ToolResult:
     """Discard a pending candidate through the edit tool's own ``reject_candidate``."""
+    from kli.tools.core.result import ToolResult
     from kli.tools.file.edit import reject_candidate
 
-    return reject_candidate(ws, candidate_id)
+    cand = ws.find_candidate(candidate_id)
+    path = cand.path if cand is not None else "?"
+    if not reject_candidate(ws, candidate_id):
+        return ToolResult.error(
+            f"no pending repair candidate {candidate_id!r}: it was already accepted, rejected "
+            "or discarded.", error="unknown_candidate", candidate=candidate_id)
+    return ToolResult.success(
+        f"Rejected repair candidate {candidate_id} for {path}; nothing was written.",
+        candidate=candidate_id, path=path, status="rejected")
 
 
 class Hub:

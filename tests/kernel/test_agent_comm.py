@@ -102,8 +102,6 @@ def test_read_then_edit_through_the_comm_writes_the_file(kernel: Any, kroot: Pat
     (kroot / "flow.py").write_text(SAMPLE)
     read = kernel.call(agent, "read", {"path": "flow.py"})
     assert read["ok"] and f"2:{line_hash('beta = 2')}|beta = 2" in read["text"]
-    if "edit" not in REGISTRY.tools:
-        pytest.skip("edit is not registered yet")
     patch = f"@@ flow.py\n= 2:{line_hash('beta = 2')}..2:{line_hash('beta = 2')}\n~beta = 20\n"
     edited = kernel.call(agent, "edit", {"input": patch})
     assert edited["ok"], edited["text"]
@@ -137,8 +135,6 @@ def test_a_name_defined_by_agent_eval_is_visible_to_a_cell(kernel: Any, agent: s
 
 
 def test_two_agents_have_separate_sessions_and_anchors(kernel: Any, kroot: Path) -> None:
-    if "edit" not in REGISTRY.tools:
-        pytest.skip("edit is not registered yet")
     (kroot / "shared.py").write_text(SAMPLE)
     a, hello_a = kernel.open_comm("kli.agent", {"label": "agent A"})
     b, hello_b = kernel.open_comm("kli.agent", {"label": "agent B"})
