@@ -23,11 +23,11 @@ _BY_NAME: dict[str, Any] = {
 }
 
 
-def sample_args(schema: dict[str, Any]) -> dict[str, Any]:
-    """Arguments for every required parameter, typed from the schema."""
+def sample_args(schema: dict[str, Any], main_arg: str | None) -> dict[str, Any]:
+    """Arguments for every required parameter and the main one, typed from the schema."""
     props = schema.get("properties", {})
     args: dict[str, Any] = {}
-    for name in schema.get("required", []):
+    for name in dict.fromkeys([*schema.get("required", []), *([main_arg] if main_arg else [])]):
         prop = props.get(name, {})
         kind = prop.get("type")
         if "enum" in prop:
@@ -84,7 +84,7 @@ def test_every_registered_tool_answers_through_the_comm(kernel: Any, kroot: Path
     (kroot / "sample.py").write_text(SAMPLE)
     ui, _ = kernel.open_comm("kli.ui", {"replay": 0})
     start = len(kernel.seen)
-    args = sample_args(REGISTRY.tools[tool].parameters)
+    args = sample_args(REGISTRY.tools[tool].parameters, REGISTRY.tools[tool].main_arg)
     reply = kernel.call(agent, tool, args)
     assert reply["op"] == "result"
     assert isinstance(reply["ok"], bool) and isinstance(reply["text"], str) and reply["text"]
