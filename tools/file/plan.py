@@ -10,9 +10,10 @@ Rules (spec kli-tools.txt, ``edit``):
 - every ``LINE:HH`` is re-hashed against the current text; a mismatch (or a line past the end)
   is stale and rejects the whole patch, naming the file and the line to re-read;
 - a line the session saw only cut (too wide) may not be replaced or deleted;
-- overlapping range ops, and an insert anchored inside a range op, are rejected naming both;
+- overlapping range ops, and an insert that falls inside a range op (its gap lies between two
+  lines the range removes), are rejected naming both;
 - inserts at one gap keep patch order; an insert before a range's first line goes before its
-  replacement, an insert after its last line goes after it;
+  replacement, an insert after its last line goes after it (neither falls inside the range);
 - the result ends with a newline (an emptied file stays empty); a CRLF file (its first line
   ending is ``\\r\\n``) gets ``\\r\\n`` payload lines and keeps ``\\r`` in hashed text.
 
@@ -196,18 +197,19 @@ def _check_overlaps(rel: str, ops: list[Op]) -> None:
     for op in ops:
         if op.kind not in (INSERT_AFTER, INSERT_BEFORE) or op.start is None:
             continue
-        n = op.start.line
-        i = bisect.bisect_right(starts, n) - 1
+        # The gap an insert lands in: between line ``gap`` and line ``gap + 1``.
+        gap = op.start.line if op.kind == INSERT_AFTER else op.start.line - 1
+        i = bisect.bisect_right(starts, gap) - 1
         if i >= 0:
             r = ranges[i]
             assert r.end is not None
-            if n <= r.end.line:
+            if gap < r.end.line:
                 raise PlanError(
-                    f"insert {_span(op)} in {rel} falls inside {_span(r)}: its anchor line is "
-                    f"one the range removes. Put the inserted lines in the '{r.marker[0]}' "
-                    "op's payload instead, or anchor the insert outside the range. "
-                    "Nothing was written.",
-                    kind="overlap", path=rel, line=n,
+                    f"insert {_span(op)} in {rel} falls inside {_span(r)}: it would land "
+                    f"between two lines the range removes. Put the inserted lines in the "
+                    f"'{r.marker[0]}' op's payload instead, or anchor the insert outside the "
+                    "range. Nothing was written.",
+                    kind="overlap", path=rel, line=op.start.line,
                 )
 
 

@@ -9,7 +9,9 @@ Reasons (``RepairDecision.reason``; the safety classification is ``classificatio
 - ``repair_outside_edit``   the repair changes a line outside the edited range: unsafe.
 - ``form_count_changed``    the repaired text has a different number of top-level forms /
                             statements than the original: unsafe.
-- ``original_unparsed``     the original did not balance / parse, so stability is unknown: unsafe.
+- ``original_unparsed``     the original did not balance / parse, so stability is unknown: unsafe
+                            (a preview); when no repair works either, the patched text is
+                            written as is — the patch did not break a parsing file.
 - ``unrepairable``          no delimiter repair makes the text balance / parse (an unterminated
                             string, or a Python syntax error brackets do not explain): refused.
 - ``policy_reject``         ``repair="reject"`` and the patched text is unbalanced: refused.
@@ -109,23 +111,30 @@ def decide(
             REJECT, POLICY_REJECT, patched, language=name,
             message=f"the patched file is unbalanced: {problem}; repair='reject' writes nothing",
         )
-    planned = language.fixes(patched, scan)
-    if planned is None:
-        return RepairDecision(
-            REJECT, UNREPAIRABLE, patched, language=name,
-            message=f"the patched file is unbalanced and cannot be repaired: {problem}",
-        )
-    from kli.tools.file.repair.common import apply_fixes
-
-    candidate, marks, lines = apply_fixes(patched, planned)
-    still = language.parse_error(candidate)
-    if still is not None:
-        return RepairDecision(
-            REJECT, UNREPAIRABLE, patched, language=name,
-            message=f"the patched file is unbalanced ({problem}) and the delimiter repair "
-            f"does not fix it: {still}",
-        )
     original_count = language.form_count(original)
+    planned = language.fixes(patched, scan)
+    still = None
+    if planned is not None:
+        from kli.tools.file.repair.common import apply_fixes
+
+        candidate, marks, lines = apply_fixes(patched, planned)
+        still = language.parse_error(candidate)
+    if planned is None or still is not None:
+        if original_count is None:
+            # The file was broken before the patch: the patch did not make a parsing file
+            # unparseable, and refusing would block every edit to a broken file.
+            return RepairDecision(
+                WRITE, ORIGINAL_UNPARSED, patched, classification=ORIGINAL_UNPARSED,
+                language=name,
+                message=f"the file did not parse before this edit and still does not "
+                f"({problem}); written as patched, without repair",
+            )
+        detail = "cannot be repaired" if planned is None else \
+            f"the delimiter repair does not fix it: {still}"
+        return RepairDecision(
+            REJECT, UNREPAIRABLE, patched, language=name,
+            message=f"the patched file is unbalanced ({problem}) and {detail}",
+        )
     if original_count is None:
         classification = ORIGINAL_UNPARSED
         why = "the original file did not parse, so the repair's effect cannot be judged"
