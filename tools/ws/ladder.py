@@ -145,7 +145,9 @@ def search_lines(old: str) -> tuple[list[str], bool]:
 Window = tuple[int, int]  # 1-based inclusive range the first matched line must fall in
 
 
-def seek(text: str, old: str, *, whole_lines: bool = False, window: Window | None = None) -> Match:
+def seek(
+    text: str, old: str | Sequence[str], *, whole_lines: bool = False, window: Window | None = None
+) -> Match:
     """Find where ``old`` lands in ``text``, walking the ladder in order:
 
     1. exact — ``old`` occurs verbatim (a substring; with ``whole_lines`` a run of whole lines);
@@ -168,10 +170,15 @@ def seek(text: str, old: str, *, whole_lines: bool = False, window: Window | Non
     Defensive cases: overlapping exact occurrences count separately (``"aa"`` in ``"aaa"`` is
     ambiguous); a search text of blank lines only never reaches rungs 3–5.
     """
+    if not isinstance(old, str):
+        # Already lines (ws_patch's hunks): compared whole, the last one's terminator kept.
+        needle, ends_nl, whole_lines = [ln.rstrip("\r") for ln in old], False, True
+        old = "\n".join(needle)
+    else:
+        needle, ends_nl = search_lines(old)
     if old.strip() == "":
         return Match(None, (), whole_lines)
     lines = _split(text)
-    needle, ends_nl = search_lines(old)
 
     def keep(spans: list[Span]) -> list[Span]:
         if window is None:
@@ -401,11 +408,11 @@ class Near:
     ratio: float
 
 
-def closest_span(text: str, old: str, window: Window | None = None) -> Near | None:
+def closest_span(text: str, old: str | Sequence[str], window: Window | None = None) -> Near | None:
     """The window of the file (as many lines as ``old`` has) most like ``old`` by difflib,
     compared with whitespace stripped from each line; None for an empty file or search text.
     ``window`` limits where the window may start (1-based inclusive)."""
-    needle = [ln.strip() for ln in search_lines(old)[0]]
+    needle = [ln.strip() for ln in (search_lines(old)[0] if isinstance(old, str) else old)]
     if not any(needle):
         return None
     lines = [ln.strip() for ln in _split(text).text]

@@ -45,6 +45,7 @@ if TYPE_CHECKING:
 
 # Seconds one external check may take before it is skipped (spec: timed out → skipped).
 SYNTAX_TIMEOUT = 10.0
+TIMED_OUT = "timed out"
 # Characters of a checker's error message carried into a result.
 MAX_ERROR_CHARS = 600
 
@@ -132,7 +133,7 @@ def _run_on_copy(
                 start_new_session=True,
             )
         except subprocess.TimeoutExpired:
-            return None, f"{checker} timed out after {timeout:g}s"
+            return None, f"{TIMED_OUT} ({checker}, {timeout:g}s)"
         except OSError as exc:
             return None, f"{checker} could not run: {exc.strerror}"
         out = (proc.stdout + proc.stderr).decode("utf-8", "replace").replace(target, name)
@@ -299,7 +300,8 @@ def outcome_note(path: str, outcome: SyntaxOutcome) -> str:
         return (
             f"[syntax: {path} does not parse ({outcome.checker}): {outcome.message} — fix it next]"
         )
-    if outcome.status == "skipped" and outcome.checker is not None:
+    if outcome.status == "skipped" and outcome.message.startswith(TIMED_OUT):
+        # A missing runtime says nothing (the model cannot act on it); a timeout is worth a word.
         return f"[syntax check skipped: {outcome.message}]"
     return ""
 

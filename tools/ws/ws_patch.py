@@ -117,11 +117,11 @@ def _best(text: str, hunk: Hunk, window: ladder.Window | None) -> tuple[ladder.M
     """The ladder's match for the hunk's old lines; the forgotten-prefix reading wins only
     when it lands on a strictly better rung."""
     match = ladder.seek(
-        text, "\n".join(t for tag, t in hunk.body if tag != "+"), whole_lines=True, window=window
+        text, [t for tag, t in hunk.body if tag != "+"], whole_lines=True, window=window
     )
     if hunk.alt_body is None or (match.count and match.rung in (ladder.EXACT, ladder.TRAILING_WS)):
         return match, hunk.body, False
-    alt_old = "\n".join(t for tag, t in hunk.alt_body if tag != "+")
+    alt_old = [t for tag, t in hunk.alt_body if tag != "+"]
     alt = ladder.seek(text, alt_old, whole_lines=True, window=window)
     if alt.count and (not match.count or _RANK[alt.rung or ""] < _RANK[match.rung or ""]):
         return alt, hunk.alt_body, True
@@ -233,7 +233,7 @@ def _miss(
     delta: int,
     window_lines: int,
 ) -> str:
-    old = "\n".join(hunk.old_lines)
+    old = hunk.old_lines
     if window is not None:
         anywhere = ladder.seek(working, old, whole_lines=True)
         if anywhere.count == 1 and anywhere.rung in (ladder.EXACT, ladder.TRAILING_WS):

@@ -1,0 +1,171 @@
+"""The match ladder as a pure function: each rung, its order, ambiguity, re-indentation, and a
+property test against an independent oracle that no ambiguous match is ever applied."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kli.tools.ws import ladder
+from kli.tools.ws.ladder import apply, closest_span, seek
+
+SRC = "def f():\n    a = 1\n    b = 2\n\n    return a + b\n"
+
+
+def test_rungs_in_order_each_with_its_note() -> None:
+    assert seek(SRC, "a = 1").rung == ladder.EXACT
+    assert seek(SRC, "    a = 1   \n    b = 2  ").rung == ladder.TRAILING_WS
+    assert seek(SRC, "a = 1\nb = 2").rung == ladder.INDENTATION
+    assert seek(SRC, "    b = 2\n    return a + b").rung == ladder.BLANK_LINES
+    m = seek(SRC, "def f():\n    a = 10\n    b = 2\n\n    return a + b")
+    assert m.rung == ladder.ANCHORED and m.count == 1
+    assert [ladder.NOTES[r] for r in ladder.RUNGS[1:]] == [
+        "[matched ignoring trailing whitespace — your old_str had different line endings]",
+        "[matched after normalizing indentation — your old_str was indented differently]",
+        "[matched ignoring blank lines — your old_str had different blank-line spacing]",
+        "[matched on first+last line anchors — the middle of your old_str did not match "
+        "exactly; verify the result with ws_read]",
+    ]
+    assert ladder.NOTES[ladder.EXACT] == ""
+
+
+def test_a_rung_with_two_candidates_stops_the_walk() -> None:
+    text = "x = foo(1)\ny = foo(1)\nfoo(1)\n"
+    m = seek(text, "foo(1)")
+    # three exact places; the looser line-based rungs would find only line 3 — never tried
+    assert (m.rung, m.count) == (ladder.EXACT, 3)
+    with pytest.raises(ValueError):
+        apply(text, m, "bar(2)")
+
+
+def test_overlapping_exact_occurrences_are_ambiguous() -> None:
+    assert seek("aaa", "aa").count == 2
+
+
+def test_replace_all_replaces_disjoint_spans_of_the_rung() -> None:
+    text = "if x:\n    go()\nif y:\n    go()\n"
+    m = seek(text, "go()\n")
+    assert m.count == 2
+    assert apply(text, m, "stop()\n", replace_all=True) == (
+        "if x:\n    stop()\nif y:\n    stop()\n",
+        2,
+    )
+
+
+def test_indentation_rung_reapplies_the_files_indentation() -> None:
+    text = "class A:\n    def f(self):\n        if ok:\n            run()\n"
+    m = seek(text, "if ok:\n    run()")
+    assert m.rung == ladder.INDENTATION
+    out, n = apply(text, m, "if ok:\n    prepare()\n    run()")
+    assert n == 1
+    assert (
+        out
+        == "class A:\n    def f(self):\n        if ok:\n            prepare()\n            run()\n"
+    )
+
+
+def test_over_indented_search_text_is_dedented_in_the_replacement() -> None:
+    text = "def f():\n    return 1\n"
+    m = seek(text, "        return 1")
+    assert m.rung == ladder.INDENTATION
+    assert apply(text, m, "        return 2")[0] == "def f():\n    return 2\n"
+
+
+def test_crlf_file_matches_on_rung_two_and_keeps_its_endings() -> None:
+    text = "a\r\nb\r\nc\r\n"
+    m = seek(text, "a\nb\n")
+    assert m.rung == ladder.TRAILING_WS
+    assert apply(text, m, "a\nB\n")[0] == "a\r\nB\r\nc\r\n"
+
+
+def test_blank_line_rung_spans_first_to_last_matched_line() -> None:
+    m = seek(SRC, "b = 2\nreturn a + b")
+    assert m.rung == ladder.BLANK_LINES
+    assert (m.spans[0].first_line, m.spans[0].last_line) == (3, 5)
+
+
+def test_anchored_rung_needs_a_similar_middle_and_a_close_length() -> None:
+    text = "begin\nalpha\nbeta\nend\n"
+    assert seek(text, "begin\nalphx\nbeta\nend").rung == ladder.ANCHORED
+    assert seek(text, "begin\nzzzzzzzzzz\nqqqqqqqqq\nend").count == 0  # middle too different
+    assert seek(text, "begin\nend").count == 0  # no middle: too few lines to anchor on
+
+
+def test_window_limits_where_a_match_may_start() -> None:
+    text = "x\ny\nx\ny\n"
+    assert seek(text, ["x", "y"], window=(1, 2)).count == 1
+    assert seek(text, ["x", "y"], window=(3, 4)).spans[0].first_line == 3
+    assert seek(text, ["x", "y"]).count == 2
+
+
+def test_empty_search_never_matches() -> None:
+    assert seek(SRC, "").count == 0
+    assert seek(SRC, "  \n\n").count == 0
+
+
+def test_closest_span_points_at_the_most_similar_window() -> None:
+    near = closest_span(SRC, "    b = 3\n\n    return a - b")
+    assert near is not None and (near.first_line, near.last_line) == (3, 5)
+    assert near.ratio > 0.8
+
+
+# -- property: an ambiguous match is never applied --------------------------------------------
+
+LINES = ["a = 1", "b = 2", "", "if x:", "    a = 1", "    b = 2", "  a = 1", "return a"]
+
+
+def _oracle(text: str, old: str) -> dict[str, int]:
+    """Candidates per rung, computed independently of the ladder (rungs 1–3)."""
+    flines = [ln for ln in text.split("\n")]
+    if flines and flines[-1] == "":
+        flines.pop()
+    needle = old.split("\n")
+    exact = sum(1 for i in range(len(text)) if text.startswith(old, i))
+    n = len(needle)
+
+    def dedent(block: list[str]) -> list[str]:
+        ind = [len(x) - len(x.lstrip(" ")) for x in block if x.strip()]
+        cut = min(ind) if ind else 0
+        return [x.rstrip()[cut:] if x.strip() else "" for x in block]
+
+    windows = [flines[i : i + n] for i in range(len(flines) - n + 1)]
+    trailing = sum(1 for w in windows if [x.rstrip() for x in w] == [x.rstrip() for x in needle])
+    indent = sum(1 for w in windows if dedent(w) == dedent(needle))
+    return {ladder.EXACT: exact, ladder.TRAILING_WS: trailing, ladder.INDENTATION: indent}
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(st.sampled_from(LINES), min_size=1, max_size=14),
+    st.integers(0, 13),
+    st.integers(1, 4),
+    st.sampled_from(["none", "trailing", "dedent", "indent"]),
+)
+def test_no_ambiguous_match_is_ever_applied(
+    file_lines: list[str], start: int, length: int, drift: str
+) -> None:
+    text = "\n".join(file_lines) + "\n"
+    start = min(start, len(file_lines) - 1)
+    chunk = file_lines[start : start + length]
+    if drift == "trailing":
+        chunk = [ln + "  " for ln in chunk]
+    elif drift == "dedent":
+        chunk = [ln.lstrip(" ") for ln in chunk]
+    elif drift == "indent":
+        chunk = ["    " + ln if ln else ln for ln in chunk]
+    old = "\n".join(chunk)
+    m = seek(text, old)
+    if m.count != 1:
+        with pytest.raises(ValueError):
+            apply(text, m, "NEW")
+        return
+    oracle = _oracle(text, old)
+    rung = m.rung
+    assert rung is not None
+    # the rung that decided has exactly one candidate and no tighter rung had any
+    for earlier in ladder.RUNGS[: ladder.RUNGS.index(rung)]:
+        if earlier in oracle:
+            assert oracle[earlier] == 0, (earlier, oracle)
+    if rung in oracle:
+        assert oracle[rung] == 1, (rung, oracle)

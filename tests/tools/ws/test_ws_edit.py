@@ -1,0 +1,221 @@
+"""ws_edit through Workspace.call: the spec's messages verbatim, details, telemetry, guards."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from kli.tools import Workspace
+from kli.tools.core.result import ToolResult
+from kli.tools.ws import ws_edit
+
+TWICE = "def a():\n    total = 0\n    return total\n\n\ndef b():\n    total = 0\n    return total\n"
+
+
+def edit(ws: Workspace, **args: object) -> ToolResult:
+    return ws.call("ws_edit", dict(args))
+
+
+def test_success_names_path_and_count(ws: Workspace, root: Path) -> None:
+    (root / "pkg" / "foo").mkdir(parents=True)
+    (root / "pkg/foo/bar.txt").write_text("hello world\n")
+    r = edit(ws, path="pkg/foo/bar.txt", old_str="world", new_str="there")
+    assert r.ok and r.text == "edited pkg/foo/bar.txt (1 replacement(s))"
+    assert (root / "pkg/foo/bar.txt").read_text() == "hello there\n"
+    change = r.details["files"][0]
+    assert (change["status"], change["before"], change["after"]) == (
+        "written",
+        "hello world\n",
+        "hello there\n",
+    )
+    assert r.details["rung"] == "exact" and r.details["spans"] == [[1, 1]]
+
+
+def test_read_first_is_not_required(ws: Workspace, root: Path) -> None:
+    # old_str matching the file is proof enough; the session never read it
+    (root / "a.txt").write_text("x\n")
+    assert not ws.default_session.has_read(str(root / "a.txt"))
+    assert edit(ws, path="a.txt", old_str="x", new_str="y").ok
+
+
+def test_no_op_message_verbatim(ws: Workspace, root: Path) -> None:
+    (root / "a.txt").write_text("x\n")
+    r = edit(ws, path="a.txt", old_str="x", new_str="x")
+    assert not r.ok
+    assert r.text == "No-op edit refused — old_str and new_str are identical."
+    assert r.details["files"][0]["status"] == "rejected"
+
+
+def test_exact_duplicates_message_follows_the_spec(ws: Workspace, root: Path) -> None:
+    (root / "t.py").write_text(TWICE)
+    r = edit(ws, path="t.py", old_str="    total = 0\n", new_str="    total = 1\n")
+    assert not r.ok and r.details["error"] == "ambiguous_exact"
+    assert r.text.startswith("old_str found 2 times")
+    assert r.text.index(
+        "pass replace_all:true, or include more surrounding context"
+    ) < r.text.index("Do NOT use ws_write.")
+    assert r.text.endswith("Do NOT use ws_write.")
+    assert (root / "t.py").read_text() == TWICE
+
+
+def test_ladder_ambiguity_names_count_and_strategy(ws: Workspace, root: Path) -> None:
+    (root / "t.py").write_text(TWICE)
+    r = edit(ws, path="t.py", old_str="total = 0\nreturn total", new_str="total = 1\nreturn total")
+    assert not r.ok
+    assert r.text.startswith("Ambiguous edit refused — the search text matches 2 places")
+    assert "indentation-normalized match." in r.text
+    r = edit(
+        ws,
+        path="t.py",
+        old_str="total = 0\nreturn total",
+        new_str="total = 1\nreturn total",
+        replace_all=True,
+    )
+    assert r.ok
+    assert r.text == (
+        "edited t.py (2 replacement(s)) [matched after normalizing indentation — your old_str was "
+        "indented differently]"
+    )
+    assert (root / "t.py").read_text() == TWICE.replace("total = 0", "total = 1")
+
+
+def test_empty_old_str_names_the_three_intents(ws: Workspace, root: Path) -> None:
+    (root / "a.txt").write_text("x\n")
+    for old in ("", "   ", "\n\t\n"):
+        r = edit(ws, path="a.txt", old_str=old, new_str="y")
+        assert not r.ok and r.details["error"] == "empty_old_str"
+        assert "create a new file → ws_write" in r.text
+        assert "last 2–3 lines" in r.text
+        assert "repeat them in new_str" in r.text
+    assert (root / "a.txt").read_text() == "x\n"
+
+
+def test_gutter_on_every_line_is_stripped_with_the_spec_note(ws: Workspace, root: Path) -> None:
+    (root / "a.py").write_text("def f():\n    return 1\n\n\nx = 2\n")
+    r = edit(
+        ws,
+        path="a.py",
+        old_str="     1|def f():\n     2|    return 1\n     3|",
+        new_str="     1|def f():\n     2|    return 3\n     3|",
+    )
+    assert r.ok, r.text
+    assert r.text.endswith("[stripped ws_read line numbers from old_str — do not include them]")
+    assert (root / "a.py").read_text() == "def f():\n    return 3\n\n\nx = 2\n"
+    assert ws.default_session.telemetry["ws_edit.gutter_stripped"] == 1
+
+
+def test_literal_text_that_looks_like_a_gutter_is_not_stripped(ws: Workspace, root: Path) -> None:
+    (root / "t.md").write_text("   1|one\n   2|two\n")
+    r = edit(ws, path="t.md", old_str="   1|one", new_str="   1|uno")
+    assert r.ok and "stripped" not in r.text
+    assert (root / "t.md").read_text() == "   1|uno\n   2|two\n"
+
+
+def test_partial_gutter_is_refused_by_name_with_example(ws: Workspace, root: Path) -> None:
+    (root / "a.py").write_text("def f():\n    return 1\n")
+    r = edit(
+        ws, path="a.py", old_str="     1|def f():\n    return 1", new_str="def f():\n    return 2"
+    )
+    assert not r.ok and r.details["error"] == "partial_gutter"
+    assert "partial ws_read line-number gutter" in r.text
+    assert "before: '     1|def f():'" in r.text and "after:  'def f():'" in r.text
+
+
+def test_not_found_shows_the_closest_span_with_line_numbers(ws: Workspace, root: Path) -> None:
+    body = "".join(f"value_{i} = compute({i})\n" for i in range(1, 30))
+    (root / "v.py").write_text(body)
+    r = edit(ws, path="v.py", old_str="value_17 = compute(71)\nvalue_18 = compute(18)", new_str="x")
+    assert not r.ok and r.details["error"] == "not_found"
+    assert "The closest span is lines 17–18" in r.text
+    assert "    17|value_17 = compute(17)" in r.text
+    assert 'ws_read {"path":"v.py","offset":17,"limit":2}' in r.text
+
+
+def test_over_edit_guard_threshold(ws: Workspace, root: Path) -> None:
+    lines = [f"n{i} = {i}\n" for i in range(ws_edit.OVER_EDIT_MIN_LINES)]
+    (root / "big.py").write_text("".join(lines))
+    covering = int(len(lines) * ws_edit.OVER_EDIT_FRACTION)
+    r = edit(ws, path="big.py", old_str="".join(lines[:covering]), new_str="pass\n")
+    assert not r.ok and r.details["error"] == "over_edit_guard"
+    assert "over_edit_guard" in r.text and "ws_patch" in r.text
+    r = edit(ws, path="big.py", old_str="".join(lines[: covering - 1]), new_str="pass\n")
+    assert r.ok, r.text
+    # a short file may be replaced whole
+    (root / "small.py").write_text("a = 1\nb = 2\n")
+    assert edit(ws, path="small.py", old_str="a = 1\nb = 2\n", new_str="c = 3\n").ok
+
+
+def test_aliases_and_canonical_key_wins(ws: Workspace, root: Path) -> None:
+    (root / "a.txt").write_text("one two\n")
+    assert edit(ws, path="a.txt", old="one", new="1").ok
+    assert edit(ws, path="a.txt", old_string="two", new_string="2").ok
+    assert (root / "a.txt").read_text() == "1 2\n"
+    assert edit(ws, path="a.txt", old_str="1", search="nothing", new_str="I", replace="x").ok
+    assert (root / "a.txt").read_text() == "I 2\n"
+
+
+def test_syntax_revert_leaves_file_and_reports_reverted(ws: Workspace, root: Path) -> None:
+    (root / "m.py").write_text("def f():\n    return 1\n")
+    r = edit(ws, path="m.py", old_str="return 1", new_str="return (1")
+    assert not r.ok and r.details["error"] == "syntax_reverted"
+    assert r.text.startswith(
+        "EDIT REVERTED — m.py parsed correctly before your change and does NOT parse after it "
+        "(python compile):"
+    )
+    assert r.details["files"][0]["status"] == "reverted"
+    assert (root / "m.py").read_text() == "def f():\n    return 1\n"
+    r = edit(ws, path="m.py", old_str="return 1", new_str="return (1", disable_syntax_check=True)
+    assert r.ok and (root / "m.py").read_text() == "def f():\n    return (1\n"
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_javascript_edit_checked_by_node(ws: Workspace, root: Path) -> None:
+    (root / "a.js").write_text("function f() {\n  return 1;\n}\n")
+    r = edit(ws, path="a.js", old_str="return 1;", new_str="return [1;")
+    assert not r.ok and "(node --check)" in r.text
+    assert edit(ws, path="a.js", old_str="return 1;", new_str="return [1];").ok
+
+
+def test_typescript_edit_checked_by_tree_sitter(ws: Workspace, root: Path) -> None:
+    pytest.importorskip("tree_sitter_typescript")
+    (root / "a.ts").write_text("export function f(a: number): number {\n  return a;\n}\n")
+    r = edit(ws, path="a.ts", old_str="return a;", new_str="return (a;")
+    assert not r.ok and "(tree-sitter typescript)" in r.text
+    assert (root / "a.ts").read_text().count("return a;") == 1
+
+
+def test_telemetry_counts_rungs_per_session(ws: Workspace, root: Path) -> None:
+    (root / "a.py").write_text("def f():\n    a = 1\n    b = 2\n")
+    other = ws.open_session("other")
+    assert edit(ws, path="a.py", old_str="a = 1", new_str="a = 3").ok
+    assert ws.call(
+        "ws_edit", {"path": "a.py", "old_str": "a = 3\nb = 2", "new_str": "a = 4\nb = 2"}, other
+    ).ok
+    r = edit(ws, path="a.py", old_str="    b = 2   ", new_str="    b = 5")
+    assert r.ok and r.details["telemetry"] == [
+        "ws_edit.calls",
+        "ws_edit.rung.trailing-whitespace-insensitive",
+        "syntax.ok",
+    ]
+    edit(ws, path="a.py", old_str="zzz", new_str="y")
+    mine = ws.default_session.telemetry
+    assert mine["ws_edit.rung.exact"] == 1
+    assert mine["ws_edit.rung.trailing-whitespace-insensitive"] == 1
+    assert mine["ws_edit.refused.not_found"] == 1
+    assert mine["ws_edit.calls"] == 3
+    assert "ws_edit.rung.indentation-normalized" not in mine
+    assert other.telemetry["ws_edit.rung.indentation-normalized"] == 1
+
+
+def test_path_errors_point_at_recovery_tools(ws: Workspace, root: Path) -> None:
+    (root / "d").mkdir()
+    (root / "bin.dat").write_bytes(b"\x00\x01abc")
+    assert "ws_list" in edit(ws, path="d", old_str="a", new_str="b").text
+    assert "ws_glob" in edit(ws, path="missing.py", old_str="a", new_str="b").text
+    assert "binary" in edit(ws, path="bin.dat", old_str="abc", new_str="b").text
+    (root / ".kli").mkdir()
+    (root / ".kli/settings.json").write_text("{}")
+    r = edit(ws, path=".kli/settings.json", old_str="{}", new_str='{"capabilities": []}')
+    assert not r.ok and (root / ".kli/settings.json").read_text() == "{}"
