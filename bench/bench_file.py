@@ -1,0 +1,217 @@
+"""Benchmark of the kli file surface's read side, side by side with its peers in one run.
+
+    .venv/bin/python bench/bench_file.py [--tree DIR] [--repeat N] [--mem-mb MB] [--no-memory]
+
+Prints a Markdown table (paste it under "## File surface: read, find, search" in
+docs/benchmarks.md):
+
+- ``search`` over a large real tree (default: this interpreter's site-packages) vs
+  ``grep -rn`` (the target: ≤ 2× its time), ``grep -rnI`` (grep skipping binary files, as
+  search does) and ripgrep ``rg -n -uu`` where installed (no ignore files, hidden files
+  searched, binary skipped — the same file set as search). Same pattern, same tree; the peers
+  write to /dev/null, search returns its capped text (the whole tree is still scanned: counts
+  are exact).
+- ``find '**/*.py'`` vs GNU ``find TREE -name '*.py'`` (target ≤ 1.5×).
+- peak RSS of a child process running one search over ≥ 500 MB of generated text files
+  (target ≤ 150 MB), with a bare interpreter + import baseline and grep's peak for scale.
+
+Timings are medians of ``--repeat`` runs after one warm-up run (page cache warm for all), kli
+and its peer alternating run by run so load from other processes hits both alike.
+search/find run in-process through ``Workspace.call`` — how a kernel runs them; the peers run as
+child processes, so their figures include a process start (~1 ms).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import time
+from collections.abc import Callable
+
+from kli.tools import Workspace
+
+SEARCHES = [
+    ("literal", "def __init__"),
+    ("regex", r"class \w+Error\("),
+]
+
+
+def paired_times(
+    ours: Callable[[], object], peer: Callable[[], object], repeat: int
+) -> tuple[float, float]:
+    """Median seconds of ``ours`` and ``peer``, run alternately after one warm-up each, so a
+    load change on a shared machine hits both sides alike."""
+    ours()
+    peer()
+    a: list[float] = []
+    b: list[float] = []
+    for _ in range(repeat):
+        for fn, acc in ((ours, a), (peer, b)):
+            t = time.perf_counter()
+            fn()
+            acc.append(time.perf_counter() - t)
+    return statistics.median(a), statistics.median(b)
+
+
+def run_peer(argv: list[str]) -> Callable[[], object]:
+    def go() -> object:
+        return subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+
+    return go
+
+
+def count_lines(argv: list[str]) -> int:
+    out = subprocess.run(argv, capture_output=True, check=False).stdout
+    return out.count(b"\n")
+
+
+def fmt_ms(seconds: float) -> str:
+    return f"{seconds * 1000:.0f} ms"
+
+
+def peak_rss_mb(argv: list[str]) -> tuple[float, float]:
+    """Run ``argv`` as a child and return (its peak RSS in MB, wall seconds).
+
+    The child is started by GNU ``/usr/bin/time -f %M``: a child forked straight from this
+    (large) process would inherit this process's high-water mark in ``ru_maxrss`` (Linux keeps
+    it across exec), which would hide the figure being measured.
+    """
+    with tempfile.NamedTemporaryFile("r", suffix=".rss") as out:
+        t = time.perf_counter()
+        subprocess.run(
+            ["/usr/bin/time", "-f", "%M", "-o", out.name, *argv],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            check=False,
+        )
+        wall = time.perf_counter() - t
+        kib = int(out.read().strip().splitlines()[-1])
+    return kib / 1024, wall
+
+
+def make_corpus(directory: str, total_mb: int) -> tuple[int, int]:
+    """Text files of 2,000,000 bytes each (just under search's 2 MiB cap), ``total_mb`` MB in
+    all, with a match every ~997 lines. Returns (files, bytes)."""
+    line_words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"]
+    lines = []
+    for i in range(30_000):
+        if i % 997 == 0:
+            lines.append(f"    needle {i} = compute(value_{i}, other_{i % 13})  # marker")
+        else:
+            words = " ".join(line_words[(i + k) % 8] for k in range(8))
+            lines.append(f"{i:06d} {words} {i * 7919 % 100003}")
+    block = ("\n".join(lines) + "\n").encode()
+    size = 2_000_000
+    block = (block * (size // len(block) + 1))[:size]
+    block = block[: block.rfind(b"\n") + 1]
+    files = 0
+    written = 0
+    sub = ""
+    while written < total_mb * 1_000_000:
+        if files % 50 == 0:
+            sub = os.path.join(directory, f"d{files // 50:02d}")
+            os.makedirs(sub, exist_ok=True)
+        with open(os.path.join(sub, f"f{files:04d}.txt"), "wb") as fh:
+            fh.write(block)
+        files += 1
+        written += len(block)
+    return files, written
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--tree", default=sysconfig.get_paths()["purelib"])
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--mem-mb", type=int, default=520)
+    ap.add_argument("--no-memory", action="store_true")
+    opts = ap.parse_args()
+    tree = os.path.realpath(opts.tree)
+    ws = Workspace(tree)
+    rg = shutil.which("rg")
+    nfiles = sum(len(f) for _d, _s, f in os.walk(tree))
+    nbytes = sum(
+        os.path.getsize(os.path.join(d, f))
+        for d, _s, fs in os.walk(tree)
+        for f in fs
+        if not os.path.islink(os.path.join(d, f))
+    )
+    print(f"Tree: {tree} — {nfiles} files, {nbytes / 1e6:.0f} MB; {os.cpu_count()} CPUs "
+          f"(load average {os.getloadavg()[0]:.1f}); Python {sys.version.split()[0]}; "
+          f"repeat {opts.repeat} (median, alternating).")
+    print()
+    print("| task | kli | peer | peer time | kli / peer | target |")
+    print("|---|---|---|---|---|---|")
+
+    for label, pattern in SEARCHES:
+        d = ws.call("search", {"pattern": pattern, "path": "**"}).details
+
+        def search(p: str = pattern) -> object:
+            return ws.call("search", {"pattern": p, "path": "**"})
+
+        peers = [
+            # GNU grep -E reads \w and \( as Python re does, so the pattern is the same string.
+            ("grep -rn", ["grep", "-rn", "-E", pattern, tree], "≤ 2×"),
+            ("grep -rnI", ["grep", "-rnI", "-E", pattern, tree], ""),
+        ]
+        if rg:
+            peers.append(("rg -n -uu", [rg, "-n", "-uu", pattern, tree], ""))
+        grep_lines = count_lines(["grep", "-rnI", "-E", pattern, tree])
+        for name, argv, target in peers:
+            ours, t = paired_times(search, run_peer(argv), opts.repeat)
+            ratio = ours / t
+            verdict = (" ✓" if ratio <= 2 else " ✗") if target else ""
+            print(f"| search {label} `{pattern}` in `**` | {fmt_ms(ours)} | `{name}` | "
+                  f"{fmt_ms(t)} | {ratio:.2f}×{verdict} | {target} |")
+        print(
+            f"| ↳ counts | {d['lines_matched']} lines in {d['files_matched']} files "
+            f"({d['searched']} searched, {d['skipped_binary']} binary + "
+            f"{d['skipped_too_large']} > 2 MiB skipped; shown: {d['files_shown']} files / "
+            f"{d['lines_shown']} lines) | `grep -rnI` | {grep_lines} lines | | |"
+        )
+
+    found = ws.call("find", {"pattern": "**/*.py"})
+    gnu = ["find", tree, "-name", "*.py"]
+    ours, t = paired_times(lambda: ws.call("find", {"pattern": "**/*.py"}), run_peer(gnu), opts.repeat)
+    gnu_count = count_lines(gnu)
+    ratio = ours / t
+    print(f"| find `**/*.py` | {fmt_ms(ours)} | `find -name '*.py'` | {fmt_ms(t)} | "
+          f"{ratio:.2f}×{' ✓' if ratio <= 1.5 else ' ✗'} | ≤ 1.5× |")
+    print(f"| ↳ counts | {found.details['count']} paths (first 1000 listed) | `find` | "
+          f"{gnu_count} paths | | |")
+
+    if opts.no_memory:
+        return
+    if not os.path.exists("/usr/bin/time"):
+        print("\n(peak memory not measured: GNU /usr/bin/time is not installed)")
+        return
+    with tempfile.TemporaryDirectory(prefix="kli-bench-mem-") as corpus:
+        files, written = make_corpus(corpus, opts.mem_mb)
+        code = (
+            "import json,sys\nfrom kli.tools import Workspace\n"
+            "ws=Workspace(sys.argv[1])\n"
+            "r=ws.call('search',{'pattern':r'needle \\d+ =','path':'**','context':2})\n"
+            "assert r.ok, r.text\nprint(json.dumps(r.details))\n"
+        )
+        base = "import sys\nfrom kli.tools import Workspace\nWorkspace(sys.argv[1])\n"
+        peak, wall = peak_rss_mb([sys.executable, "-c", code, corpus])
+        peak_base, _ = peak_rss_mb([sys.executable, "-c", base, corpus])
+        peak_grep, wall_grep = peak_rss_mb(["grep", "-rn", "-E", "needle [0-9]+ =", corpus])
+        check = subprocess.run([sys.executable, "-c", code, corpus], capture_output=True, text=True)
+        d = json.loads(check.stdout)
+        print(f"| peak RSS, search over {written / 1e6:.0f} MB ({files} files) | "
+              f"{peak:.0f} MB ({wall:.1f} s; interpreter + import alone {peak_base:.0f} MB) | "
+              f"`grep -rn` | {peak_grep:.1f} MB ({wall_grep:.1f} s) | | "
+              f"≤ 150 MB{' ✓' if peak <= 150 else ' ✗'} |")
+        print(f"| ↳ counts | {d['lines_matched']} lines in {d['files_matched']} files, "
+              f"{d['searched']} searched | | | | |")
+
+
+if __name__ == "__main__":
+    main()
