@@ -8,6 +8,8 @@ sorted, overflow counted; the walk stops at ``walk.MAX_ENTRIES`` entries or
 
 from __future__ import annotations
 
+import os
+
 from kli.tools.core.registry import GATE_READ, Call, Tool
 from kli.tools.core.result import ToolResult
 from kli.tools.file import walk as walk_mod
@@ -23,7 +25,14 @@ def _run(call: Call) -> ToolResult:
     lines = list(shown)
     if not shown:
         lines.append(f"No files match {pattern!r}.")
-        if "/" not in pattern and "*" not in pattern:
+        folder = os.path.join(call.ws.root, pattern)
+        if not os.path.isabs(pattern) and os.path.isdir(folder):
+            base = pattern.rstrip("/")
+            lines.append(
+                f"{base} is a folder: find lists files, so use pattern='{base}/*' for its "
+                f"files or '{base}/**' for every depth."
+            )
+        elif "/" not in pattern and "*" not in pattern:
             lines.append(
                 f"A bare name matches only at the root; try pattern='**/{pattern}' to match "
                 "it at any depth."

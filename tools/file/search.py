@@ -123,7 +123,7 @@ def _targets(call: Call, path: str) -> tuple[list[str], bool, walk_mod.WalkResul
     if not wc_glob.is_magic(path, flags=walk_mod.GLOB_FLAGS) or os.path.lexists(literal):
         resolved = jail.resolve(path)
         if os.path.isdir(resolved.real):
-            prefix = "" if resolved.rel == "." else resolved.rel + "/"
+            prefix = "" if resolved.rel == "." else wc_glob.escape(resolved.rel) + "/"
             result = walk_mod.walk(jail, prefix + "**")
             return result.paths, False, result
         if not os.path.exists(resolved.real):

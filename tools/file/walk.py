@@ -120,7 +120,7 @@ def normalise_pattern(jail: Jail, pattern: str) -> str:
 
 def _plans(pattern: str) -> list[_Plan]:
     try:
-        expanded = bracex.expand(pattern, limit=_BRACE_LIMIT)
+        expanded = bracex.expand(pattern, keep_escapes=True, limit=_BRACE_LIMIT)
     except Exception as exc:  # bracex raises its own error types for runaway expansions
         raise ToolError(f"pattern {pattern!r} expands too far ({exc}); simplify the braces.") from exc
     plans: list[_Plan] = []

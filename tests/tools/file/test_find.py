@@ -206,3 +206,8 @@ def test_literal_prefix_walk_starts_there(root: Path) -> None:
     _touch(root, "big/1.py", "big/2.py", "src/lib/m.py")
     result = walk_mod.walk(Jail(str(root)), "src/lib/*.py")
     assert result.paths == ["src/lib/m.py"] and result.visited == 1
+
+
+def test_no_match_on_a_folder_name_suggests_folder_globs(ws: Workspace, tree: Path) -> None:
+    r = ws.call("find", {"pattern": "src"})
+    assert r.ok and "src is a folder" in r.text and "'src/**'" in r.text

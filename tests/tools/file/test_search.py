@@ -271,3 +271,10 @@ def test_symlinked_match_records_view_under_real_path(ws: Workspace, root: Path)
     (root / "l.txt").symlink_to("t.txt")
     ws.call("search", {"pattern": "hit", "path": "l.txt"})
     assert ws.default_session.has_read(_real(root, "t.txt"))
+
+
+def test_folder_path_with_glob_characters_is_searched_literally(ws: Workspace, root: Path) -> None:
+    _write(root, "a[1]/x.txt", "hit\n")
+    _write(root, "a1/y.txt", "hit\n")
+    r = ws.call("search", {"pattern": "hit", "path": "a[1]"})
+    assert r.details["files_matched"] == 1 and "a[1]/x.txt" in r.text
