@@ -206,3 +206,15 @@ def test_denied_gate_runs_nothing(root: Path) -> None:
     r = ws.call("read", {"path": "f.txt"})
     assert not r.ok and "file/read" in r.text
     assert ws.default_session.views == {}
+
+
+def test_edit_refuses_to_replace_a_line_read_cut(ws: Workspace, root: Path) -> None:
+    wide = "x" * 2500
+    (root / "w.txt").write_text(f"{wide}\nshort\n")
+    ws.call("read", {"path": "w.txt"})
+    hh = line_hash(wide)
+    r = ws.call("edit", {"input": f"@@ w.txt\n= 1:{hh}..1:{hh}\n~y\n"})
+    assert not r.ok and "cut" in r.text
+    assert (root / "w.txt").read_text() == f"{wide}\nshort\n"
+    ok = ws.call("edit", {"input": f"@@ w.txt\n= 2:{line_hash('short')}..2:{line_hash('short')}\n~long\n"})
+    assert ok.ok, ok.text

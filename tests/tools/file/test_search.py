@@ -278,3 +278,13 @@ def test_folder_path_with_glob_characters_is_searched_literally(ws: Workspace, r
     _write(root, "a1/y.txt", "hit\n")
     r = ws.call("search", {"pattern": "hit", "path": "a[1]"})
     assert r.details["files_matched"] == 1 and "a[1]/x.txt" in r.text
+
+
+def test_edit_after_search_needs_no_read(ws: Workspace, root: Path) -> None:
+    _write(root, "a.txt", "one\nneedle\nthree\n")
+    unread = ws.call("edit", {"input": f"@@ a.txt\n= 2:{line_hash('needle')}..2:{line_hash('needle')}\n~pin\n"})
+    assert not unread.ok  # the edit tool's read-before-edit rule is live
+    ws.call("search", {"pattern": "needle", "path": "*.txt"})
+    r = ws.call("edit", {"input": f"@@ a.txt\n= 2:{line_hash('needle')}..2:{line_hash('needle')}\n~pin\n"})
+    assert r.ok, r.text
+    assert (root / "a.txt").read_text() == "one\npin\nthree\n"

@@ -135,3 +135,17 @@ def test_non_utf8_bytes_round_trip_through_read_content(ws: Workspace, root: Pat
     content = (root / "l1.txt").read_bytes().decode("utf-8", "surrogateescape")
     ws.call("write", {"path": "copy.txt", "content": content})
     assert (root / "copy.txt").read_bytes() == b"caf\xe9\n"
+
+
+def test_edit_after_write_needs_a_read_then_works(ws: Workspace, root: Path) -> None:
+    from kli.tools.file.anchors import line_hash
+
+    (root / "a.txt").write_text("p\n")
+    ws.call("read", {"path": "a.txt"})
+    ws.call("write", {"path": "a.txt", "content": "q\n"})
+    patch = f"@@ a.txt\n= 1:{line_hash('q')}..1:{line_hash('q')}\n~z\n"
+    refused = ws.call("edit", {"input": patch})
+    assert not refused.ok and "read" in refused.text
+    ws.call("read", {"path": "a.txt"})
+    assert ws.call("edit", {"input": patch}).ok
+    assert (root / "a.txt").read_text() == "z\n"
