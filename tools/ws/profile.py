@@ -10,8 +10,9 @@ intervention nudge instead of running when
   with no file-changing call (``Tool.mutates``) since the first of them — a read-a, read-b,
   read-a, read-b cycle that never changes anything.
 
-Read-only and mutating calls both count. A nudged call is recorded too, so insisting keeps
-being nudged; any different call breaks the run.
+Read-only and mutating calls both count. A nudged call is not run and not recorded; insisting
+keeps being nudged (the identical calls before it are still there), and any different call
+breaks the run.
 
 ``after`` — the result cap. Every result is cut to ``max_tool_chars`` (DefaultMaxToolChars,
 8000) keeping its head and its tail, and the cut is marked with steering text that names the
@@ -121,9 +122,9 @@ def before(call: Call) -> ToolResult | None:
             if previous != entry:
                 break
             count += 1
-    history.append(entry)
     call.session.telemetry[f"calls.{call.tool.name}"] += 1
     if verdict is None:
+        history.append(entry)
         return None
     call.session.telemetry["loop_guard"] += 1
     return _nudge(call, verdict, count)

@@ -36,7 +36,7 @@ READONLY_COMMANDS = frozenset(
     whereis diff cmp sort uniq cut tr du df tree sed true false date uname whoami id hostname
     basename dirname realpath readlink test [ nl od xxd hexdump md5sum sha1sum sha256sum
     sha512sum cksum jq column fold expand unexpand rev tac comm join paste seq printenv ps free
-    uptime nproc cd pushd popd""".split()
+    uptime nproc cd pushd popd sleep yes tee""".split()
 )
 
 GIT_READONLY = frozenset(
@@ -125,7 +125,6 @@ TOOL_HINTS = {
     "mkdir": "ws_write creates missing parent folders itself.",
     "sed": "To change a file use ws_edit (old_str → new_str).",
     "perl": "To change a file use ws_edit (old_str → new_str).",
-    "tee": "To write a file use ws_write.",
     "curl": "",
     "wget": "",
 }

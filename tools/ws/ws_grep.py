@@ -72,7 +72,8 @@ def _files(call: Call, base: str | None, glob: str | None) -> tuple[list[str], l
         sub = glob if "/" in glob else "**/" + glob
     else:
         sub = "**"
-    full = join_pattern(base, sub)
+    # A path glob already starting with path= is taken as root-relative ("src/**/*.py").
+    full = sub if base and sub.startswith(base.rstrip("/") + "/") else join_pattern(base, sub)
     found = walk(jail, full)
     paths = [p for p in found.paths if not skipped_segment(p, full)]
     notes = [f"[{found.stop_note()}]"] if found.stopped else []

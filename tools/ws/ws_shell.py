@@ -100,6 +100,8 @@ def _run(call: Call) -> ToolResult:
     if timeout > cap:
         notes.append(f"[timeout {timeout:g}s capped at {cap}s by the harness (shell_timeout_max)]")
         timeout = float(cap)
+    if ".kli/scratch" in command:
+        call.ws.jail.scratch_dir()  # so `> .kli/scratch/out.txt` finds its folder
     shell = shutil.which("bash") or shutil.which("sh") or "/bin/sh"
     env = dict(os.environ)
     env.update(_ENV)
