@@ -51,6 +51,19 @@ class KliKernel(IPythonKernel):
         info["kli"] = {"protocol": PROTOCOL_VERSION, "comm_targets": ["kli.agent", "kli.ui"]}
         return info
 
+    def do_history(self, hist_access_type: str, output: bool, raw: bool, session: int = 0,
+                   start: int = 0, stop: int | None = None, n: int | None = None,
+                   pattern: str | None = None, unique: bool = False) -> dict[str, Any]:
+        # IPython labels the current session's lines "session 0" in a range reply, while a
+        # tail names it by number; a client that asks for the range of the session a tail
+        # reported then gets rows naming another session. Name the real number.
+        reply: dict[str, Any] = super().do_history(hist_access_type, output, raw, session,
+                                                   start, stop, n, pattern, unique)
+        if hist_access_type == "range" and self.shell is not None:
+            current = self.shell.history_manager.session_number
+            reply["history"] = [(current if s == 0 else s, *rest) for s, *rest in reply["history"]]
+        return reply
+
     async def do_execute(self, *args: Any, **kwargs: Any) -> Any:
         on_main = threading.current_thread() is threading.main_thread()
         if on_main:

@@ -206,7 +206,7 @@ def parse_magic_args(tool: Tool, line: str, cell: str | None = None) -> dict[str
             continue
         remaining = [s for s in slots if s not in args]
         takes_rest = len(remaining) == 1 and remaining[0] == tool.main_arg
-        if word.startswith("--") and len(word) > 2 and not takes_rest:
+        if word.startswith("--") and len(word) > 2:
             accepted = ", ".join("--" + p.replace("_", "-") for p in props) or "none"
             raise MagicUsageError(f"unknown option {spelled} (accepted: {accepted}).")
         # a bare word: fill the next positional slot
