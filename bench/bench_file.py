@@ -62,7 +62,9 @@ def paired_times(
 
 def run_peer(argv: list[str]) -> Callable[[], object]:
     def go() -> object:
-        return subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        return subprocess.run(
+            argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False
+        )
 
     return go
 
@@ -142,9 +144,11 @@ def main() -> None:
         for f in fs
         if not os.path.islink(os.path.join(d, f))
     )
-    print(f"Tree: {tree} — {nfiles} files, {nbytes / 1e6:.0f} MB; {os.cpu_count()} CPUs "
-          f"(load average {os.getloadavg()[0]:.1f}); Python {sys.version.split()[0]}; "
-          f"repeat {opts.repeat} (median, alternating).")
+    print(
+        f"Tree: {tree} — {nfiles} files, {nbytes / 1e6:.0f} MB; {os.cpu_count()} CPUs "
+        f"(load average {os.getloadavg()[0]:.1f}); Python {sys.version.split()[0]}; "
+        f"repeat {opts.repeat} (median, alternating)."
+    )
     print()
     print("| task | kli | peer | peer time | kli / peer | target |")
     print("|---|---|---|---|---|---|")
@@ -167,8 +171,10 @@ def main() -> None:
             ours, t = paired_times(search, run_peer(argv), opts.repeat)
             ratio = ours / t
             verdict = (" ✓" if ratio <= 2 else " ✗") if target else ""
-            print(f"| search {label} `{pattern}` in `**` | {fmt_ms(ours)} | `{name}` | "
-                  f"{fmt_ms(t)} | {ratio:.2f}×{verdict} | {target} |")
+            print(
+                f"| search {label} `{pattern}` in `**` | {fmt_ms(ours)} | `{name}` | "
+                f"{fmt_ms(t)} | {ratio:.2f}×{verdict} | {target} |"
+            )
         print(
             f"| ↳ counts | {d['lines_matched']} lines in {d['files_matched']} files "
             f"({d['searched']} searched, {d['skipped_binary']} binary + "
@@ -178,13 +184,19 @@ def main() -> None:
 
     found = ws.call("find", {"pattern": "**/*.py"})
     gnu = ["find", tree, "-name", "*.py"]
-    ours, t = paired_times(lambda: ws.call("find", {"pattern": "**/*.py"}), run_peer(gnu), opts.repeat)
+    ours, t = paired_times(
+        lambda: ws.call("find", {"pattern": "**/*.py"}), run_peer(gnu), opts.repeat
+    )
     gnu_count = count_lines(gnu)
     ratio = ours / t
-    print(f"| find `**/*.py` | {fmt_ms(ours)} | `find -name '*.py'` | {fmt_ms(t)} | "
-          f"{ratio:.2f}×{' ✓' if ratio <= 1.5 else ' ✗'} | ≤ 1.5× |")
-    print(f"| ↳ counts | {found.details['count']} paths (first 1000 listed) | `find` | "
-          f"{gnu_count} paths | | |")
+    print(
+        f"| find `**/*.py` | {fmt_ms(ours)} | `find -name '*.py'` | {fmt_ms(t)} | "
+        f"{ratio:.2f}×{' ✓' if ratio <= 1.5 else ' ✗'} | ≤ 1.5× |"
+    )
+    print(
+        f"| ↳ counts | {found.details['count']} paths (first 1000 listed) | `find` | "
+        f"{gnu_count} paths | | |"
+    )
 
     if opts.no_memory:
         return
@@ -205,12 +217,16 @@ def main() -> None:
         peak_grep, wall_grep = peak_rss_mb(["grep", "-rn", "-E", "needle [0-9]+ =", corpus])
         check = subprocess.run([sys.executable, "-c", code, corpus], capture_output=True, text=True)
         d = json.loads(check.stdout)
-        print(f"| peak RSS, search over {written / 1e6:.0f} MB ({files} files) | "
-              f"{peak:.0f} MB ({wall:.1f} s; interpreter + import alone {peak_base:.0f} MB) | "
-              f"`grep -rn` | {peak_grep:.1f} MB ({wall_grep:.1f} s) | | "
-              f"≤ 150 MB{' ✓' if peak <= 150 else ' ✗'} |")
-        print(f"| ↳ counts | {d['lines_matched']} lines in {d['files_matched']} files, "
-              f"{d['searched']} searched | | | | |")
+        print(
+            f"| peak RSS, search over {written / 1e6:.0f} MB ({files} files) | "
+            f"{peak:.0f} MB ({wall:.1f} s; interpreter + import alone {peak_base:.0f} MB) | "
+            f"`grep -rn` | {peak_grep:.1f} MB ({wall_grep:.1f} s) | | "
+            f"≤ 150 MB{' ✓' if peak <= 150 else ' ✗'} |"
+        )
+        print(
+            f"| ↳ counts | {d['lines_matched']} lines in {d['files_matched']} files, "
+            f"{d['searched']} searched | | | | |"
+        )
 
 
 if __name__ == "__main__":

@@ -39,7 +39,9 @@ def show_line(line: str, width: int | None = None) -> tuple[str, bool]:
     return f"{line[:limit]}… [+{len(line) - limit} chars]", True
 
 
-def render_row(number: int, line: str, *, raw: bool = False, marker: str = "") -> tuple[str, str, bool]:
+def render_row(
+    number: int, line: str, *, raw: bool = False, marker: str = ""
+) -> tuple[str, str, bool]:
     """One shown row: ``{marker}LINE:HH|content`` (or the bare content when ``raw``).
 
     Returns ``(row, hh, was_cut)``; ``hh`` is the hash of the whole line.
@@ -232,7 +234,10 @@ TOOL = Tool(
     parameters={
         "type": "object",
         "properties": {
-            "path": {"type": "string", "description": "File to read, relative to the workspace root."},
+            "path": {
+                "type": "string",
+                "description": "File to read, relative to the workspace root.",
+            },
             "start": {
                 "type": "integer",
                 "minimum": 1,

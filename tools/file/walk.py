@@ -122,15 +122,21 @@ def _plans(pattern: str) -> list[_Plan]:
     try:
         expanded = bracex.expand(pattern, keep_escapes=True, limit=_BRACE_LIMIT)
     except Exception as exc:  # bracex raises its own error types for runaway expansions
-        raise ToolError(f"pattern {pattern!r} expands too far ({exc}); simplify the braces.") from exc
+        raise ToolError(
+            f"pattern {pattern!r} expands too far ({exc}); simplify the braces."
+        ) from exc
     plans: list[_Plan] = []
     for pat in dict.fromkeys(expanded):
         segs = [s for s in pat.split("/") if s not in ("", ".")]
         if any(s == ".." for s in segs):
-            raise ToolError(f"pattern {pattern!r} has a '..' segment; patterns are jailed to the root.")
+            raise ToolError(
+                f"pattern {pattern!r} has a '..' segment; patterns are jailed to the root."
+            )
         literal: list[str] = []
         # The last segment is the file name: keep at least one segment in ``rest``.
-        while len(literal) < len(segs) - 1 and not wc_glob.is_magic(segs[len(literal)], flags=GLOB_FLAGS):
+        while len(literal) < len(segs) - 1 and not wc_glob.is_magic(
+            segs[len(literal)], flags=GLOB_FLAGS
+        ):
             literal.append(segs[len(literal)])
         rest = segs[len(literal) :]
         depth = None if "**" in rest else len(rest)
@@ -201,7 +207,9 @@ def walk(
             start = jail.root
         matchers = [_Matcher(p.rest) for p in plans]
         depths = [p.max_depth for p in plans]
-        max_depth = None if any(d is None for d in depths) else max(d for d in depths if d is not None)
+        max_depth = (
+            None if any(d is None for d in depths) else max(d for d in depths if d is not None)
+        )
         base = prefix + "/" if prefix else ""
         # Depth-first with an explicit stack: (absolute dir, rel-below-prefix dir, depth).
         stack: list[tuple[str, str, int]] = [(start, "", 1)]

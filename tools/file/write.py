@@ -89,9 +89,7 @@ def _run(call: Call) -> ToolResult:
     call.session.forget(real)
     after_lines = len(split_lines(content))
     if before is None and existed:
-        change = file_change(
-            rel, None, None, "written", added=after_lines, removed=before_lines
-        )
+        change = file_change(rel, None, None, "written", added=after_lines, removed=before_lines)
         change["too_large"] = True
         change["after"] = content if len(content) <= MAX_DIFF_TEXT else None
     else:
@@ -125,7 +123,10 @@ TOOL = Tool(
     parameters={
         "type": "object",
         "properties": {
-            "path": {"type": "string", "description": "File to write, relative to the workspace root."},
+            "path": {
+                "type": "string",
+                "description": "File to write, relative to the workspace root.",
+            },
             "content": {"type": "string", "description": "Full new content of the file."},
         },
         "required": ["path", "content"],

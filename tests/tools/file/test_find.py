@@ -86,7 +86,9 @@ def test_symlinked_directory_is_not_descended(ws: Workspace, tree: Path) -> None
     assert "srclink" not in _paths(ws, "*")
 
 
-def test_symlink_to_file_outside_root_is_not_listed(ws: Workspace, root: Path, tmp_path: Path) -> None:
+def test_symlink_to_file_outside_root_is_not_listed(
+    ws: Workspace, root: Path, tmp_path: Path
+) -> None:
     outside = tmp_path / "outside.py"
     outside.write_text("x\n")
     (root / "out.py").symlink_to(outside)
@@ -171,7 +173,9 @@ def test_dotdot_pattern_is_refused(ws: Workspace, tree: Path, pattern: str) -> N
     assert not r.ok and "'..' segment" in r.text
 
 
-def test_absolute_pattern_inside_root_is_accepted_outside_refused(ws: Workspace, tree: Path) -> None:
+def test_absolute_pattern_inside_root_is_accepted_outside_refused(
+    ws: Workspace, tree: Path
+) -> None:
     inside = ws.call("find", {"pattern": os.path.join(ws.root, "src", "*.py")})
     assert inside.ok and inside.text.splitlines() == ["src/a.py"]
     outside = ws.call("find", {"pattern": "/etc/*"})

@@ -216,5 +216,7 @@ def test_edit_refuses_to_replace_a_line_read_cut(ws: Workspace, root: Path) -> N
     r = ws.call("edit", {"input": f"@@ w.txt\n= 1:{hh}..1:{hh}\n~y\n"})
     assert not r.ok and "cut" in r.text
     assert (root / "w.txt").read_text() == f"{wide}\nshort\n"
-    ok = ws.call("edit", {"input": f"@@ w.txt\n= 2:{line_hash('short')}..2:{line_hash('short')}\n~long\n"})
+    ok = ws.call(
+        "edit", {"input": f"@@ w.txt\n= 2:{line_hash('short')}..2:{line_hash('short')}\n~long\n"}
+    )
     assert ok.ok, ok.text

@@ -121,7 +121,9 @@ def _reference(pattern: str, text: str) -> list[int]:
 @settings(max_examples=200, deadline=None)
 @given(
     text=st.text(alphabet="ab \n", max_size=60),
-    pattern=st.sampled_from(["a", "ab", r"a\s*b", r"b\s", "^a", "a$", "^$", r"\s", "a+b?", r"[^a]"]),
+    pattern=st.sampled_from(
+        ["a", "ab", r"a\s*b", r"b\s", "^a", "a$", "^$", r"\s", "a+b?", r"[^a]"]
+    ),
 )
 def test_buffer_scan_equals_line_by_line_reference(text: str, pattern: str) -> None:
     hits = search_mod._FileHits()
@@ -225,7 +227,9 @@ def test_wide_matching_line_is_cut_and_recorded(ws: Workspace, root: Path) -> No
     assert ws.default_session.views[_real(root, "w.txt")].cut == {1}
 
 
-def test_invalid_regex_is_an_error_with_the_regex_error_and_a_hint(ws: Workspace, root: Path) -> None:
+def test_invalid_regex_is_an_error_with_the_regex_error_and_a_hint(
+    ws: Workspace, root: Path
+) -> None:
     _write(root, "a.txt", "x\n")
     r = ws.call("search", {"pattern": "foo(", "path": "a.txt"})
     assert not r.ok
@@ -281,9 +285,13 @@ def test_folder_path_with_glob_characters_is_searched_literally(ws: Workspace, r
 
 def test_edit_after_search_needs_no_read(ws: Workspace, root: Path) -> None:
     _write(root, "a.txt", "one\nneedle\nthree\n")
-    unread = ws.call("edit", {"input": f"@@ a.txt\n= 2:{line_hash('needle')}..2:{line_hash('needle')}\n~pin\n"})
+    unread = ws.call(
+        "edit", {"input": f"@@ a.txt\n= 2:{line_hash('needle')}..2:{line_hash('needle')}\n~pin\n"}
+    )
     assert not unread.ok  # the edit tool's read-before-edit rule is live
     ws.call("search", {"pattern": "needle", "path": "*.txt"})
-    r = ws.call("edit", {"input": f"@@ a.txt\n= 2:{line_hash('needle')}..2:{line_hash('needle')}\n~pin\n"})
+    r = ws.call(
+        "edit", {"input": f"@@ a.txt\n= 2:{line_hash('needle')}..2:{line_hash('needle')}\n~pin\n"}
+    )
     assert r.ok, r.text
     assert (root / "a.txt").read_text() == "one\npin\nthree\n"
