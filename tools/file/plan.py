@@ -278,7 +278,8 @@ def plan_file(
     if cursor < total:
         segments.append((cursor, total - cursor, len(out)))
         out.extend(lines[cursor:])
-    if crlf and out and not out[-1].endswith("\r"):
+    if crlf and out and not out[-1].endswith("\r") and not text.endswith("\n"):
+        # The newline edit adds to a CRLF file without a final newline is a CRLF too.
         out[-1] += "\r"
         edited.append((len(out), len(out)))
     after = "\n".join(out) + "\n" if out else ""
