@@ -10,7 +10,9 @@ accepted): ``*`` spans a run of characters within one path segment, a bare ``**`
 any depth including zero, ``?`` one character, ``[...]`` a class, ``{a,b}`` alternatives. ``*``
 and ``**`` also match names that begin with a dot. Only files are matched (symlinks to files
 included); directories themselves are never results. Symlinked directories are not descended,
-and a symlink to a file is matched only when its target stays inside the root (the jail's rule).
+not even by a plain ``*`` segment (where wcmatch's own glob would enter them); a symlink to a
+file is matched only when its target stays inside the root (the jail's rule). Otherwise the
+results equal ``wcmatch.glob.glob(pattern, flags=GLOB_FLAGS | NODIR)`` (tested).
 Version-control metadata folders (``VCS_DIRS``: ``.git``, ``.hg``, ``.svn``, ``.bzr``,
 ``_darcs``) are skipped unless the pattern names one literally (``.git/**``).
 

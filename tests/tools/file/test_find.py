@@ -215,3 +215,24 @@ def test_literal_prefix_walk_starts_there(root: Path) -> None:
 def test_no_match_on_a_folder_name_suggests_folder_globs(ws: Workspace, tree: Path) -> None:
     r = ws.call("find", {"pattern": "src"})
     assert r.ok and "src is a folder" in r.text and "'src/**'" in r.text
+
+
+_PATTERNS = [
+    "**", "*", "**/*.py", "src/**", "src/**/*.py", "**/deep/*", "*/*", "**/*.{py,md}",
+    "?op.py", "src/*/er/*.py", "**/er/**", ".*", "**/.*", "s*/**/b.py", "src/a.[!p]*",
+    "**/*/*.txt", "{src,docs}/**/*",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("pattern", _PATTERNS)
+def test_matches_equal_wcmatch_glob_on_a_tree_without_dir_symlinks(
+    ws: Workspace, tree: Path, pattern: str
+) -> None:
+    from wcmatch import glob as wc_glob
+
+    (tree / "link.py").symlink_to("src/a.py")
+    _touch(tree, "a.b/x", ".env")
+    flags = wc_glob.GLOBSTAR | wc_glob.DOTGLOB | wc_glob.BRACE | wc_glob.FORCEUNIX | wc_glob.NODIR
+    expected = sorted(wc_glob.glob(pattern, flags=flags, root_dir=str(tree)))
+    assert walk_mod.walk(Jail(str(tree)), pattern).paths == expected
+    assert _paths(ws, pattern) == expected
