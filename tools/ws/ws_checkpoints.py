@@ -22,7 +22,7 @@ LIST_MAX = 50
 
 DESCRIPTION = """List or restore file checkpoints (the saved bytes of files that ws_delete deleted
 or ws_write overwrote).
-  ws_checkpoints {"action": "list"}                  newest first (optional "path" filter)
+  ws_checkpoints {"action": "list"}                  newest first (optional "path" filter; the default)
   ws_checkpoints {"action": "restore", "id": "cp-…"}  put the exact bytes back
 Restore writes to the checkpoint's original path, or to "path" if you give one; whatever is
 there is checkpointed first, so a restore can be undone the same way."""
@@ -113,7 +113,8 @@ def _restore(call: Call) -> ToolResult:
 
 
 def _run(call: Call) -> ToolResult:
-    action = call.args.get("action") or "list"
+    # An id without an action can only mean restore.
+    action = call.args.get("action") or ("restore" if call.args.get("id") else "list")
     if action == "restore":
         return _restore(call)
     return _list(call)

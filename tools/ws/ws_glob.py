@@ -9,8 +9,10 @@ out — otherwise one virtualenv would fill the 200 hits.
 
 from __future__ import annotations
 
+import os
+
 from kli.tools.core.registry import GATE_READ, Call, Tool
-from kli.tools.core.result import ToolResult
+from kli.tools.core.result import ToolError, ToolResult
 from kli.tools.file.walk import walk
 from kli.tools.ws.common import compact_json
 
@@ -56,7 +58,13 @@ def _run(call: Call) -> ToolResult:
     pattern = call.args["pattern"]
     base = call.args.get("path")
     if base:
-        call.ws.jail.resolve(base)  # jail the base folder with the usual messages
+        folder = call.ws.jail.resolve(base)  # jail the base folder with the usual messages
+        if not os.path.isdir(folder.real):
+            raise ToolError(
+                f"ws_glob: path {folder.rel} is not a folder. Give a folder to search in (see "
+                f"ws_list {compact_json({'path': '.'})}), or leave path out to search the project.",
+                error="not_found",
+            )
     full = join_pattern(base, pattern)
     result = walk(call.ws.jail, full)
     paths = [p for p in result.paths if not skipped_segment(p, full)]

@@ -121,3 +121,10 @@ def test_missing_control_and_jail(ws: Workspace, root: Path) -> None:
 def test_list_when_empty(ws: Workspace) -> None:
     r = ws.call("ws_checkpoints", {})
     assert r.ok and r.text.startswith("(no checkpoints")
+
+
+def test_id_without_action_means_restore(ws: Workspace, root: Path) -> None:
+    (root / "a.txt").write_text("a\n")
+    cp = ws.call("ws_delete", {"path": "a.txt"}).details["checkpoint"]
+    assert ws.call("ws_checkpoints", {"id": cp}).ok
+    assert (root / "a.txt").read_text() == "a\n"

@@ -66,3 +66,8 @@ def test_cap_is_200_and_announced(ws: Workspace, root: Path) -> None:
 def test_patterns_are_jailed(ws: Workspace) -> None:
     r = ws.call("ws_glob", {"pattern": "../**/*.py"})
     assert not r.ok and "jailed" in r.text
+
+
+def test_missing_path_is_an_error_naming_it(ws: Workspace, tree: Path) -> None:
+    r = ws.call("ws_glob", {"pattern": "**/*.go", "path": "nope"})
+    assert not r.ok and "path nope is not a folder" in r.text
