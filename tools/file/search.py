@@ -12,7 +12,8 @@ How a file is searched: as one buffer with the compiled pattern (``re.MULTILINE`
 newlines since the previous match (C speed), and the scan resumes at the next line, so the
 Python work is per matching line, never per line. A match that runs past its line's end is
 re-checked against that line alone, so the pattern is matched against each line as the spec
-says.
+says (``^`` and ``$`` match at each line's start and end; ``\\A``, ``\\Z`` and lookarounds
+still see the whole file).
 
 A single file named by ``path`` (no glob) is searched whatever its size, in newline-aligned
 chunks of ``CHUNK_BYTES`` (this is how ``read`` tells the model to inspect a file over 2 MiB);

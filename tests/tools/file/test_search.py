@@ -120,9 +120,9 @@ def _reference(pattern: str, text: str) -> list[int]:
 
 @settings(max_examples=200, deadline=None)
 @given(
-    text=st.text(alphabet="ab \n", max_size=60),
+    text=st.text(alphabet="ab \n\ré", max_size=60),
     pattern=st.sampled_from(
-        ["a", "ab", r"a\s*b", r"b\s", "^a", "a$", "^$", r"\s", "a+b?", r"[^a]"]
+        ["a", "ab", r"a\s*b", r"b\s", "^a", "a$", "^$", r"\s", "a+b?", r"[^a]", "", r"\W", "é$"]
     ),
 )
 def test_buffer_scan_equals_line_by_line_reference(text: str, pattern: str) -> None:
