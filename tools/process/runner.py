@@ -197,10 +197,10 @@ def run_command(
         ),
     }
     out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()
-    for fd in sinks:
-        _enlarge_pipe(fd)
+    enlarged: set[int] = set()
 
-    sel = selectors.DefaultSelector()
+    # poll(2) needs no kernel object of its own (epoll would), which matters for short commands.
+    sel = selectors.PollSelector()
     for fd in sinks:
         sel.register(fd, selectors.EVENT_READ)
     pending = input_text.encode("utf-8", "surrogateescape") if input_text else b""
@@ -219,11 +219,19 @@ def run_command(
     open_reads = set(sinks)
     leader_exited_at: float | None = None
     try:
-        while open_reads:
+        # With a pidfd the loop also waits for the leader's exit after both pipes close, so
+        # no polling wait is needed afterwards (Popen.wait(timeout) sleeps in steps).
+        while open_reads or (pidfd is not None and leader_exited_at is None):
+            if not open_reads and proc.poll() is not None:
+                break  # already a zombie: no need to sleep until the pidfd says so
             now = time.monotonic()
             if leader_exited_at is None and (pidfd is None) and proc.poll() is not None:
                 leader_exited_at = now
-            if leader_exited_at is not None and now - leader_exited_at >= ORPHAN_GRACE:
+            if (
+                open_reads
+                and leader_exited_at is not None
+                and now - leader_exited_at >= ORPHAN_GRACE
+            ):
                 # The main child is gone but something it started still holds the pipes.
                 _kill_group(pgid, proc)
                 orphans_killed = True
@@ -257,6 +265,10 @@ def run_command(
                 else:
                     data = os.read(fd, READ_SIZE)
                     sink, decoder = sinks[fd]
+                    if len(data) >= 65536 and fd not in enlarged:
+                        # A full default pipe: a big producer, worth fewer, larger reads.
+                        enlarged.add(fd)
+                        _enlarge_pipe(fd)
                     if data:
                         sink.add(decoder.decode(data))
                     else:
