@@ -30,6 +30,7 @@ from __future__ import annotations
 import os
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import bracex
@@ -147,30 +148,21 @@ def _plans(pattern: str) -> list[_Plan]:
 
 
 class _Matcher:
-    """Matches a path relative to a plan's prefix. ``**/NAME`` patterns match the file name
-    alone (the common case, and far cheaper than the full-path regex)."""
+    """Matches a path relative to a plan's prefix: ``match(rel, name) -> bool``. ``**/NAME``
+    patterns test the file name alone (the common case, and far cheaper than the full-path
+    regex); a pattern of only ``**`` matches everything."""
 
     def __init__(self, rest: str) -> None:
         segs = rest.split("/")
-        self.name_only: re.Pattern[str] | None = None
-        self.full: re.Pattern[str] | None = None
-        self.everything = all(s == "**" for s in segs)
-        if self.everything:
-            return
-        if len(segs) >= 2 and all(s == "**" for s in segs[:-1]) and "**" not in segs[-1]:
-            regex = wc_fnmatch.translate(segs[-1], flags=_NAME_FLAGS)[0][0]
-            self.name_only = re.compile(regex)
+        self.match: Callable[[str, str], bool]
+        if all(s == "**" for s in segs):
+            self.match = lambda rel, name: True
+        elif len(segs) >= 2 and all(s == "**" for s in segs[:-1]) and "**" not in segs[-1]:
+            by_name = re.compile(wc_fnmatch.translate(segs[-1], flags=_NAME_FLAGS)[0][0]).match
+            self.match = lambda rel, name: by_name(name) is not None
         else:
-            regex = wc_glob.translate(rest, flags=GLOB_FLAGS)[0][0]
-            self.full = re.compile(regex)
-
-    def match(self, rel: str, name: str) -> bool:
-        if self.everything:
-            return True
-        if self.name_only is not None:
-            return self.name_only.match(name) is not None
-        assert self.full is not None
-        return self.full.match(rel) is not None
+            by_path = re.compile(wc_glob.translate(rest, flags=GLOB_FLAGS)[0][0]).match
+            self.match = lambda rel, name: by_path(rel) is not None
 
 
 def _inside(jail: Jail, real: str) -> bool:
@@ -213,6 +205,7 @@ def walk(
             None if any(d is None for d in depths) else max(d for d in depths if d is not None)
         )
         base = prefix + "/" if prefix else ""
+        single = matchers[0].match if len(matchers) == 1 else None  # the usual case, no generator
         # Depth-first with an explicit stack: (absolute dir, rel-below-prefix dir, depth).
         stack: list[tuple[str, str, int]] = [(start, "", 1)]
         while stack and stopped is None:
@@ -244,7 +237,10 @@ def walk(
                             continue
                     except OSError:
                         continue
-                    if not any(m.match(rel, name) for m in matchers):
+                    if single is not None:
+                        if not single(rel, name):
+                            continue
+                    elif not any(m.match(rel, name) for m in matchers):
                         continue
                     if entry.is_symlink() and not _inside(jail, os.path.realpath(entry.path)):
                         continue
