@@ -32,10 +32,20 @@ from kli.tools.process.runner import run_command
 _MEMORY_CHILD = """
 import json, resource, subprocess, sys, time
 from kli.tools import Workspace
+
+def hwm_kb():
+    # This process's own peak RSS (VmHWM). ru_maxrss may carry the parent's high-water mark
+    # into a child started by fork/vfork + exec.
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
 ws = Workspace(sys.argv[1])
 ws.call("bash", {"command": "true"})  # warm: every module the call needs is imported
 ws.call("eval", {"code": "1"})
-idle = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+idle = hwm_kb()
 t = time.perf_counter()
 mode = sys.argv[2]
 if mode == "peer":
@@ -45,7 +55,7 @@ else:
     r = ws.call(mode, json.loads(sys.argv[3]))
     produced = r.details["stdout_total"]
 seconds = time.perf_counter() - t
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+peak = hwm_kb()
 print(json.dumps({"idle_kb": idle, "peak_kb": peak, "produced": produced, "seconds": seconds}))
 """
 

@@ -263,3 +263,19 @@ def test_bad_arguments_are_rejected(ws: Workspace) -> None:
 def test_non_utf8_output_is_replaced_not_fatal(ws: Workspace) -> None:
     r = ws.call("bash", {"command": "printf 'a\\377b'"})
     assert r.ok and "a\ufffdb" in r.text
+
+
+def test_keyboard_interrupt_kills_the_command_and_returns_an_error(
+    ws: Workspace, root: Path
+) -> None:
+    import signal
+    import threading
+
+    timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        r = ws.call("bash", {"command": "echo $$ > pidfile; sleep 10", "timeout": 20})
+    finally:
+        timer.cancel()
+    assert not r.ok and r.details["error"] == "interrupted"
+    assert _wait_dead(int((root / "pidfile").read_text()))
