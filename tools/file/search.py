@@ -33,7 +33,14 @@ from wcmatch import glob as wc_glob
 
 from kli.tools.core.registry import GATE_READ, Call, Tool
 from kli.tools.core.result import ToolError, ToolResult
-from kli.tools.core.textfile import BINARY_SNIFF, NotText, decode, split_lines
+from kli.tools.core.textfile import (
+    BINARY_SNIFF,
+    ENCODING,
+    ERRORS,
+    NotText,
+    decode,
+    split_lines,
+)
 from kli.tools.file import walk as walk_mod
 from kli.tools.file.read import MAX_READ_BYTES, cut_notice, record_view, render_row
 
@@ -148,12 +155,12 @@ def _scan(
     context: int,
 ) -> _Scan:
     scan = _Scan()
-    root = call.ws.jail.root
+    root = call.ws.jail.root.rstrip("/") + "/"
     for index, rel in enumerate(rels):
         if index & 15 == 0 and time.monotonic() > deadline:
             scan.timed_out = True
             break
-        real = os.path.join(root, rel)
+        real = root + rel
         hits = _FileHits()
         keep = MAX_MATCH_LINES - scan.lines_matched if scan.files_matched < MAX_FILES else 0
         keep = max(keep, 0)
@@ -175,7 +182,7 @@ def _scan(
                 if data is None:  # grew past the cap since the fstat
                     scan.too_large.append(rel)
                     continue
-                text = decode(data)  # NotText: a NUL near the start
+                text = data.decode(ENCODING, ERRORS)  # _read_small already sniffed for NUL
                 scan.searched += 1
                 match_lines(rx, text, 0, hits, keep)
                 if hits.count and keep:
