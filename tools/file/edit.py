@@ -191,7 +191,7 @@ def _written_text(target: _Target, text: str, spans: list[tuple[int, int]],
     """``Edited PATH (+a -r)`` and fresh anchors; records the session's new view."""
     plan = target.plan
     assert plan is not None
-    lines = split_lines(text)
+    lines = plan.lines if text is plan.after else split_lines(text)
     head = f"Edited {target.rel} (+{plan.added} -{plan.removed})"
     if header_note:
         head += "\n" + header_note

@@ -1,4 +1,4 @@
-"""Python delimiter balance: ``()[]{}`` outside strings and comments, then ``ast`` parsing.
+"""Python delimiter balance: ``()[]{}`` outside strings and comments, then a compile check.
 
 Strings: any prefix (``r b u f`` and pairs), single and triple quotes, backslash escapes; in
 f-strings the ``{…}`` replacement fields are scanned as code (so nested quotes and brackets of
@@ -20,10 +20,11 @@ NAME = "python"
 
 _CLOSER = {"(": ")", "[": "]", "{": "}"}
 _OPENER = {v: k for k, v in _CLOSER.items()}
-_TOKEN = re.compile(
-    r"""(?P<open>[(\[{])|(?P<close>[)\]}])|(?P<comment>\#)"""
-    r"""|(?:(?<!\w)(?P<prefix>[rRbBuUfF]{1,2}))?(?P<quote>'''|\"\"\"|'|")"""
-)
+# One character class: the regex engine skips plain code at C speed; string prefixes are
+# checked by looking back from the quote (a lookbehind in the pattern made every position a
+# match attempt, ~4× slower).
+_TOKEN = re.compile(r"""[()\[\]{}#'"]""")
+_PREFIX_CHARS = "rRbBuUfF"
 _END = {
     "'": re.compile(r"(?:[^'\\\n]|\\(?:.|\n))*'"),
     '"': re.compile(r'(?:[^"\\\n]|\\(?:.|\n))*"'),
@@ -84,12 +85,12 @@ def scan(text: str) -> Scan:
             break
         at = m.start()
         i = m.end()
-        kind = m.lastgroup
+        c = m.group()
+        kind = "open" if c in "([{" else "close" if c in ")]}" else "comment" if c == "#" \
+            else "quote"
         if kind == "open":
-            c = m.group()
             stack.append(Opener(at, c, _CLOSER[c]))
         elif kind == "close":
-            c = m.group()
             if stack and stack[-1].char == _F_MARK:
                 if c == "}":
                     field = stack.pop()
@@ -125,9 +126,15 @@ def scan(text: str) -> Scan:
             nl = text.find("\n", i)
             i = n if nl == -1 else nl
         else:
-            quote = m.group("quote")
-            prefix = (m.group("prefix") or "").lower()
-            start = m.start("prefix") if m.group("prefix") else m.start("quote")
+            quote = c * 3 if text.startswith(c * 3, at) else c
+            i = at + len(quote)
+            j = at
+            while j > 0 and at - j < 2 and text[j - 1] in _PREFIX_CHARS:
+                j -= 1
+            if j > 0 and (text[j - 1].isalnum() or text[j - 1] == "_"):
+                j = at  # letters ending an identifier, not a string prefix
+            prefix = text[j:at].lower()
+            start = j
             if "f" in prefix:
                 end, event = _fbody(text, i, quote)
                 if event == "expr":
@@ -180,9 +187,16 @@ def _parse(text: str) -> ast.Module:
 
 
 def parse_error(text: str) -> str | None:
-    """The parser's message (with line and column) when ``text`` is not valid Python, or None."""
+    """The compiler's message (with line and column) when ``text`` is not valid Python, or None.
+
+    ``compile`` to bytecode is used rather than ``ast.parse``: it is about 2.5× faster on large
+    files (no Python AST objects are built) and also catches errors a module would raise on
+    import (``'return' outside function``). Nothing is executed.
+    """
     try:
-        _parse(text)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile(text, "<edit>", "exec", dont_inherit=True)
     except SyntaxError as exc:
         where = f"line {exc.lineno}, column {exc.offset}" if exc.lineno else "unknown position"
         return f"{exc.msg} ({where})"
