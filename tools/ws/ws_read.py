@@ -16,7 +16,7 @@ from wcmatch import glob as wc_glob
 from kli.tools.core.registry import GATE_READ, Call, Tool
 from kli.tools.core.result import ToolError, ToolResult
 from kli.tools.core.session import FileView
-from kli.tools.core.textfile import NotText, read_text, split_lines
+from kli.tools.core.textfile import BINARY_SNIFF, NotText
 from kli.tools.file.walk import walk
 from kli.tools.ws.common import call_setting, compact_json, read_ceiling_chars
 
@@ -29,6 +29,7 @@ FOOTER_RESERVE = 400
 SUGGEST_MAX_ENTRIES = 20_000
 SUGGEST_MAX_SECONDS = 0.5
 SUGGEST_COUNT = 5
+READ_CHUNK = 1 << 20
 
 DESCRIPTION = """Read a file as numbered lines, one window at a time.
 Returns 120 lines by default, each shown as `     42|text` — the number and `|` are display only:
@@ -37,6 +38,32 @@ never copy them into ws_edit's old_str. Parameters: path (relative to the projec
 capped in characters; when the window does not cover the whole file the result ends with the
 exact ws_read call for the next page. To find where a symbol is, use ws_grep first and then
 ws_read with offset near the hit. Reading a file is required before ws_write may overwrite it."""
+
+
+def _window(real: str, first: int, last: int) -> tuple[int, dict[int, str]]:
+    """The file's line count and its lines ``first..last`` (1-based), streamed so a huge file
+    is never held in memory. Lines are counted as ``split_lines`` counts them (a final newline
+    does not start another line). Raises ``NotText`` for a binary file."""
+    kept: dict[int, str] = {}
+    with open(real, "rb") as fh:
+        if b"\x00" in fh.read(BINARY_SNIFF):
+            raise NotText
+        fh.seek(0)
+        n = 0
+        while n < last:
+            raw = fh.readline()
+            if not raw:
+                return n, kept
+            n += 1
+            if n >= first:
+                kept[n] = raw.decode("utf-8", "replace").rstrip("\n")
+        # Past the window only the count matters: count newlines chunk by chunk.
+        newlines, final, seen = 0, b"\n", False
+        while chunk := fh.read(READ_CHUNK):
+            seen = True
+            newlines += chunk.count(b"\n")
+            final = chunk[-1:]
+        return n + newlines + (1 if seen and final != b"\n" else 0), kept
 
 
 def _suggest(call: Call, path: str) -> list[str]:
@@ -86,7 +113,7 @@ def _run(call: Call) -> ToolResult:
             error="is_directory",
         )
     try:
-        tf = read_text(real)
+        total, lines = _window(real, offset, offset + limit - 1)
     except NotText:
         raise ToolError(
             f"ws_read: {rel} is a binary file ({os.path.getsize(real)} bytes); ws_read shows text "
@@ -95,8 +122,6 @@ def _run(call: Call) -> ToolResult:
         ) from None
     except OSError as exc:
         raise ToolError(f"ws_read: cannot read {rel} ({exc.strerror}).", error="os_error") from None
-    lines = split_lines(tf.text)
-    total = len(lines)
     if total == 0:
         call.session.record_view(real, FileView(whole=True))
         if offset > 1:
@@ -114,13 +139,14 @@ def _run(call: Call) -> ToolResult:
             error="bad_offset",
             total_lines=total,
         )
-    budget = read_ceiling_chars(call.ws.settings) - FOOTER_RESERVE
+    ceiling = read_ceiling_chars(call.ws.settings)
+    budget = max(ceiling - FOOTER_RESERVE, ceiling // 2)
     out: list[str] = []
     used = 0
     cut: set[int] = set()
     end = offset - 1  # last line shown
     for n in range(offset, min(total, offset + limit - 1) + 1):
-        line = lines[n - 1].rstrip("\r")
+        line = lines[n].rstrip("\r")
         if len(line) > MAX_LINE_CHARS:
             line = line[:MAX_LINE_CHARS] + f"… [line cut: {len(line)} chars]"
             cut.add(n)
@@ -139,7 +165,7 @@ def _run(call: Call) -> ToolResult:
     text = "\n".join(out)
     if ceiling_hit:
         text += (
-            f"\n[window cut at line {end} to stay under the {budget + FOOTER_RESERVE}-character "
+            f"\n[window cut at line {end} to stay under the {ceiling}-character "
             "read ceiling]"
         )
     if not whole:

@@ -129,3 +129,20 @@ def test_paths_are_jailed(ws: Workspace, tmp_path: Path) -> None:
 def test_crlf_lines_are_shown_without_carriage_returns(ws: Workspace, root: Path) -> None:
     (root / "w.txt").write_bytes(b"a\r\nb\r\n")
     assert ws.call("ws_read", {"path": "w.txt"}).text == "     1|a\n     2|b"
+
+
+@pytest.mark.parametrize("trailing", ["", "\n"])
+def test_line_count_past_the_window_matches_split_lines(ws: Workspace, root: Path, trailing: str) -> None:
+    body = "\n".join(f"l{i}" for i in range(1, 301)) + trailing
+    (root / "n.txt").write_text(body)
+    r = ws.call("ws_read", {"path": "n.txt", "limit": 5})
+    assert "[showing lines 1–5 of 300 in n.txt" in r.text
+    r = ws.call("ws_read", {"path": "n.txt", "offset": 300})
+    assert r.text.startswith("   300|l300")
+
+
+def test_tiny_result_cap_still_shows_a_window(root: Path) -> None:
+    ws = Workspace(str(root), {"max_tool_chars": 300})
+    (root / "a.txt").write_text("".join(f"line {i}\n" for i in range(100)))
+    r = ws.call("ws_read", {"path": "a.txt"})
+    assert r.ok and r.text.startswith("     1|line 0") and len(r.text) <= 300
