@@ -51,6 +51,7 @@ from kli.tools.file.repair.decide import (
 )
 
 DEFAULT_POLICY = "safe"  # spec: repair defaults to safe
+MAX_PENDING_CANDIDATES = 32  # per session; the oldest is dropped beyond this (not in the spec)
 EMPTY_FILE = "(empty file)"
 GRAMMAR_HINT = (
     "Patch grammar: '@@ PATH' opens a section; then ops: '+ LINE:HH' (insert after), bare '+' "
@@ -378,6 +379,8 @@ def _previews(call: Call, targets: list[_Target], previews: list[_Target], polic
             candidate=cid, reason=d.reason, message=d.message, marks=list(d.marks),
         )
         files.append(change)
+        while len(call.session.candidates) >= MAX_PENDING_CANDIDATES:
+            call.session.candidates.pop(next(iter(call.session.candidates)))
         call.session.candidates[cid] = Candidate(
             id=cid, path=t.rel, real=t.real, disk_text=t.before, candidate_text=d.text,
             reason=d.reason, message=d.message, session_id=call.session.id,

@@ -385,3 +385,13 @@ def test_edit_is_gated_by_file_edit(root: Path) -> None:
 def test_module_constants_match_the_spec() -> None:
     assert edit_module.DEFAULT_POLICY == "safe"
     assert edit_module.TOOL.parameters["properties"]["repair"]["enum"] == ["safe", "preview", "reject"]
+
+
+def test_pending_candidates_per_session_are_bounded(ws: Workspace, root: Path) -> None:
+    ids = []
+    for _ in range(edit_module.MAX_PENDING_CANDIDATES + 3):
+        _p, cid = _preview(ws, root)
+        ids.append(cid)
+    pending = ws.default_session.candidates
+    assert len(pending) == edit_module.MAX_PENDING_CANDIDATES
+    assert ids[0] not in pending and ids[-1] in pending
