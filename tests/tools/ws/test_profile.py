@@ -152,3 +152,24 @@ def test_kli_profile_calls_are_not_loop_guarded(ws: Workspace, root: Path) -> No
     (root / "a.txt").write_text("a\n")
     results = [ws.call("read", {"path": "a.txt"}) for _ in range(4)]
     assert all(r.ok for r in results)
+
+
+# -- properties -----------------------------------------------------------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.text(alphabet=st.characters(codec="utf-8"), max_size=5000), limit=st.integers(300, 4000))
+def test_cap_never_exceeds_the_limit_and_keeps_real_head_and_tail(text: str, limit: int) -> None:
+    out = cap_text(text, limit, narrow="narrow it")
+    assert len(out) <= limit
+    if len(text) <= limit:
+        assert out == text
+        return
+    head, _, rest = out.partition("\n" + CUT_PREFIX)
+    tail = rest.split("]\n", 1)[1] if "]\n" in rest else ""
+    assert text.startswith(head)
+    assert text.endswith(tail)
+    assert f"the full result is {len(text):,} characters" in out

@@ -135,3 +135,37 @@ def test_classify_skips_assignments_and_wrappers() -> None:
     assert classify(["FOO=1", "time", "pytest"]) == "build"
     assert classify(["env", "A=1", "rm", "x"]) == "any"
     assert classify(["nice", "-n", "5", "ls"]) == "readonly"
+
+
+# -- properties -------------------------------------------------------------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_SHELLISH = st.text(alphabet=list("ab -|&;<>()$`'\"\\\n#=./12"), max_size=40)
+
+
+@settings(max_examples=400, deadline=None)
+@given(command=_SHELLISH)
+def test_check_never_crashes(command: str) -> None:
+    v = check(command, "any", ROOT, ROOT)
+    assert isinstance(v.allowed, bool)
+    assert v.allowed or v.message
+
+
+_WORD = st.text(alphabet="abcxyz-./_", min_size=1, max_size=6)
+_JOIN = st.sampled_from([" ", " | ", " && ", " || ", " 2>&1 | "])
+_BAD = st.sampled_from(["$(id)", "`id`", '"$(id)"', '"a`id`"', " & ", "<(ls)", "; ls", "\nls",
+                        "> out.txt", ">>log", " | tee f"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(before=st.lists(st.tuples(_WORD, _JOIN), max_size=4), bad=_BAD,
+       after=st.lists(st.tuples(_JOIN, _WORD), max_size=3))
+def test_an_unquoted_forbidden_construct_anywhere_is_refused(
+    before: list[tuple[str, str]], bad: str, after: list[tuple[str, str]]
+) -> None:
+    command = "echo " + "".join(w + j for w, j in before) + bad + "".join(j + w for j, w in after)
+    v = check(command, "any", ROOT, ROOT)
+    assert not v.allowed, command
+    assert v.rule in ("substitution", "background", "one_command", "write_redirect"), v
