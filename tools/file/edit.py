@@ -230,16 +230,18 @@ def _preview_rows(text: str, marks: tuple[dict[str, Any], ...], spans: list[tupl
 
 
 # -- the patch ---------------------------------------------------------------------------------
-def _reject_files(targets: list[_Target], culprit: _Target | None, message: str
-                  ) -> list[dict[str, Any]]:
+def _reject_files(targets: list[_Target], culprit: _Target | None, message: str,
+                  reason: str | None) -> list[dict[str, Any]]:
+    """Every file of a rejected patch as ``rejected``: the culprit with ``reason`` and
+    ``message``, the others as collateral (``patch_rejected``)."""
     files = []
     for t in targets:
         after = t.decision.text if t.decision else (t.plan.after if t.plan else None)
-        own = t is culprit
+        own = culprit is None or t is culprit
         files.append(file_change(
             t.rel, t.before, after, "rejected",
             added=t.plan.added if t.plan else 0, removed=t.plan.removed if t.plan else 0,
-            reason=(t.decision.reason if t.decision and own else None) or (None if own else "patch_rejected"),
+            reason=reason if own else "patch_rejected",
             message=message if own else "not written: another file of the patch was rejected",
             marks=list(t.decision.marks) if t.decision and own else None,
         ))
@@ -265,7 +267,7 @@ def _apply_patch(call: Call, patch_text: str, policy: str) -> ToolResult:
             except PlanError as exc:
                 raise ToolError(
                     "edit rejected: " + exc.message, error=exc.kind, path=exc.path,
-                    line=exc.line, files=_reject_files(targets, t, exc.message),
+                    line=exc.line, files=_reject_files(targets, t, exc.message, exc.kind),
                 ) from None
             t.language = language_for(t.rel)
             t.decision = decide(t.language, t.before, t.plan.after, t.plan.edited_lines, policy)
@@ -285,7 +287,8 @@ def _apply_patch(call: Call, patch_text: str, policy: str) -> ToolResult:
             raise ToolError(
                 f"{message} Nothing was written. {retry}",
                 error=t.decision.reason, path=t.rel, reason=t.decision.reason,
-                decisions=decisions, files=_reject_files(targets, t, t.decision.message),
+                decisions=decisions,
+                files=_reject_files(targets, t, t.decision.message, t.decision.reason),
             )
         previews = [t for t in targets if t.decision and t.decision.action == PREVIEW]
         if previews:
@@ -293,15 +296,12 @@ def _apply_patch(call: Call, patch_text: str, policy: str) -> ToolResult:
         try:
             write_many([(t.real, encode(_final(t))) for t in targets])
         except OSError as exc:
-            failed = exc.filename or "a file"
-            rel = call.ws.jail.rel(failed) if isinstance(failed, str) and os.path.isabs(failed) \
-                else failed
+            where = f" ({exc.filename})" if exc.filename else ""
             raise ToolError(
-                f"edit failed while writing {rel}: {exc.strerror or exc}. Nothing was written "
-                "(files already replaced were restored). Check the file and its folder, then "
-                "send the patch again.",
-                error="io", path=str(rel),
-                files=_reject_files(targets, None, f"write failed: {exc}"),
+                f"edit failed while writing the patched files: {exc.strerror or exc}{where}. "
+                "Nothing was written (files already replaced were restored). Check the files "
+                "and their folders, then send the patch again.",
+                error="io", files=_reject_files(targets, None, f"write failed: {exc}", "io"),
             ) from None
     blocks = []
     files = []
