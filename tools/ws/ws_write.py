@@ -110,6 +110,24 @@ def _shrink_refusal(rel: str, old_lines: int, new_lines: int, content: str) -> T
     return ToolError(text, error="shrink", old_lines=old_lines, new_lines=new_lines)
 
 
+def _same_as_read_file(call: Call, real: str, content: str) -> str | None:
+    """A file read in this session that still exists with exactly ``content`` (a rename done
+    as write-a-copy), as a root-relative path; None when there is none."""
+    data = encode(content)
+    for other in list(call.session.views):
+        if other == real or not os.path.isfile(other):
+            continue
+        try:
+            if os.path.getsize(other) != len(data):
+                continue
+            with open(other, "rb") as fh:
+                if fh.read() == data:
+                    return call.ws.jail.rel(other)
+        except OSError:
+            continue
+    return None
+
+
 def _run(call: Call) -> ToolResult:
     args = call.args
     path = args["path"]
@@ -204,6 +222,13 @@ def _run(call: Call) -> ToolResult:
     unknown = _unknown_keys(args)
     if unknown:
         text += "\n[ignored unrecognized key(s): " + ", ".join(repr(k) for k in unknown) + "]"
+    twin = None if exists else _same_as_read_file(call, real, content)
+    if twin is not None:
+        text += (
+            f"\n[note: this is exactly the content of {twin}, which still exists. If you meant to "
+            f"rename it, undo this with ws_delete {compact_json({'path': rel})} and use ws_mv "
+            f"{compact_json({'src': twin, 'dst': rel})} — ws_mv is the way to rename]"
+        )
     note = syntax.outcome_note(rel, outcome)
     if note:
         text += "\n" + note

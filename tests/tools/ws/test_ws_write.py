@@ -176,3 +176,14 @@ def test_write_then_write_again_needs_no_reread(ws: Workspace, root: Path) -> No
 def test_unknown_keys_are_reported_on_success(ws: Workspace) -> None:
     r = ws.call("ws_write", {"path": "a.txt", "content": "x\n", "overwrite": True})
     assert r.ok and "[ignored unrecognized key(s): 'overwrite']" in r.text
+
+
+def test_a_copy_of_a_read_file_points_at_ws_mv(ws: Workspace, root: Path) -> None:
+    (root / "old_name.py").write_text("def f():\n    return 1\n")
+    _read(ws, "old_name.py")
+    r = ws.call("ws_write", {"path": "new_name.py", "content": "def f():\n    return 1\n"})
+    assert r.ok
+    assert "this is exactly the content of old_name.py, which still exists" in r.text
+    assert 'ws_mv {"src":"old_name.py","dst":"new_name.py"}' in r.text
+    other = ws.call("ws_write", {"path": "other.py", "content": "x = 2\n"})
+    assert "ws_mv" not in other.text
