@@ -235,7 +235,7 @@ class Hub:
             self.agent_comms[comm.comm_id] = (comm, session)
 
         def on_msg(m: dict[str, Any]) -> None:
-            self._safe_reply(comm, lambda: self.agent_request(session, m["content"].get("data")))
+            self.agent_request(session, m["content"].get("data"), self._responder(comm))
 
         def on_close(_m: dict[str, Any]) -> None:
             with self._lock:
@@ -249,22 +249,54 @@ class Hub:
                    "session": session.id, "label": session.label,
                    "tools": sorted(t.name for t in self.ws.tools(None))})
 
+    @staticmethod
+    def _responder(comm: Any) -> Callable[[dict[str, Any]], None]:
+        def respond(reply: dict[str, Any]) -> None:
+            try:
+                comm.send(jsonable(reply))
+            except Exception:
+                traceback.print_exc()
+
+        return respond
+
+    @staticmethod
+    def _failure(rid: Any, exc: BaseException) -> dict[str, Any]:
+        if isinstance(exc, KeyboardInterrupt):
+            return _error(rid, "interrupted", "the request was interrupted before it finished; "
+                          "the image may be partially modified. Retry if needed.")
+        return _error(rid, "internal", f"kernel error while handling the request: "
+                      f"{type(exc).__name__}: {exc}")
+
     def _safe_reply(self, comm: Any, make: Callable[[], dict[str, Any]]) -> None:
         try:
             reply = make()
-        except KeyboardInterrupt:
-            reply = _error(None, "interrupted", "the request was interrupted before it finished; "
-                           "the image may be partially modified. Retry if needed.")
-        except Exception as exc:  # a handler bug must not leave the client waiting
-            reply = _error(None, "internal", f"kernel error while handling the request: "
-                           f"{type(exc).__name__}: {exc}")
-        try:
-            comm.send(jsonable(reply))
-        except Exception:
-            traceback.print_exc()
+        except BaseException as exc:  # a handler bug must not leave the client waiting
+            reply = self._failure(None, exc)
+        self._responder(comm)(reply)
 
-    def agent_request(self, session: Session, data: Any) -> dict[str, Any]:
-        """The reply to one ``kli.agent`` request (never raises for bad input)."""
+    def agent_request(self, session: Session, data: Any,
+                      respond: Callable[[dict[str, Any]], None]) -> None:
+        """Answer one ``kli.agent`` request through ``respond`` (now, or after the running
+        cell for a tool call); malformed input gets an error reply, never an exception."""
+        try:
+            reply = self._check_agent(data)
+        except BaseException as exc:
+            reply = self._failure(None, exc)
+        if reply is not None:
+            respond(reply)
+            return
+        rid, tool, args = data["id"], data["tool"], data.get("args") or {}
+
+        def done(result: ToolResult | None, exc: BaseException | None) -> None:
+            if result is None:
+                respond(self._failure(rid, exc or RuntimeError("no result")))
+            else:
+                respond({"v": PROTOCOL_VERSION, "op": "result", "id": rid, **result.to_json()})
+
+        self.kernel.run_in_image(lambda: self.ws.call(tool, args, session, source="agent"), done)
+
+    def _check_agent(self, data: Any) -> dict[str, Any] | None:
+        """The reply to a request that is not a tool call, or an error; None for a valid call."""
         if not isinstance(data, dict):
             return _error(None, "bad_json", f"request must be a JSON object, got "
                           f"{type(data).__name__}; send e.g. "
@@ -290,16 +322,11 @@ class Hub:
         if not isinstance(tool, str) or not tool:
             return _error(rid, "bad_request", "a call needs 'tool', a string naming the tool; "
                           "list the tools with op 'list'.")
-        args = data.get("args", {})
-        if args is None:
-            args = {}
-        if not isinstance(args, dict):
+        args = data.get("args")
+        if args is not None and not isinstance(args, dict):
             return _error(rid, "bad_request", f"'args' must be a JSON object of the tool's "
                           f"arguments, got {type(args).__name__}.")
-        result = self.kernel.run_in_image(
-            lambda: self.ws.call(tool, args, session, source="agent")
-        )
-        return {"v": PROTOCOL_VERSION, "op": "result", "id": rid, **result.to_json()}
+        return None
 
     # -- kli.ui -----------------------------------------------------------------------------
     def hello(self, limit: Any = DEFAULT_REPLAY, rid: Any = None) -> dict[str, Any]:

@@ -7,8 +7,8 @@ tool calls never run in the image at the same time.
 
 from __future__ import annotations
 
-import concurrent.futures
 import os
+import signal
 import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -53,7 +53,8 @@ class KliKernel(IPythonKernel):
 
     def do_history(self, hist_access_type: str, output: bool, raw: bool, session: int = 0,
                    start: int = 0, stop: int | None = None, n: int | None = None,
-                   pattern: str | None = None, unique: bool = False) -> dict[str, Any]:
+                   pattern: str | None = None, unique: bool = False,
+                   ) -> dict[str, Any]:  # type: ignore[override]
         # IPython labels the current session's lines "session 0" in a range reply, while a
         # tail names it by number; a client that asks for the range of the session a tail
         # reported then gets rows naming another session. Name the real number.
@@ -74,27 +75,40 @@ class KliKernel(IPythonKernel):
             if on_main:
                 self._executing = False
 
-    def run_in_image(self, fn: Callable[[], T]) -> T:
-        """Run ``fn`` on the main thread, between cells.
+    def run_in_image(self, fn: Callable[[], T], done: Callable[[T | None, BaseException | None], None]
+                     ) -> None:
+        """Run ``fn`` in the image when no cell is running, then ``done(value, exception)``.
 
-        Comm messages of the main shell are already handled there, one at a time, after the
-        running cell. A message that arrived on a subshell thread (JupyterLab ≥ 4.4) is handed
-        to the main loop and waited for, so the tool still runs after the cell and on the thread
-        where SIGINT and deadline signals land.
+        On the main thread between cells (the normal case: comm messages of the main shell
+        queue behind the running cell) it runs at once. A message handled while a
+        top-level-await cell is suspended (ipykernel dispatches comms concurrently then), or on
+        a subshell thread (JupyterLab ≥ 4.4), is handed to the main loop and run after the
+        cell — still on the main thread, where SIGINT and SIGALRM deadlines land.
         """
-        if threading.current_thread() is threading.main_thread():
-            return fn()
-        future: concurrent.futures.Future[T] = concurrent.futures.Future()
+        if threading.current_thread() is threading.main_thread() and not self._executing:
+            _finish(fn, done)
+            return
         loop = self.io_loop
 
         def attempt() -> None:
-            if self._executing:  # a top-level-await cell is suspended: wait for it
+            if self._executing:
                 loop.call_later(_RETRY_S, attempt)
                 return
+            # Outside a message handler ipykernel ignores SIGINT; an interrupt request must
+            # still stop a long eval run from here.
+            previous = signal.signal(signal.SIGINT, signal.default_int_handler)
             try:
-                future.set_result(fn())
-            except BaseException as exc:
-                future.set_exception(exc)
+                _finish(fn, done)
+            finally:
+                signal.signal(signal.SIGINT, previous)
 
         loop.add_callback(attempt)
-        return future.result()
+
+
+def _finish(fn: Callable[[], T], done: Callable[[T | None, BaseException | None], None]) -> None:
+    try:
+        value = fn()
+    except BaseException as exc:  # KeyboardInterrupt included: the caller turns it into a reply
+        done(None, exc)
+        return
+    done(value, None)

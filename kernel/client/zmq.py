@@ -21,17 +21,21 @@ class ZmqTransport:
         self.manager = manager
         client.start_channels()
         try:
-            client.wait_for_ready(timeout=ready_timeout)
             self._sync_iopub(ready_timeout)
         except Exception:
             self.close()
             raise
 
     def _sync_iopub(self, timeout: float) -> None:
-        """Wait until iopub delivers: a subscription is live only some time after connect, and
-        a comm reply sent before that would be lost."""
+        """Wait until the kernel answers on iopub: it may still be starting, and a
+        subscription is live only some time after connect (a comm reply sent before that
+        would be lost). A kernel this process owns is checked for death meanwhile; for one
+        found by its connection file, only ``timeout`` ends the wait (its heartbeat is not
+        trustworthy while it boots)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
+            if self.manager is not None and not self.manager.is_alive():
+                raise KernelError("the kernel died while starting; see its log above.")
             msg_id = self.client.kernel_info()
             until = time.monotonic() + 0.5
             while time.monotonic() < until:
@@ -42,7 +46,7 @@ class ZmqTransport:
                 if msg.get("parent_header", {}).get("msg_id") == msg_id:
                     self._drain_shell()
                     return
-        raise KernelError("the kernel's iopub channel never answered; is it running?")
+        raise KernelError(f"the kernel did not answer within {timeout:g} s; is it running?")
 
     def _drain_shell(self) -> None:
         while True:

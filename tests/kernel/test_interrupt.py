@@ -77,3 +77,21 @@ def test_agent_call_waits_for_the_running_cell(kernel: Any) -> None:
     kernel.wait_for(lambda m: m["parent_header"].get("msg_id") == cell
                     and m["msg_type"] == "status" and m["content"]["execution_state"] == "idle",
                     since=start)
+
+
+def test_agent_call_waits_for_a_suspended_top_level_await_cell(kernel: Any) -> None:
+    """ipykernel dispatches comm messages while an async cell awaits; the tool call still runs
+    only after the cell."""
+    comm_id, _ = kernel.open_comm("kli.agent", {"label": "async"})
+    start = len(kernel.seen)
+    cell = kernel.kc.execute("import asyncio\nawait asyncio.sleep(1.5)\nasync_marker = 'awaited'")
+    kernel.wait_for(lambda m: m["parent_header"].get("msg_id") == cell and m["msg_type"] == "status"
+                    and m["content"]["execution_state"] == "busy", since=start)
+    time.sleep(0.3)
+    kernel.send(comm_id, {"v": 1, "id": "a", "op": "call", "tool": "eval",
+                          "args": {"code": "async_marker"}})
+    msg = kernel.wait_for(lambda m: m["msg_type"] == "comm_msg"
+                          and m["content"]["comm_id"] == comm_id
+                          and m["content"]["data"].get("id") == "a", since=start)
+    assert msg["content"]["data"]["ok"], msg["content"]["data"]["text"]
+    assert "awaited" in msg["content"]["data"]["text"]
