@@ -51,10 +51,11 @@ class KliKernel(IPythonKernel):
         info["kli"] = {"protocol": PROTOCOL_VERSION, "comm_targets": ["kli.agent", "kli.ui"]}
         return info
 
-    def do_history(self, hist_access_type: str, output: bool, raw: bool, session: int = 0,
-                   start: int = 0, stop: int | None = None, n: int | None = None,
-                   pattern: str | None = None, unique: bool = False,
-                   ) -> dict[str, Any]:  # type: ignore[override]
+    def do_history(  # type: ignore[override]
+        self, hist_access_type: str, output: bool, raw: bool, session: int = 0,
+        start: int = 0, stop: int | None = None, n: int | None = None,
+        pattern: str | None = None, unique: bool = False,
+    ) -> dict[str, Any]:
         # IPython labels the current session's lines "session 0" in a range reply, while a
         # tail names it by number; a client that asks for the range of the session a tail
         # reported then gets rows naming another session. Name the real number.
