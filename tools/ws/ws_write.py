@@ -54,7 +54,7 @@ allow_shrink (default false), disable_syntax_check (default false).
 ws_write is for NEW files. To change an existing file use ws_edit (replace old_str with new_str)
 or ws_patch. Overwriting an existing file is refused unless you ws_read it in this session;
 rewriting a large file as a much smaller one is refused unless allow_shrink is true. Windows
-device names (nul, con, prn, aux, com1, lpt1, …) are refused. .py/.json/.js/.go files are
+device names (nul, con, prn, aux, com1, lpt1, …) are refused. .py/.json/.js/.go/.ts files are
 syntax-checked after writing: a file that parsed before and would not parse after is left
 unchanged."""
 
