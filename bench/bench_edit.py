@@ -131,9 +131,13 @@ def main() -> None:
     mid = n // 2
     spread = [1 + i * (n // 10) + 7 for i in range(10)]
     with tempfile.TemporaryDirectory(dir=args.dir) as root:
-        files = {"big.txt": make_text(n, False), "peer.txt": make_text(n, False),
-                 "atomic.txt": make_text(n, False), "spread.txt": make_text(n, False),
-                 "big.py": make_text(n, True)}
+        files = {
+            "big.txt": make_text(n, False),
+            "peer.txt": make_text(n, False),
+            "atomic.txt": make_text(n, False),
+            "spread.txt": make_text(n, False),
+            "big.py": make_text(n, True),
+        }
         for name, text in files.items():
             with open(os.path.join(root, name), "w", encoding="utf-8") as fh:
                 fh.write(text)
@@ -153,8 +157,10 @@ def main() -> None:
                 median_ms(fn, times[key])
         med = {k: statistics.median(v) for k, v in times.items()}
     base = med["plain"]
-    print(f"{n:,} lines, {size / 1e6:.2f} MB text file; median of {args.repeat} after a warm-up; "
-          f"load average {os.getloadavg()[0]:.1f}\n")
+    print(
+        f"{n:,} lines, {size / 1e6:.2f} MB text file; median of {args.repeat} after a warm-up; "
+        f"load average {os.getloadavg()[0]:.1f}\n"
+    )
     print("| task | time | vs plain read + write | target |")
     print("|---|---|---|---|")
     rows = [

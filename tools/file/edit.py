@@ -38,7 +38,7 @@ from kli.tools.core.session import Candidate, FileView, Session
 from kli.tools.core.textfile import NotText, decode, encode, split_lines
 from kli.tools.core.workspace import Workspace
 from kli.tools.file.hashline import Op, PatchSyntaxError, parse
-from kli.tools.file.plan import MAX_SHOWN_ROWS, FilePlan, PlanError, plan_file
+from kli.tools.file.plan import MAX_SHOWN_ROWS, FilePlan, PlanError, merge_regions, plan_file
 from kli.tools.file.read import MAX_LINE_CHARS, render_row
 from kli.tools.file.repair.decide import (
     POLICIES,
@@ -88,7 +88,8 @@ def _load(real: str, rel: str) -> str:
     if os.path.isdir(real):
         raise ToolError(
             f"edit rejected: {rel} is a directory, not a file. Nothing was written.",
-            error="is_directory", path=rel,
+            error="is_directory",
+            path=rel,
         )
     try:
         with open(real, "rb") as fh:
@@ -97,12 +98,14 @@ def _load(real: str, rel: str) -> str:
         raise ToolError(
             f"edit rejected: {rel} does not exist. Create it with write (write path='{rel}' "
             "content=...), then edit it. Nothing was written.",
-            error="not_found", path=rel,
+            error="not_found",
+            path=rel,
         ) from None
     except OSError as exc:
         raise ToolError(
             f"edit rejected: cannot read {rel} ({exc.strerror}). Nothing was written.",
-            error="io", path=rel,
+            error="io",
+            path=rel,
         ) from None
     try:
         return decode(data)
@@ -110,7 +113,8 @@ def _load(real: str, rel: str) -> str:
         raise ToolError(
             f"edit rejected: {rel} is a binary file; edit changes text files only. "
             "Nothing was written.",
-            error="binary", path=rel,
+            error="binary",
+            path=rel,
         ) from None
 
 
@@ -128,16 +132,28 @@ def _targets(call: Call, sections: list[Any]) -> list[_Target]:
                 f"edit rejected: {target.rel} has not been read in this session. Read it first "
                 f"(read path='{target.rel}', or a search that matches it) and use the LINE:HH "
                 "anchors it shows. Nothing was written.",
-                error="unread", path=target.rel,
-                files=[file_change(target.rel, None, None, "rejected", added=0, removed=0,
-                                   reason="unread", message="file not read in this session")],
+                error="unread",
+                path=target.rel,
+                files=[
+                    file_change(
+                        target.rel,
+                        None,
+                        None,
+                        "rejected",
+                        added=0,
+                        removed=0,
+                        reason="unread",
+                        message="file not read in this session",
+                    )
+                ],
             )
     return list(by_real.values())
 
 
 # -- rendering ---------------------------------------------------------------------------------
-def _render(lines: tuple[str, ...] | list[str], regions: list[tuple[int, int]], rel: str
-            ) -> tuple[list[str], dict[int, str], set[int]]:
+def _render(
+    lines: tuple[str, ...] | list[str], regions: list[tuple[int, int]], rel: str
+) -> tuple[list[str], dict[int, str], set[int]]:
     """Rows for ``regions`` with ``…`` between them; returns rows, hashes shown, cut rows."""
     rows: list[str] = []
     hashes: dict[int, str] = {}
@@ -163,32 +179,32 @@ def _render(lines: tuple[str, ...] | list[str], regions: list[tuple[int, int]], 
     return rows, hashes, cut
 
 
-def _regions(spans: list[tuple[int, int]], total: int, context: int = 2) -> list[tuple[int, int]]:
-    merged: list[tuple[int, int]] = []
-    for a, b in sorted((max(1, a - context), min(total, b + context)) for a, b in spans):
-        if a > b:
-            continue
-        if merged and a <= merged[-1][1] + 1:
-            merged[-1] = (merged[-1][0], max(merged[-1][1], b))
-        else:
-            merged.append((a, b))
-    return merged
-
-
-def _record(session: Session, real: str, old: FileView | None, kept: dict[int, str],
-            kept_cut: set[int], shown: dict[int, str], shown_cut: set[int],
-            written: set[int]) -> None:
+def _record(
+    session: Session,
+    real: str,
+    old: FileView | None,
+    kept: dict[int, str],
+    kept_cut: set[int],
+    shown: dict[int, str],
+    shown_cut: set[int],
+    written: set[int],
+) -> None:
     hashes = dict(kept)
     hashes.update(shown)
     # A payload line the model wrote itself is known whole even if shown cut.
     cut = (kept_cut | shown_cut) - written
-    session.record_view(real, FileView(hashes=hashes, cut=cut,
-                                       whole=old.whole if old else False))
+    session.record_view(real, FileView(hashes=hashes, cut=cut, whole=old.whole if old else False))
 
 
-def _written_text(target: _Target, text: str, spans: list[tuple[int, int]],
-                  session: Session, old: FileView | None, *, header_note: str = ""
-                  ) -> str:
+def _written_text(
+    target: _Target,
+    text: str,
+    spans: list[tuple[int, int]],
+    session: Session,
+    old: FileView | None,
+    *,
+    header_note: str = "",
+) -> str:
     """``Edited PATH (+a -r)`` and fresh anchors; records the session's new view."""
     plan = target.plan
     assert plan is not None
@@ -204,7 +220,7 @@ def _written_text(target: _Target, text: str, spans: list[tuple[int, int]],
     if not lines:
         _record(session, target.real, old, {}, set(), {}, set(), set())
         return f"{head}\n{EMPTY_FILE}"
-    rows, shown, shown_cut = _render(lines, _regions(spans, len(lines)), target.rel)
+    rows, shown, shown_cut = _render(lines, merge_regions(spans, len(lines)), target.rel)
     written = {n for a, b in plan.payload for n in range(a, b + 1)}
     # Lines a repair changed now have different hashes from what the session saw.
     for n in list(kept):
@@ -214,11 +230,12 @@ def _written_text(target: _Target, text: str, spans: list[tuple[int, int]],
     return "\n".join([head, *rows])
 
 
-def _preview_rows(text: str, marks: tuple[dict[str, Any], ...], spans: list[tuple[int, int]]
-                  ) -> list[str]:
+def _preview_rows(
+    text: str, marks: tuple[dict[str, Any], ...], spans: list[tuple[int, int]]
+) -> list[str]:
     lines = split_lines(text)
     marked = {m["line"] for m in marks}
-    regions = _regions([*spans, *((n, n) for n in marked)], len(lines), context=1)
+    regions = merge_regions([*spans, *((n, n) for n in marked)], len(lines), context=1)
     rows: list[str] = []
     for i, (a, b) in enumerate(regions):
         if i:
@@ -230,21 +247,28 @@ def _preview_rows(text: str, marks: tuple[dict[str, Any], ...], spans: list[tupl
 
 
 # -- the patch ---------------------------------------------------------------------------------
-def _reject_files(targets: list[_Target], culprit: _Target | None, message: str,
-                  reason: str | None) -> list[dict[str, Any]]:
+def _reject_files(
+    targets: list[_Target], culprit: _Target | None, message: str, reason: str | None
+) -> list[dict[str, Any]]:
     """Every file of a rejected patch as ``rejected``: the culprit with ``reason`` and
     ``message``, the others as collateral (``patch_rejected``)."""
     files = []
     for t in targets:
         after = t.decision.text if t.decision else (t.plan.after if t.plan else None)
         own = culprit is None or t is culprit
-        files.append(file_change(
-            t.rel, t.before, after, "rejected",
-            added=t.plan.added if t.plan else 0, removed=t.plan.removed if t.plan else 0,
-            reason=reason if own else "patch_rejected",
-            message=message if own else "not written: another file of the patch was rejected",
-            marks=list(t.decision.marks) if t.decision and own else None,
-        ))
+        files.append(
+            file_change(
+                t.rel,
+                t.before,
+                after,
+                "rejected",
+                added=t.plan.added if t.plan else 0,
+                removed=t.plan.removed if t.plan else 0,
+                reason=reason if own else "patch_rejected",
+                message=message if own else "not written: another file of the patch was rejected",
+                marks=list(t.decision.marks) if t.decision and own else None,
+            )
+        )
     return files
 
 
@@ -254,7 +278,8 @@ def _apply_patch(call: Call, patch_text: str, policy: str) -> ToolResult:
     except PatchSyntaxError as exc:
         raise ToolError(
             f"edit rejected: {exc} Nothing was written. {GRAMMAR_HINT}",
-            error="parse", patch_line=exc.line,
+            error="parse",
+            patch_line=exc.line,
         ) from None
     with call.ws.file_lock:
         targets = _targets(call, list(patch.sections))
@@ -266,8 +291,11 @@ def _apply_patch(call: Call, patch_text: str, policy: str) -> ToolResult:
                 t.plan = plan_file(t.rel, t.before, t.ops, view, wide=MAX_LINE_CHARS)
             except PlanError as exc:
                 raise ToolError(
-                    "edit rejected: " + exc.message, error=exc.kind, path=exc.path,
-                    line=exc.line, files=_reject_files(targets, t, exc.message, exc.kind),
+                    "edit rejected: " + exc.message,
+                    error=exc.kind,
+                    path=exc.path,
+                    line=exc.line,
+                    files=_reject_files(targets, t, exc.message, exc.kind),
                 ) from None
             t.language = language_for(t.rel)
             t.decision = decide(t.language, t.before, t.plan.after, t.plan.edited_lines, policy)
@@ -286,7 +314,9 @@ def _apply_patch(call: Call, patch_text: str, policy: str) -> ToolResult:
             message = f"edit rejected for {t.rel} ({t.decision.reason}): {t.decision.message}."
             raise ToolError(
                 f"{message} Nothing was written. {retry}",
-                error=t.decision.reason, path=t.rel, reason=t.decision.reason,
+                error=t.decision.reason,
+                path=t.rel,
+                reason=t.decision.reason,
                 decisions=decisions,
                 files=_reject_files(targets, t, t.decision.message, t.decision.reason),
             )
@@ -301,7 +331,8 @@ def _apply_patch(call: Call, patch_text: str, policy: str) -> ToolResult:
                 f"edit failed while writing the patched files: {exc.strerror or exc}{where}. "
                 "Nothing was written (files already replaced were restored). Check the files "
                 "and their folders, then send the patch again.",
-                error="io", files=_reject_files(targets, None, f"write failed: {exc}", "io"),
+                error="io",
+                files=_reject_files(targets, None, f"write failed: {exc}", "io"),
             ) from None
     blocks = []
     files = []
@@ -317,13 +348,24 @@ def _apply_patch(call: Call, patch_text: str, policy: str) -> ToolResult:
             spans += [(n, n) for n in t.decision.changed_lines]
         old = call.session.views.get(t.real)
         blocks.append(_written_text(t, text, spans, call.session, old, header_note=note))
-        files.append(file_change(
-            t.rel, t.before, text, "written", added=t.plan.added, removed=t.plan.removed,
-            reason=_reason(t), message=t.decision.message or None,
-            marks=list(t.decision.marks) or None,
-        ))
+        files.append(
+            file_change(
+                t.rel,
+                t.before,
+                text,
+                "written",
+                added=t.plan.added,
+                removed=t.plan.removed,
+                reason=_reason(t),
+                message=t.decision.message or None,
+                marks=list(t.decision.marks) or None,
+            )
+        )
     return ToolResult.success(
-        "\n\n".join(blocks), files=files, decisions=decisions, reason=_summary_reason(targets),
+        "\n\n".join(blocks),
+        files=files,
+        decisions=decisions,
+        reason=_summary_reason(targets),
     )
 
 
@@ -350,15 +392,23 @@ def _decision_json(t: _Target) -> dict[str, Any]:
     d = t.decision
     assert d is not None
     return {
-        "path": t.rel, "language": d.language, "action": d.action,
+        "path": t.rel,
+        "language": d.language,
+        "action": d.action,
         "reason": d.reason if t.language is not None else None,
-        "classification": d.classification, "message": d.message or None,
+        "classification": d.classification,
+        "message": d.message or None,
         "changed_lines": list(d.changed_lines),
     }
 
 
-def _previews(call: Call, targets: list[_Target], previews: list[_Target], policy: str,
-              decisions: list[dict[str, Any]]) -> ToolResult:
+def _previews(
+    call: Call,
+    targets: list[_Target],
+    previews: list[_Target],
+    policy: str,
+    decisions: list[dict[str, Any]],
+) -> ToolResult:
     parts: list[str] = []
     files: list[dict[str, Any]] = []
     candidates: list[str] = []
@@ -366,35 +416,63 @@ def _previews(call: Call, targets: list[_Target], previews: list[_Target], polic
         assert t.plan is not None and t.decision is not None
         d = t.decision
         if t not in previews:
-            files.append(file_change(
-                t.rel, t.before, d.text, "rejected", added=t.plan.added, removed=t.plan.removed,
-                reason="patch_previewed",
-                message="not written: another file of this patch is awaiting a repair preview",
-            ))
+            files.append(
+                file_change(
+                    t.rel,
+                    t.before,
+                    d.text,
+                    "rejected",
+                    added=t.plan.added,
+                    removed=t.plan.removed,
+                    reason="patch_previewed",
+                    message="not written: another file of this patch is awaiting a repair preview",
+                )
+            )
             continue
         cid = _new_candidate_id()
         candidates.append(cid)
         change = file_change(
-            t.rel, t.before, d.text, "preview", added=t.plan.added, removed=t.plan.removed,
-            candidate=cid, reason=d.reason, message=d.message, marks=list(d.marks),
+            t.rel,
+            t.before,
+            d.text,
+            "preview",
+            added=t.plan.added,
+            removed=t.plan.removed,
+            candidate=cid,
+            reason=d.reason,
+            message=d.message,
+            marks=list(d.marks),
         )
         files.append(change)
         while len(call.session.candidates) >= MAX_PENDING_CANDIDATES:
             call.session.candidates.pop(next(iter(call.session.candidates)))
         call.session.candidates[cid] = Candidate(
-            id=cid, path=t.rel, real=t.real, disk_text=t.before, candidate_text=d.text,
-            reason=d.reason, message=d.message, session_id=call.session.id,
+            id=cid,
+            path=t.rel,
+            real=t.real,
+            disk_text=t.before,
+            candidate_text=d.text,
+            reason=d.reason,
+            message=d.message,
+            session_id=call.session.id,
             details={
-                "file": change, "classification": d.classification, "language": d.language,
-                "marks": list(d.marks), "added": t.plan.added, "removed": t.plan.removed,
+                "file": change,
+                "classification": d.classification,
+                "language": d.language,
+                "marks": list(d.marks),
+                "added": t.plan.added,
+                "removed": t.plan.removed,
                 "edited": [list(s) for s in t.plan.edited],
                 "payload": [list(s) for s in t.plan.payload],
                 "segments": [list(s) for s in t.plan.segments],
                 "changed_lines": list(d.changed_lines),
             },
         )
-        why = "you asked for a preview (repair='preview')" if d.reason == "policy_preview" \
+        why = (
+            "you asked for a preview (repair='preview')"
+            if d.reason == "policy_preview"
             else f"the repair is not safe to write unasked ({d.reason})"
+        )
         rows = _preview_rows(d.text, d.marks, list(t.plan.edited))
         parts.append(
             f"Not written: {t.rel} — {d.message}.\n"
@@ -414,10 +492,15 @@ def _previews(call: Call, targets: list[_Target], previews: list[_Target], polic
         t.decision is not None and t.decision.reason == "policy_preview" for t in previews
     )
     result = ToolResult(
-        asked, "\n\n".join(parts),
-        {"files": files, "decisions": decisions, "candidates": candidates,
-         "candidate": candidates[0], "reason": previews[0].decision.reason if previews[0].decision
-         else None},
+        asked,
+        "\n\n".join(parts),
+        {
+            "files": files,
+            "decisions": decisions,
+            "candidates": candidates,
+            "candidate": candidates[0],
+            "reason": previews[0].decision.reason if previews[0].decision else None,
+        },
     )
     return result
 
@@ -461,13 +544,15 @@ def _accept(call: Call, candidate_id: str) -> ToolResult:
             f"accept_repair refused: no pending repair candidate {candidate_id!r} (it was "
             f"already written or rejected, or its session closed). Re-read {resolved.rel} and "
             "redo the edit.",
-            error="no_candidate", candidate=candidate_id,
+            error="no_candidate",
+            candidate=candidate_id,
         )
     if cand.real != resolved.real:
         raise ToolError(
             f"accept_repair refused: candidate {candidate_id} is for {cand.path}, not "
             f"{resolved.rel}. Send {accept_call(candidate_id, cand.path)}.",
-            error="wrong_path", candidate=candidate_id,
+            error="wrong_path",
+            candidate=candidate_id,
         )
     language = language_for(cand.path)
     details = cand.details
@@ -484,11 +569,21 @@ def _accept(call: Call, candidate_id: str) -> ToolResult:
                 f"Re-read {cand.path} and redo the edit."
             )
             raise ToolError(
-                message, error="stale_candidate", candidate=candidate_id,
+                message,
+                error="stale_candidate",
+                candidate=candidate_id,
                 resolved={"candidate": candidate_id, "status": "refused"},
-                files=[file_change(cand.path, disk, cand.candidate_text, "rejected",
-                                   candidate=candidate_id, reason="file_changed",
-                                   message=message)],
+                files=[
+                    file_change(
+                        cand.path,
+                        disk,
+                        cand.candidate_text,
+                        "rejected",
+                        candidate=candidate_id,
+                        reason="file_changed",
+                        message=message,
+                    )
+                ],
             )
         problem = still_valid(language, cand.candidate_text)
         if problem is not None:
@@ -496,7 +591,8 @@ def _accept(call: Call, candidate_id: str) -> ToolResult:
             raise ToolError(
                 f"accept_repair refused: candidate {candidate_id} for {cand.path} no longer "
                 f"parses ({problem}). Nothing was written. Re-read {cand.path} and redo the edit.",
-                error="invalid_candidate", candidate=candidate_id,
+                error="invalid_candidate",
+                candidate=candidate_id,
                 resolved={"candidate": candidate_id, "status": "refused"},
             )
         try:
@@ -505,17 +601,22 @@ def _accept(call: Call, candidate_id: str) -> ToolResult:
             raise ToolError(
                 f"accept_repair failed writing {cand.path}: {exc.strerror or exc}. Nothing was "
                 "written; the candidate is still pending, so the call can be retried.",
-                error="io", candidate=candidate_id,
+                error="io",
+                candidate=candidate_id,
             ) from None
         _drop(call.ws, candidate_id)
     plan = FilePlan(
-        path=cand.path, before=cand.disk_text, after=cand.candidate_text,
-        lines=tuple(split_lines(cand.candidate_text)), added=int(details.get("added", 0)),
+        path=cand.path,
+        before=cand.disk_text,
+        after=cand.candidate_text,
+        lines=tuple(split_lines(cand.candidate_text)),
+        added=int(details.get("added", 0)),
         removed=int(details.get("removed", 0)),
         edited=tuple(tuple(s) for s in details.get("edited", [])),
         payload=tuple(tuple(s) for s in details.get("payload", [])),
         segments=tuple(tuple(s) for s in details.get("segments", [])),
-        crlf=False, old_count=len(split_lines(cand.disk_text)),
+        crlf=False,
+        old_count=len(split_lines(cand.disk_text)),
     )
     target = _Target(cand.real, cand.path, plan=plan)
     spans = [*plan.edited, *((n, n) for n in details.get("changed_lines", []))]
@@ -525,15 +626,31 @@ def _accept(call: Call, candidate_id: str) -> ToolResult:
     owner = call.ws.sessions.get(cand.session_id)
     if owner is not None and owner is not call.session:
         _written_text(target, cand.candidate_text, spans, owner, owner.views.get(cand.real))
-    text = _written_text(target, cand.candidate_text, spans, call.session,
-                         call.session.views.get(cand.real), header_note=note)
+    text = _written_text(
+        target,
+        cand.candidate_text,
+        spans,
+        call.session,
+        call.session.views.get(cand.real),
+        header_note=note,
+    )
     change = file_change(
-        cand.path, cand.disk_text, cand.candidate_text, "written", added=plan.added,
-        removed=plan.removed, candidate=candidate_id, reason=cand.reason,
-        message=cand.message, marks=list(details.get("marks", [])) or None,
+        cand.path,
+        cand.disk_text,
+        cand.candidate_text,
+        "written",
+        added=plan.added,
+        removed=plan.removed,
+        candidate=candidate_id,
+        reason=cand.reason,
+        message=cand.message,
+        marks=list(details.get("marks", [])) or None,
     )
     return ToolResult.success(
-        text, files=[change], candidate=candidate_id, reason=cand.reason,
+        text,
+        files=[change],
+        candidate=candidate_id,
+        reason=cand.reason,
         resolved={"candidate": candidate_id, "status": "written"},
     )
 
@@ -591,15 +708,23 @@ TOOL = Tool(
     parameters={
         "type": "object",
         "properties": {
-            "input": {"type": "string", "description": "A hashline patch (grammar above). "
-                      "Required unless accepting a repair preview."},
-            "repair": {"type": "string", "enum": list(POLICIES),
-                       "description": "Repair policy for unbalanced Lisp / Python output: "
-                       "safe (default), preview, or reject."},
-            "accept_repair": {"type": "string", "description": "Candidate id returned by a "
-                              "repair preview, to write it. Needs path."},
-            "path": {"type": "string", "description": "With accept_repair: the candidate's "
-                     "file."},
+            "input": {
+                "type": "string",
+                "description": "A hashline patch (grammar above). "
+                "Required unless accepting a repair preview.",
+            },
+            "repair": {
+                "type": "string",
+                "enum": list(POLICIES),
+                "description": "Repair policy for unbalanced Lisp / Python output: "
+                "safe (default), preview, or reject.",
+            },
+            "accept_repair": {
+                "type": "string",
+                "description": "Candidate id returned by a "
+                "repair preview, to write it. Needs path.",
+            },
+            "path": {"type": "string", "description": "With accept_repair: the candidate's file."},
         },
         "additionalProperties": False,
     },

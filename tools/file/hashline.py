@@ -79,8 +79,14 @@ class Op:
     @property
     def marker(self) -> str:
         """The op as the model wrote it (normalised), e.g. ``= 5:ab..7:cd``."""
-        sign = {INSERT_AFTER: "+", APPEND: "+", INSERT_BEFORE: "<", PREPEND: "<",
-                DELETE: "-", REPLACE: "="}[self.kind]
+        sign = {
+            INSERT_AFTER: "+",
+            APPEND: "+",
+            INSERT_BEFORE: "<",
+            PREPEND: "<",
+            DELETE: "-",
+            REPLACE: "=",
+        }[self.kind]
         if self.start is None:
             return sign
         if self.kind in RANGE_KINDS:
@@ -120,8 +126,9 @@ def _anchor(text: str, line: int, marker: str) -> Anchor:
             f"expected like '{_EXAMPLE[marker]}'.",
         )
     raise PatchSyntaxError(
-        line, f"expected an anchor LINE:HH (two hex digits), got '{text}'; "
-        f"expected like '{_EXAMPLE[marker]}'."
+        line,
+        f"expected an anchor LINE:HH (two hex digits), got '{text}'; "
+        f"expected like '{_EXAMPLE[marker]}'.",
     )
 
 
@@ -131,15 +138,17 @@ def _op(marker: str, rest: str, line: int) -> Op:
             return Op(APPEND if marker == "+" else PREPEND, None, None, (), line)
         if ".." in rest:
             raise PatchSyntaxError(
-                line, f"'{marker}' takes one anchor, not a range; expected like '{_EXAMPLE[marker]}' "
-                f"(use '=' to replace a range)."
+                line,
+                f"'{marker}' takes one anchor, not a range; expected like '{_EXAMPLE[marker]}' "
+                f"(use '=' to replace a range).",
             )
         a = _anchor(rest, line, marker)
         return Op(INSERT_AFTER if marker == "+" else INSERT_BEFORE, a, a, (), line)
     if rest == "":
         raise PatchSyntaxError(
-            line, f"'{marker}' needs a line range; expected like '{_EXAMPLE[marker]}' "
-            f"(or '{marker} 12:3f' for one line)."
+            line,
+            f"'{marker}' needs a line range; expected like '{_EXAMPLE[marker]}' "
+            f"(or '{marker} 12:3f' for one line).",
         )
     if ".." in rest:
         left, _, right = rest.partition("..")
@@ -183,18 +192,21 @@ def parse(text: str) -> Patch:
         if line.startswith("~"):
             if op is None:
                 raise PatchSyntaxError(
-                    number, "payload line '~…' with no op before it; expected an op "
-                    "('+ LINE:HH', '< LINE:HH', '= A:HH..B:HH', bare '+' or '<') first."
+                    number,
+                    "payload line '~…' with no op before it; expected an op "
+                    "('+ LINE:HH', '< LINE:HH', '= A:HH..B:HH', bare '+' or '<') first.",
                 )
             if op.kind == DELETE:
                 raise PatchSyntaxError(
-                    number, f"'{op.marker}' deletes and takes no payload; "
-                    "use '=' to replace the range with payload lines."
+                    number,
+                    f"'{op.marker}' deletes and takes no payload; "
+                    "use '=' to replace the range with payload lines.",
                 )
             if blank_after_payload is not None:
                 raise PatchSyntaxError(
-                    blank_after_payload, "blank line inside a payload; write an empty payload "
-                    "line as '~' (every payload line starts with ~)."
+                    blank_after_payload,
+                    "blank line inside a payload; write an empty payload "
+                    "line as '~' (every payload line starts with ~).",
                 )
             payload.append(line[1:])
             continue
@@ -207,8 +219,9 @@ def parse(text: str) -> Patch:
         if stripped != line and (stripped[0] in _MARKERS + "~" or stripped.startswith("@@")):
             what = "payload line" if stripped[0] == "~" else "marker"
             raise PatchSyntaxError(
-                number, f"{what} indented by mistake; '{stripped[:20]}' must start in column 1 "
-                "(indentation of code goes after the ~, e.g. '~    return x')."
+                number,
+                f"{what} indented by mistake; '{stripped[:20]}' must start in column 1 "
+                "(indentation of code goes after the ~, e.g. '~    return x').",
             )
         if line.startswith("@@"):
             close_op()
@@ -219,8 +232,9 @@ def parse(text: str) -> Patch:
                 raise PatchSyntaxError(number, "section header without a path; expected '@@ PATH'.")
             if current is not None and not current.ops:
                 raise PatchSyntaxError(
-                    current.patch_line, f"section '@@ {current.path}' has no ops; expected "
-                    "an op such as '= 12:3f..14:a0' after the header."
+                    current.patch_line,
+                    f"section '@@ {current.path}' has no ops; expected "
+                    "an op such as '= 12:3f..14:a0' after the header.",
                 )
             current = Section(path, number)
             sections.append(current)
@@ -234,26 +248,28 @@ def parse(text: str) -> Patch:
             marker, rest = line[0], line[1:].strip()
             if rest[:1] in _MARKERS and rest[:1] != "":
                 raise PatchSyntaxError(
-                    number, f"unknown marker '{line[:2]}'; expected one of +, <, -, = "
-                    "followed by an anchor."
+                    number,
+                    f"unknown marker '{line[:2]}'; expected one of +, <, -, = "
+                    "followed by an anchor.",
                 )
             op = _op(marker, rest, number)
             continue
         if op is not None and op.kind != DELETE:
             raise PatchSyntaxError(
-                number, f"payload line without '~': '{line[:40]}'; every payload line starts "
-                f"with ~ (write '~{line[:40]}')."
+                number,
+                f"payload line without '~': '{line[:40]}'; every payload line starts "
+                f"with ~ (write '~{line[:40]}').",
             )
         raise PatchSyntaxError(
-            number, f"expected '@@ PATH', an op (+ < - =) or a '~' payload line, got "
-            f"'{line[:40]}'."
+            number, f"expected '@@ PATH', an op (+ < - =) or a '~' payload line, got '{line[:40]}'."
         )
     close_op()
     if not sections:
         raise PatchSyntaxError(1, "empty patch; expected '@@ PATH' followed by ops.")
     if not sections[-1].ops:
         raise PatchSyntaxError(
-            sections[-1].patch_line, f"section '@@ {sections[-1].path}' has no ops; expected an "
-            "op such as '= 12:3f..14:a0' after the header."
+            sections[-1].patch_line,
+            f"section '@@ {sections[-1].path}' has no ops; expected an "
+            "op such as '= 12:3f..14:a0' after the header.",
         )
     return Patch(tuple(sections))

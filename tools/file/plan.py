@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from kli.tools.core.session import FileView
@@ -85,19 +85,7 @@ class FilePlan:
 
     def regions(self, context: int = CONTEXT_LINES) -> list[tuple[int, int]]:
         """Merged ``(first, last)`` line spans to show: the edited spans plus context."""
-        total = len(self.lines)
-        spans = sorted(
-            (max(1, a - context), min(total, b + context)) for a, b in self.edited
-        )
-        merged: list[tuple[int, int]] = []
-        for a, b in spans:
-            if a > b:
-                continue
-            if merged and a <= merged[-1][1] + 1:
-                merged[-1] = (merged[-1][0], max(merged[-1][1], b))
-            else:
-                merged.append((a, b))
-        return merged
+        return merge_regions(self.edited, len(self.lines), context)
 
     def map_line(self, old: int) -> int | None:
         """The new number of kept old line ``old`` (1-based), or None if the patch removed it."""
@@ -110,7 +98,25 @@ class FilePlan:
         return {new: numbered[old] for old, new in moved.items()}
 
 
-def _remap(segments: tuple[tuple[int, int, int], ...], numbered: Mapping[int, object]) -> dict[int, int]:
+def merge_regions(
+    spans: Iterable[tuple[int, int]], total: int, context: int = CONTEXT_LINES
+) -> list[tuple[int, int]]:
+    """``spans`` widened by ``context`` lines, clipped to ``1..total``, overlapping or adjacent
+    ones merged, in order."""
+    merged: list[tuple[int, int]] = []
+    for a, b in sorted((max(1, a - context), min(total, b + context)) for a, b in spans):
+        if a > b:
+            continue
+        if merged and a <= merged[-1][1] + 1:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], b))
+        else:
+            merged.append((a, b))
+    return merged
+
+
+def _remap(
+    segments: tuple[tuple[int, int, int], ...], numbered: Mapping[int, object]
+) -> dict[int, int]:
     starts = [s[0] for s in segments]
     out: dict[int, int] = {}
     for old in numbered:
@@ -125,8 +131,11 @@ def _remap(segments: tuple[tuple[int, int, int], ...], numbered: Mapping[int, ob
 def _span(op: Op) -> str:
     assert op.start is not None and op.end is not None
     if op.kind in RANGE_KINDS:
-        lines = f"line {op.start.line}" if op.start.line == op.end.line else \
-            f"lines {op.start.line}-{op.end.line}"
+        lines = (
+            f"line {op.start.line}"
+            if op.start.line == op.end.line
+            else f"lines {op.start.line}-{op.end.line}"
+        )
     else:
         lines = f"line {op.start.line}"
     return f"'{op.marker}' ({lines}, patch line {op.patch_line})"
@@ -137,8 +146,9 @@ def _first_ending_crlf(text: str) -> bool:
     return nl > 0 and text[nl - 1] == "\r"
 
 
-def _check_anchors(rel: str, lines: list[str], ops: list[Op], view: FileView | None,
-                   wide: int | None) -> None:
+def _check_anchors(
+    rel: str, lines: list[str], ops: list[Op], view: FileView | None, wide: int | None
+) -> None:
     total = len(lines)
     for op in ops:
         if op.start is None or op.end is None:
@@ -151,7 +161,9 @@ def _check_anchors(rel: str, lines: list[str], ops: list[Op], view: FileView | N
                     f"stale anchor {anchor} in {rel} (patch line {op.patch_line}): {rel} has only "
                     f"{total} line(s) now, so line {n} no longer exists. Re-read {rel} (read "
                     f"path='{rel}') and redo the patch with fresh anchors. Nothing was written.",
-                    kind="stale", path=rel, line=n,
+                    kind="stale",
+                    path=rel,
+                    line=n,
                 )
             actual = line_hash(lines[n - 1])
             if actual != anchor.hash:
@@ -160,13 +172,16 @@ def _check_anchors(rel: str, lines: list[str], ops: list[Op], view: FileView | N
                     f"hashes {actual}, so it changed since you read it. Re-read line {n} of {rel} "
                     f"(read path='{rel}' start={lo} end={hi}) and redo the patch with fresh "
                     "anchors. Nothing was written.",
-                    kind="stale", path=rel, line=n,
+                    kind="stale",
+                    path=rel,
+                    line=n,
                 )
         if op.kind in RANGE_KINDS:
             for n in range(op.start.line, op.end.line + 1):
                 seen_cut = view is not None and n in view.cut
                 unseen_wide = (
-                    wide is not None and len(lines[n - 1]) > wide
+                    wide is not None
+                    and len(lines[n - 1]) > wide
                     and (view is None or n not in view.hashes)
                 )
                 if seen_cut or unseen_wide:
@@ -175,7 +190,9 @@ def _check_anchors(rel: str, lines: list[str], ops: list[Op], view: FileView | N
                         f"cut (it is wider than {wide} characters). Edit refuses to replace a "
                         "line you never saw whole; rewrite the file with write, or change that "
                         "line with bash. Nothing was written.",
-                        kind="cut", path=rel, line=n,
+                        kind="cut",
+                        path=rel,
+                        line=n,
                     )
 
 
@@ -191,7 +208,9 @@ def _check_overlaps(rel: str, ops: list[Op]) -> None:
                 f"overlapping ops in {rel}: {_span(a)} and {_span(b)} both change line "
                 f"{b.start.line}. Merge them into one '=' op, or make the ranges disjoint. "
                 "Nothing was written.",
-                kind="overlap", path=rel, line=b.start.line,
+                kind="overlap",
+                path=rel,
+                line=b.start.line,
             )
     starts = [r.start.line for r in ranges if r.start]
     for op in ops:
@@ -209,7 +228,9 @@ def _check_overlaps(rel: str, ops: list[Op]) -> None:
                     f"between two lines the range removes. Put the inserted lines in the "
                     f"'{r.marker[0]}' op's payload instead, or anchor the insert outside the "
                     "range. Nothing was written.",
-                    kind="overlap", path=rel, line=op.start.line,
+                    kind="overlap",
+                    path=rel,
+                    line=op.start.line,
                 )
 
 

@@ -169,7 +169,7 @@ def apply_fixes(text: str, fixes: list[Fix]) -> tuple[str, list[dict[str, Any]],
     for fix in sorted(fixes):
         if fix.offset < cursor:
             continue  # two fixes claiming one character: the first wins
-        chunk = text[cursor:fix.offset]
+        chunk = text[cursor : fix.offset]
         out.append(chunk)
         length += len(chunk)
         line = index.line_of(fix.offset)
@@ -177,13 +177,27 @@ def apply_fixes(text: str, fixes: list[Fix]) -> tuple[str, list[dict[str, Any]],
         lines.add(line)
         if fix.insert:
             out.append(fix.insert)
-            marks.append({"from": length, "to": length + len(fix.insert), "line": line,
-                          "column": column, "note": fix.note or f"inserted {fix.insert!r}"})
+            marks.append(
+                {
+                    "from": length,
+                    "to": length + len(fix.insert),
+                    "line": line,
+                    "column": column,
+                    "note": fix.note or f"inserted {fix.insert!r}",
+                }
+            )
             length += len(fix.insert)
         if fix.remove:
-            removed = text[fix.offset:fix.offset + fix.remove]
-            marks.append({"from": length, "to": length, "line": line, "column": column,
-                          "note": fix.note or f"removed {removed!r}"})
+            removed = text[fix.offset : fix.offset + fix.remove]
+            marks.append(
+                {
+                    "from": length,
+                    "to": length,
+                    "line": line,
+                    "column": column,
+                    "note": fix.note or f"removed {removed!r}",
+                }
+            )
         cursor = fix.offset + fix.remove
     out.append(text[cursor:])
     return "".join(out), marks, lines
@@ -201,16 +215,28 @@ def standard_fixes(text: str, scan: Scan, base_of: Any) -> list[Fix] | None:
         fixes.append(Fix(offset, seq, remove=1, note=f"removed unmatched {text[offset]!r}"))
         seq += 1
     for offset, opener in scan.early:
-        fixes.append(Fix(offset, seq, insert=opener.closer,
-                         note=f"inserted {opener.closer!r} to close the {opener.char!r} at "
-                         f"{describe(text, opener.offset)}"))
+        fixes.append(
+            Fix(
+                offset,
+                seq,
+                insert=opener.closer,
+                note=f"inserted {opener.closer!r} to close the {opener.char!r} at "
+                f"{describe(text, opener.offset)}",
+            )
+        )
         seq += 1
     if scan.unclosed:
         layout = Layout(text, scan)
         for opener in reversed(scan.unclosed):
             at = close_by_indentation(layout, opener, base_of(layout, opener))
-            fixes.append(Fix(at, seq, insert=opener.closer,
-                             note=f"inserted {opener.closer!r} to close the {opener.char!r} at "
-                             f"{describe(text, opener.offset)}"))
+            fixes.append(
+                Fix(
+                    at,
+                    seq,
+                    insert=opener.closer,
+                    note=f"inserted {opener.closer!r} to close the {opener.char!r} at "
+                    f"{describe(text, opener.offset)}",
+                )
+            )
             seq += 1
     return fixes

@@ -100,7 +100,10 @@ def decide(
         error = python.parse_error(patched) if is_python else None
         if error is not None and python.parse_error(original) is None:
             return RepairDecision(
-                REJECT, UNREPAIRABLE, patched, language=name,
+                REJECT,
+                UNREPAIRABLE,
+                patched,
+                language=name,
                 message=f"the patched file does not parse: {error}; delimiters balance, so "
                 "no repair applies",
             )
@@ -108,7 +111,10 @@ def decide(
     problem = _problem(language, patched)
     if policy == "reject":
         return RepairDecision(
-            REJECT, POLICY_REJECT, patched, language=name,
+            REJECT,
+            POLICY_REJECT,
+            patched,
+            language=name,
             message=f"the patched file is unbalanced: {problem}; repair='reject' writes nothing",
         )
     original_count = language.form_count(original)
@@ -124,15 +130,24 @@ def decide(
             # The file was broken before the patch: the patch did not make a parsing file
             # unparseable, and refusing would block every edit to a broken file.
             return RepairDecision(
-                WRITE, ORIGINAL_UNPARSED, patched, classification=ORIGINAL_UNPARSED,
+                WRITE,
+                ORIGINAL_UNPARSED,
+                patched,
+                classification=ORIGINAL_UNPARSED,
                 language=name,
                 message=f"the file did not parse before this edit and still does not "
                 f"({problem}); written as patched, without repair",
             )
-        detail = "cannot be repaired" if planned is None else \
-            f"the delimiter repair does not fix it: {still}"
+        detail = (
+            "cannot be repaired"
+            if planned is None
+            else f"the delimiter repair does not fix it: {still}"
+        )
         return RepairDecision(
-            REJECT, UNREPAIRABLE, patched, language=name,
+            REJECT,
+            UNREPAIRABLE,
+            patched,
+            language=name,
             message=f"the patched file is unbalanced ({problem}) and {detail}",
         )
     if original_count is None:
@@ -144,15 +159,22 @@ def decide(
         why = f"the repair changes line(s) {', '.join(map(str, outside))} outside your edit"
     elif language.form_count(candidate) != original_count:
         classification = FORM_COUNT
-        why = (f"the repaired file has {language.form_count(candidate)} top-level "
-               f"{'statements' if is_python else 'forms'}, the original {original_count}")
+        why = (
+            f"the repaired file has {language.form_count(candidate)} top-level "
+            f"{'statements' if is_python else 'forms'}, the original {original_count}"
+        )
     else:
         classification = LOCAL_STABLE
         why = "the repair is local to your edit and keeps the top-level form count"
     notes = "; ".join(f"line {m['line']}: {m['note']}" for m in marks)
     message = f"{problem}; repaired: {notes}; {why}"
-    common = {"classification": classification, "marks": tuple(marks),
-              "changed_lines": tuple(sorted(lines)), "message": message, "language": name}
+    common = {
+        "classification": classification,
+        "marks": tuple(marks),
+        "changed_lines": tuple(sorted(lines)),
+        "message": message,
+        "language": name,
+    }
     if policy == "preview":
         return RepairDecision(PREVIEW, POLICY_PREVIEW, candidate, **common)
     if classification == LOCAL_STABLE:

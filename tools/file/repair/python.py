@@ -86,8 +86,9 @@ def scan(text: str) -> Scan:
         at = m.start()
         i = m.end()
         c = m.group()
-        kind = "open" if c in "([{" else "close" if c in ")]}" else "comment" if c == "#" \
-            else "quote"
+        kind = (
+            "open" if c in "([{" else "close" if c in ")]}" else "comment" if c == "#" else "quote"
+        )
         if kind == "open":
             stack.append(Opener(at, c, _CLOSER[c]))
         elif kind == "close":
@@ -118,7 +119,7 @@ def scan(text: str) -> Scan:
             if depth is None:
                 stray.append(at)
             else:
-                for opener in reversed(stack[depth + 1:]):
+                for opener in reversed(stack[depth + 1 :]):
                     early.append((at, opener))
                 del stack[depth:]
         elif kind == "comment":

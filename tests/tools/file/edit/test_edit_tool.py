@@ -109,7 +109,9 @@ def test_cut_line_stays_protected_after_an_edit_moves_it(ws: Workspace, root: Pa
     assert not r.ok and "only seen cut" in r.text
 
 
-def test_a_wide_payload_line_the_model_wrote_can_be_replaced_again(ws: Workspace, root: Path) -> None:
+def test_a_wide_payload_line_the_model_wrote_can_be_replaced_again(
+    ws: Workspace, root: Path
+) -> None:
     wide = "z" * (MAX_LINE_CHARS + 10)
     write(root, "w.txt", "a\n")
     read(ws, "w.txt")
@@ -123,7 +125,10 @@ def test_a_wide_payload_line_the_model_wrote_can_be_replaced_again(ws: Workspace
 def test_success_reports_counts_and_fresh_anchors(ws: Workspace, root: Path) -> None:
     write(root, "a.txt", "".join(f"l{i}\n" for i in range(1, 21)))
     read(ws, "a.txt")
-    r = ws.call("edit", {"input": f"@@ a.txt\n= {a(10, 'l10')}..{a(11, 'l11')}\n~X\n+ {a(18, 'l18')}\n~Y\n~Z\n"})
+    r = ws.call(
+        "edit",
+        {"input": f"@@ a.txt\n= {a(10, 'l10')}..{a(11, 'l11')}\n~X\n+ {a(18, 'l18')}\n~Y\n~Z\n"},
+    )
     assert r.ok, r.text
     lines = r.text.splitlines()
     assert lines[0] == "Edited a.txt (+3 -2)"
@@ -135,10 +140,14 @@ def test_success_reports_counts_and_fresh_anchors(ws: Workspace, root: Path) -> 
     assert "…" in lines  # two separate regions
 
 
-def test_fresh_anchors_are_valid_for_a_follow_up_edit_without_read(ws: Workspace, root: Path) -> None:
+def test_fresh_anchors_are_valid_for_a_follow_up_edit_without_read(
+    ws: Workspace, root: Path
+) -> None:
     p = write(root, "a.py", "def f():\n    return 1\n")
     read(ws, "a.py")
-    r1 = ws.call("edit", {"input": f"@@ a.py\n+ {a(2, '    return 1')}\n~\n~def g():\n~    return 2\n"})
+    r1 = ws.call(
+        "edit", {"input": f"@@ a.py\n+ {a(2, '    return 1')}\n~\n~def g():\n~    return 2\n"}
+    )
     assert r1.ok, r1.text
     hh, content = rows(r1.text)[5]
     assert content == "    return 2"
@@ -165,7 +174,9 @@ def test_multi_file_success_reports_each_file(ws: Workspace, root: Path) -> None
     assert "Edited a.txt (+1 -1)" in r.text and "Edited b.txt (+0 -1)" in r.text
     files = r.details["files"]
     assert [(f["path"], f["status"], f["added"], f["removed"]) for f in files] == [
-        ("a.txt", "written", 1, 1), ("b.txt", "written", 0, 1)]
+        ("a.txt", "written", 1, 1),
+        ("b.txt", "written", 0, 1),
+    ]
     assert files[0]["before"] == "a\n" and files[0]["after"] == "A\n"
 
 
@@ -263,7 +274,7 @@ def test_preview_details_carry_candidate_marks_and_reason(ws: Workspace, root: P
     assert r_files["status"] == "preview" and r_files["candidate"] == cid
     assert r_files["after"] == CANDIDATE and r_files["before"] == LISP
     (mark,) = r_files["marks"]
-    assert CANDIDATE[mark["from"]:mark["to"]] == ")" and mark["line"] == 5
+    assert CANDIDATE[mark["from"] : mark["to"]] == ")" and mark["line"] == 5
     assert ws.find_candidate(cid) is ws.default_session.candidates[cid]
 
 
@@ -283,7 +294,9 @@ def test_accept_repair_writes_the_candidate_once(ws: Workspace, root: Path) -> N
     assert ws.call("edit", {"input": f"@@ a.lisp\n= 6:{hh}\n~(defun h (x) (* 2 x))\n"}).ok
 
 
-def test_accept_is_refused_when_the_file_changed_since_the_preview(ws: Workspace, root: Path) -> None:
+def test_accept_is_refused_when_the_file_changed_since_the_preview(
+    ws: Workspace, root: Path
+) -> None:
     p, cid = _preview(ws, root)
     p.write_text(LISP + "(defun k () 3)\n")
     r = ws.call("edit", {"accept_repair": cid, "path": "a.lisp"})
@@ -305,7 +318,9 @@ def test_accept_rechecks_that_the_candidate_still_balances(ws: Workspace, root: 
     assert p.read_text() == LISP
 
 
-def test_host_can_accept_for_the_owning_session_but_path_must_match(ws: Workspace, root: Path) -> None:
+def test_host_can_accept_for_the_owning_session_but_path_must_match(
+    ws: Workspace, root: Path
+) -> None:
     agent = ws.open_session("agent")
     p, cid = _preview(ws, root, session=agent)
     host = ws.open_session("ui")
@@ -384,7 +399,11 @@ def test_edit_is_gated_by_file_edit(root: Path) -> None:
 
 def test_module_constants_match_the_spec() -> None:
     assert edit_module.DEFAULT_POLICY == "safe"
-    assert edit_module.TOOL.parameters["properties"]["repair"]["enum"] == ["safe", "preview", "reject"]
+    assert edit_module.TOOL.parameters["properties"]["repair"]["enum"] == [
+        "safe",
+        "preview",
+        "reject",
+    ]
 
 
 def test_pending_candidates_per_session_are_bounded(ws: Workspace, root: Path) -> None:

@@ -70,7 +70,9 @@ def test_several_sections_keep_their_order_and_paths() -> None:
         ("@@ a\n+\n~x\n@@ b\n", 4, "has no ops"),
     ],
 )
-def test_errors_name_the_patch_line_and_what_was_expected(text: str, line: int, needle: str) -> None:
+def test_errors_name_the_patch_line_and_what_was_expected(
+    text: str, line: int, needle: str
+) -> None:
     with pytest.raises(PatchSyntaxError) as info:
         parse(text)
     assert info.value.line == line

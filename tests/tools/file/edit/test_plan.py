@@ -17,7 +17,9 @@ def a(n: int, line: str | None = None) -> str:
     return f"{n}:{line_hash(line if line is not None else f'l{n}')}"
 
 
-def plan(patch: str, text: str = TEXT, view: FileView | None = None, wide: int | None = None) -> FilePlan:
+def plan(
+    patch: str, text: str = TEXT, view: FileView | None = None, wide: int | None = None
+) -> FilePlan:
     return plan_file("f.txt", text, parse(patch).sections[0].ops, view, wide=wide)
 
 
@@ -62,8 +64,15 @@ def test_identical_ranges_overlap() -> None:
 
 @pytest.mark.parametrize(
     ("insert", "inside"),
-    [("+ {3}", True), ("< {4}", True), ("+ {2}", True), ("< {2}", False), ("+ {4}", False),
-     ("+ {1}", False), ("< {5}", False)],
+    [
+        ("+ {3}", True),
+        ("< {4}", True),
+        ("+ {2}", True),
+        ("< {2}", False),
+        ("+ {4}", False),
+        ("+ {1}", False),
+        ("< {5}", False),
+    ],
 )
 def test_insert_falls_inside_a_range_only_between_its_lines(insert: str, inside: bool) -> None:
     ins = insert.replace("{" + insert[3] + "}", a(int(insert[3])))
@@ -97,7 +106,12 @@ def test_a_wide_line_never_shown_counts_as_cut() -> None:
     wide = "w" * 30
     text = f"a\n{wide}\n"
     with pytest.raises(PlanError):
-        plan(f"@@ f\n= {a(2, wide)}\n~x\n", text=text, view=FileView(hashes={1: line_hash("a")}), wide=20)
+        plan(
+            f"@@ f\n= {a(2, wide)}\n~x\n",
+            text=text,
+            view=FileView(hashes={1: line_hash("a")}),
+            wide=20,
+        )
     shown = FileView(hashes={1: line_hash("a"), 2: line_hash(wide)})
     assert plan(f"@@ f\n= {a(2, wide)}\n~x\n", text=text, view=shown, wide=40).after == "a\nx\n"
 

@@ -19,7 +19,8 @@ from kli.tools.file.plan import PlanError, plan_file
 LINES = st.lists(st.sampled_from(["a", "b", "", "  x = 1", "(f)", "é", "\tz"]), max_size=12)
 PAYLOAD = st.lists(
     st.text(st.characters(blacklist_characters="\n\r", blacklist_categories=("Cs",)), max_size=6),
-    min_size=1, max_size=3,
+    min_size=1,
+    max_size=3,
 )
 
 
@@ -115,7 +116,9 @@ def render(path: str, lines: list[str], ops: list[RefOp]) -> str:
 
 @settings(max_examples=300, deadline=None)
 @given(patches())
-def test_random_valid_patch_equals_reference_application(case: tuple[list[str], list[RefOp]]) -> None:
+def test_random_valid_patch_equals_reference_application(
+    case: tuple[list[str], list[RefOp]],
+) -> None:
     lines, ops = case
     text = "".join(x + "\n" for x in lines)
     plan = plan_file("f.txt", text, parse(render("f.txt", lines, ops)).sections[0].ops)
@@ -126,7 +129,9 @@ def test_random_valid_patch_equals_reference_application(case: tuple[list[str], 
 
 @settings(max_examples=200, deadline=None)
 @given(patches())
-def test_kept_lines_keep_their_hashes_at_their_new_numbers(case: tuple[list[str], list[RefOp]]) -> None:
+def test_kept_lines_keep_their_hashes_at_their_new_numbers(
+    case: tuple[list[str], list[RefOp]],
+) -> None:
     lines, ops = case
     text = "".join(x + "\n" for x in lines)
     plan = plan_file("f.txt", text, parse(render("f.txt", lines, ops)).sections[0].ops)
@@ -140,7 +145,9 @@ def test_kept_lines_keep_their_hashes_at_their_new_numbers(case: tuple[list[str]
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(patches(), patches(), st.sampled_from(["stale", "overlap", "past_end"]), st.data())
 def test_a_rejected_patch_never_changes_a_byte(
-    first: tuple[list[str], list[RefOp]], second: tuple[list[str], list[RefOp]], fault: str,
+    first: tuple[list[str], list[RefOp]],
+    second: tuple[list[str], list[RefOp]],
+    fault: str,
     data: st.DataObject,
 ) -> None:
     lines_b, ops_b = second
@@ -159,7 +166,10 @@ def test_a_rejected_patch_never_changes_a_byte(
     else:
         patch_b += f"+ {len(lines_b) + 1}:00\n~x\n"
     with tempfile.TemporaryDirectory() as root:
-        files = {"a.txt": "".join(x + "\n" for x in first[0]), "b.txt": "".join(x + "\n" for x in lines_b)}
+        files = {
+            "a.txt": "".join(x + "\n" for x in first[0]),
+            "b.txt": "".join(x + "\n" for x in lines_b),
+        }
         for name, text in files.items():
             with open(os.path.join(root, name), "w", newline="") as fh:
                 fh.write(text)
@@ -192,7 +202,11 @@ def test_cr_is_part_of_the_hashed_text() -> None:
 
 def test_plan_rejects_the_overlapping_example_the_property_uses() -> None:
     try:
-        plan_file("f", "a\nb\n", parse(f"@@ f\n- 1:{line_hash('a')}\n- 1:{line_hash('a')}\n").sections[0].ops)
+        plan_file(
+            "f",
+            "a\nb\n",
+            parse(f"@@ f\n- 1:{line_hash('a')}\n- 1:{line_hash('a')}\n").sections[0].ops,
+        )
     except PlanError as exc:
         assert exc.kind == "overlap"
     else:

@@ -13,7 +13,7 @@ from kli.tools.file.repair.common import apply_fixes
     "text",
     [
         '(a "str ) with \\" quote")',
-        "(a #\\( #\\) #\\; #\\\" #\\\\ b)",
+        '(a #\\( #\\) #\\; #\\" #\\\\ b)',
         "(a ; comment )\n b)",
         "(a #| block ) #| nested ( |# still |# b)",
         "(a |sym ) with \\| bar| b)",
@@ -39,9 +39,9 @@ def test_lisp_counts_top_level_forms_and_reports_problems() -> None:
 @pytest.mark.parametrize(
     "text",
     [
-        's = """ ( [ { """\nt = \'\'\'\n)\n\'\'\'\n',
+        "s = \"\"\" ( [ { \"\"\"\nt = '''\n)\n'''\n",
         "s = 'a ) \\' ('\n",
-        'x = (1,  # ) comment\n     2)\n',
+        "x = (1,  # ) comment\n     2)\n",
         'x = f"{a}({{" + f"{b:>{w}}"\n',
         "x = rb'[' + Rb\"(\" + u'{'\n",
         'x = f"{d["k"]}"\n',  # Python 3.12 nested quotes
@@ -69,7 +69,7 @@ def test_python_repair_closes_a_bracket_where_indentation_says() -> None:
     assert fixes is not None
     out, marks, lines = apply_fixes(text, fixes)
     assert out == "x = foo(1,\n        2)\ny = 3\n"
-    assert lines == {2} and out[marks[0]["from"]:marks[0]["to"]] == ")"
+    assert lines == {2} and out[marks[0]["from"] : marks[0]["to"]] == ")"
 
 
 def test_repair_goes_before_a_trailing_comment() -> None:
@@ -89,7 +89,11 @@ def test_decision_reasons_are_named_values() -> None:
     orig = "(a)\n(b)\n"
     assert d.decide(lisp, orig, "(a)\n(c)\n", {2}).reason == "balanced"
     local = d.decide(lisp, orig, "(a)\n(c\n", {2})
-    assert (local.action, local.reason, local.text) == ("write", "repaired_local_stable", "(a)\n(c)\n")
+    assert (local.action, local.reason, local.text) == (
+        "write",
+        "repaired_local_stable",
+        "(a)\n(c)\n",
+    )
     outside = d.decide(lisp, "(a\n  b)\n", "(a (x\n  b)\n", {1})
     assert (outside.action, outside.reason) == ("preview", "repair_outside_edit")
     assert d.decide(lisp, orig, "(a)\n(c\n", {2}, "reject").reason == "policy_reject"
