@@ -7,6 +7,9 @@ Prints a Markdown table (paste it under "## Process tools: bash, eval" in docs/b
 - overhead of ``bash`` running ``true`` through ``Workspace.call`` (validation, gate, interactive
   check, process group, pipes, result text) vs ``subprocess.run(['sh', '-c', 'true'])`` — the
   target is ≤ 1.3× — and ``run_command`` alone. Medians of ``--repeat`` interleaved runs.
+  For context, the same against ``subprocess.run(..., capture_output=True)`` (which, like
+  bash, pipes and reads both streams). Also the CPU time the calling process spends per call (``time.process_time``), which load on
+  a shared machine disturbs less than wall time.
 - ``eval`` of ``1 + 1`` through ``Workspace.call``, for scale.
 - peak RSS of a child interpreter while ``bash`` caps ``yes | head -c {G}G`` (default 5 GB),
   above the same child's idle peak after importing kli (target ≤ 64 MB above idle); and, for
@@ -87,6 +90,8 @@ def main() -> int:
     tool: list[float] = []
     runner: list[float] = []
     evals: list[float] = []
+    capturing: list[float] = []
+    cpu: dict[str, list[float]] = {"peer": [], "tool": []}
     for fn in (
         lambda: subprocess.run(["sh", "-c", "true"], check=False),
         lambda: ws.call("bash", {"command": "true"}),
@@ -100,10 +105,14 @@ def main() -> int:
             (lambda: ws.call("bash", {"command": "true"}), tool),
             (lambda: run_command(["sh", "-c", "true"], cwd=root, timeout=30, cap=1 << 20), runner),
             (lambda: ws.call("eval", {"code": "1 + 1"}), evals),
+            (lambda: subprocess.run(["sh", "-c", "true"], capture_output=True), capturing),
         ):
+            c = time.process_time()
             t = time.perf_counter()
             fn()
             bucket.append(time.perf_counter() - t)
+            if bucket is peer or bucket is tool:
+                cpu["peer" if bucket is peer else "tool"].append(time.process_time() - c)
     peer_ms, tool_ms = _median_ms(peer), _median_ms(tool)
     peer_min, tool_min, runner_min = (min(b) * 1000 for b in (peer, tool, runner))
 
@@ -133,6 +142,17 @@ def main() -> int:
         f"| `run_command(['sh','-c','true'])` alone | {_median_ms(runner):.2f} "
         f"({runner_min:.2f}) ms | {peer_ms:.2f} ({peer_min:.2f}) ms | "
         f"{_median_ms(runner) / peer_ms:.2f}× ({runner_min / peer_min:.2f}×) |"
+    )
+    print(
+        f"| ↳ peer that captures too: `subprocess.run(..., capture_output=True)` | "
+        f"{tool_ms:.2f} ({tool_min:.2f}) ms | {_median_ms(capturing):.2f} "
+        f"({min(capturing) * 1000:.2f}) ms | {tool_ms / _median_ms(capturing):.2f}× "
+        f"({tool_min / (min(capturing) * 1000):.2f}×) |"
+    )
+    cpu_peer, cpu_tool = (statistics.mean(cpu[k]) * 1000 for k in ("peer", "tool"))
+    print(
+        f"| ↳ CPU time of the calling process per call (mean) | {cpu_tool:.3f} ms | "
+        f"{cpu_peer:.3f} ms | {cpu_tool / cpu_peer:.2f}× |"
     )
     print(f"| `eval` of `1 + 1` (Workspace.call) | {_median_ms(evals):.3f} ms | — | — |")
     for label, mem in (

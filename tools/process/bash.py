@@ -25,6 +25,7 @@ Rules (spec/kli-tools.txt, issue 3), each with its constant:
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 
 from kli.tools.core.registry import GATE_EXEC, Call, Tool
@@ -111,6 +112,20 @@ def _directory(call: Call) -> str:
     return path
 
 
+_found_shells: dict[tuple[str, str], str] = {}
+
+
+def _which(shell: str, path: str) -> str | None:
+    """The shell's executable. Found ones are cached (Popen would search PATH on every call);
+    a miss is not, so a shell installed later is found."""
+    found = _found_shells.get((shell, path))
+    if found is None:
+        found = shutil.which(shell, path=path)
+        if found is not None:
+            _found_shells[(shell, path)] = found
+    return found
+
+
 def _seconds(value: float) -> str:
     return f"{value:g} s"
 
@@ -126,6 +141,7 @@ def _run(call: Call) -> ToolResult:
     try:
         outcome = run_command(
             [shell, "-c", command],
+            executable=_which(shell, os.environ.get("PATH", os.defpath)),
             cwd=cwd,
             input_text=call.args.get("input") or "",
             timeout=timeout,

@@ -30,6 +30,7 @@ Nothing here imports Jupyter.
 """
 
 from __future__ import annotations
+import __future__
 
 import ast
 import contextlib
@@ -201,14 +202,24 @@ def _compile(code: str, filename: str) -> list[tuple[int, bool, CodeType]]:
     """Each top-level statement as (line, is_expression, code object); raises ToolError."""
     try:
         tree = ast.parse(code, filename=filename, mode="exec")
+        # Statements are compiled one by one; a ``from __future__ import`` at the top must
+        # still apply to all of them.
+        flags = 0
+        for stmt in tree.body:
+            if isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__":
+                for alias in stmt.names:
+                    feature = getattr(__future__, alias.name, None)
+                    flags |= getattr(feature, "compiler_flag", 0)
         units: list[tuple[int, bool, CodeType]] = []
         for stmt in tree.body:
             if isinstance(stmt, ast.Expr):
                 expr = ast.Expression(body=stmt.value)
-                units.append((stmt.lineno, True, compile(expr, filename, "eval")))
+                unit = compile(expr, filename, "eval", flags=flags, dont_inherit=True)
+                units.append((stmt.lineno, True, unit))
             else:
                 module = ast.Module(body=[stmt], type_ignores=[])
-                units.append((stmt.lineno, False, compile(module, filename, "exec")))
+                unit = compile(module, filename, "exec", flags=flags, dont_inherit=True)
+                units.append((stmt.lineno, False, unit))
     except SyntaxError as exc:
         raise _syntax_error(exc, filename) from None
     except (ValueError, OverflowError, RecursionError, MemoryError) as exc:

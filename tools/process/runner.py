@@ -164,18 +164,21 @@ def run_command(
     cap: int,
     env: dict[str, str] | None = None,
     tail: int = 0,
+    executable: str | None = None,
 ) -> RunOutcome:
     """Run ``argv`` in ``cwd`` and return what it did; see the module docstring.
 
     ``env`` is the child's whole environment (None: inherit this process's). ``tail`` is how
     many of the ``cap`` characters per stream are reserved for the end of a long stream (0:
-    head only). Raises ``OSError`` when the program cannot be started (missing shell, bad
+    head only). ``executable`` is the program to start when it is not ``argv[0]`` looked up
+    in PATH (``argv[0]`` is still what the program sees as its name). Raises ``OSError`` when the program cannot be started (missing shell, bad
     ``cwd``).
     """
     started = time.monotonic()
     deadline = started + timeout
     proc = subprocess.Popen(
         argv,
+        executable=executable,
         cwd=cwd,
         env=env,
         stdin=subprocess.PIPE if input_text else subprocess.DEVNULL,

@@ -340,3 +340,23 @@ def test_gate_image_eval_denies_when_not_granted(root: Path) -> None:
     r = _eval(ws, "ran = 1")
     assert not r.ok and r.details["error"] == "denied" and r.details["gate"] == "image/eval"
     assert "ran" not in ws.namespace
+
+
+def test_future_import_applies_to_every_statement(ws: Workspace) -> None:
+    code = "from __future__ import annotations\ndef f(x: NotDefinedAnywhere) -> None: ...\nf.__annotations__"
+    r = _eval(ws, code)
+    assert r.ok, r.text
+    assert "'NotDefinedAnywhere'" in r.details["values"][0]["repr"]
+
+
+def test_input_sees_end_of_file_and_host_stdin_is_untouched(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+
+    host_stdin = io.StringIO('{"id": 2, "tool": "read"}\n')
+    monkeypatch.setattr(sys, "stdin", host_stdin)
+    r = _eval(ws, "input('answer? ')")
+    assert not r.ok and r.details["exception"] == "EOFError"
+    assert sys.stdin is host_stdin
+    assert host_stdin.readline() == '{"id": 2, "tool": "read"}\n'
