@@ -211,3 +211,58 @@ def test_plan_rejects_the_overlapping_example_the_property_uses() -> None:
         assert exc.kind == "overlap"
     else:
         raise AssertionError("overlap accepted")
+
+
+# -- repair invariants -------------------------------------------------------------------------
+LISP_TOKENS = ["(", ")", "a", ' "s)"', " ;c(", " #\\(", " |x)|", "  ", "(f x)", "#|(|#"]
+PY_TOKENS = ["(", ")", "[", "]", "x", " + ", "'('", " # )", "f(1)", "    ", "{", "}", ","]
+
+
+BASES = {
+    "lisp": ["(defun f (x)", "  (g x))", "", "(defun h () 1)"],
+    "python": ["def f(x):", "    return g(x,", "             1)", "", "y = [1, 2]"],
+}
+
+
+@st.composite
+def unbalancing_edits(draw: st.DrawFn, lang: str) -> tuple[str, str, str, set[int]]:
+    """A random ``=`` edit of a balanced file with delimiter-heavy payload lines: (language,
+    original, patched, edited lines)."""
+    base = BASES[lang]
+    tokens = LISP_TOKENS if lang == "lisp" else PY_TOKENS
+    a = draw(st.integers(1, len(base)))
+    b = draw(st.integers(a, len(base)))
+    line = st.lists(st.sampled_from(tokens), max_size=6).map("".join)
+    payload = draw(st.lists(line, min_size=1, max_size=3))
+    original = "".join(x + "\n" for x in base)
+    patch = f"@@ f\n= {a}:{line_hash(base[a - 1])}..{b}:{line_hash(base[b - 1])}\n"
+    patch += "".join(f"~{p}\n" for p in payload)
+    plan = plan_file("f", original, parse(patch).sections[0].ops)
+    return lang, original, plan.after, plan.edited_lines
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from(["lisp", "python"]).flatmap(unbalancing_edits),
+    st.sampled_from(["safe", "preview"]),
+)
+def test_whatever_edit_writes_or_previews_balances(
+    case: tuple[str, str, str, set[int]], policy: str
+) -> None:
+    from kli.tools.file.repair import decide as d
+    from kli.tools.file.repair import lisp, python
+
+    lang, original, patched, edited = case
+    module = lisp if lang == "lisp" else python
+    decision = d.decide(module, original, patched, edited, policy)
+    if decision.action in ("write", "preview") and decision.reason != "original_unparsed":
+        assert module.parse_error(decision.text) is None, decision
+    if decision.reason == "repaired_local_stable":
+        assert set(decision.changed_lines) <= edited
+        assert module.form_count(decision.text) == module.form_count(original)
+    if decision.action == "reject":
+        assert decision.reason in ("unrepairable", "policy_reject")
+    if decision.repaired:
+        # A repair only adds or removes delimiters: the other characters are untouched.
+        strip = str.maketrans("", "", "()[]{}")
+        assert decision.text.translate(strip) == patched.translate(strip)
