@@ -42,8 +42,23 @@ class KliKernel(IPythonKernel):
         self.workspace = Workspace(os.getcwd(), namespace=self.shell.user_ns)
         self.hub = Hub(self, self.workspace)
         self.hub.register(self.comm_manager)
-        register_magics(self.shell, self.hub)
+        self._magics = register_magics(self.shell, self.hub)
         self._executing = False
+        self._tools_ready = False
+
+    def ensure_tools(self) -> None:
+        """Import the registry (every tool module) and register the per-tool magic aliases.
+
+        Deferred to the first cell: the registry import costs about as much as a fifth of
+        the stock kernel's start, and start-up to the first kernel_info reply stays at the
+        stock kernel's pace. Comm handlers import it on their own first use.
+        """
+        if self._tools_ready:
+            return
+        self._tools_ready = True
+        from kli.kernel.magics import register_aliases
+
+        register_aliases(self.shell, self._magics)
 
     @property
     def kernel_info(self) -> dict[str, Any]:
@@ -67,6 +82,7 @@ class KliKernel(IPythonKernel):
         return reply
 
     async def do_execute(self, *args: Any, **kwargs: Any) -> Any:
+        self.ensure_tools()
         on_main = threading.current_thread() is threading.main_thread()
         if on_main:
             self._executing = True

@@ -356,15 +356,19 @@ class KliMagics(Magics):
         return "\n".join(lines)
 
 
-def register_magics(shell: Any, hub: Hub) -> list[str]:
-    """Register ``%kli`` and one alias per tool whose name no existing magic uses.
-
-    Returns the aliases registered (also kept on ``shell._kli_aliases``).
-    """
-    from kli.tools.registry import REGISTRY
-
+def register_magics(shell: Any, hub: Hub) -> KliMagics:
+    """Register ``%kli`` (cheap: the registry is not imported until a tool is used)."""
     magics = KliMagics(shell, hub)
     shell.register_magics(magics)
+    return magics
+
+
+def register_aliases(shell: Any, magics: KliMagics) -> list[str]:
+    """One ``%TOOL`` / ``%%TOOL`` alias per tool whose name no existing magic uses (``%edit``
+    and ``%%bash`` are IPython's, so they stay IPython's). Returns the aliases registered (also
+    kept on ``shell._kli_aliases``)."""
+    from kli.tools.registry import REGISTRY
+
     taken = set(shell.magics_manager.magics["line"]) | set(shell.magics_manager.magics["cell"])
     aliases = []
     for name in REGISTRY.tools:
