@@ -243,7 +243,12 @@ def lex(command: str) -> list[Segment]:
         if c in "<>" and command[i + 1 : i + 2] == "(":
             raise substitution(f"process substitution {c}(…)")
         if c == "#" and not has_word:
-            break  # a comment runs to the end of the line; a newline after it is rule 1
+            # A comment runs to the end of its line; a line after it is still rule 1.
+            nl = command.find("\n", i)
+            if nl < 0:
+                break
+            i = nl
+            continue
         if c == "\n" or c == ";":
             rest = command[i + 1 :].strip()
             if c == "\n" and not rest:
@@ -256,7 +261,12 @@ def lex(command: str) -> list[Segment]:
                 "one_command",
                 "ws_shell runs one command per call; this has several (separated by "
                 f"{'a newline' if c == chr(10) else 'a ;'}). Run them as separate ws_shell "
-                "calls, or join steps that depend on each other with &&.",
+                "calls, or join steps that depend on each other with &&."
+                + (
+                    " A here-document is several lines too: to create a file use ws_write."
+                    if "<<" in command
+                    else ""
+                ),
             )
         if c in " \t":
             end_word()
@@ -381,8 +391,19 @@ def classify(words: list[str]) -> str:
         return "any" if any(a.startswith(("-i", "--in-place")) for a in args) else "readonly"
     if name == "sort":
         return "any" if any(a.startswith(("-o", "--output")) for a in args) else "readonly"
+    positional = [a for a in args if not a.startswith("-")]
+    # Read-only commands that write a file given as an argument.
     if name == "xxd":
-        return "any" if "-r" in args else "readonly"
+        return "any" if "-r" in args or len(positional) >= 2 else "readonly"
+    if name == "uniq":
+        return "any" if len(positional) >= 2 else "readonly"
+    if name == "tree":
+        return "any" if any(a.startswith("-o") for a in args) else "readonly"
+    if name == "hostname":
+        return "any" if positional else "readonly"
+    if name == "date":
+        setting = any(a in ("-s", "--set") or a.startswith("--set=") for a in args)
+        return "any" if setting or any(not p.startswith("+") for p in positional) else "readonly"
     if name in READONLY_COMMANDS:
         return "readonly"
     if name in PYTHON_NAMES or (name.startswith("python3.") and name[8:].isdigit()):
@@ -417,6 +438,8 @@ def _classify_git(args: list[str]) -> str:
     if i >= len(args):
         return "readonly"
     sub, rest = args[i], args[i + 1 :]
+    if any(a.startswith("--output") for a in rest):
+        return "any"  # git diff/log --output=FILE writes a file
     if sub in GIT_READONLY:
         return "readonly"
     if sub in GIT_LISTING and all(a in GIT_LISTING_FLAGS or a.startswith("--format") for a in rest):

@@ -51,6 +51,17 @@ def test_one_command_per_call(command: str) -> None:
     assert "one command per call" in v.message
 
 
+def test_a_comment_does_not_hide_a_second_line() -> None:
+    v = _v("ls # list\nrm -rf x", "any")
+    assert not v.allowed and v.rule == "one_command"
+    assert _v("ls # just a comment").allowed
+
+
+def test_heredoc_refusal_points_at_ws_write() -> None:
+    v = _v("cat > f <<EOF\nhello\nEOF", "any")
+    assert not v.allowed and "here-document" in v.message
+
+
 def test_trailing_semicolon_or_newline_is_fine() -> None:
     assert _v("ls;").allowed and _v("ls\n").allowed and _v('echo "a;b"').allowed
 
@@ -80,7 +91,7 @@ def test_redirection_to_null_scratch_or_input_is_fine(command: str) -> None:
     "command",
     ["ls -la", "cat a.py", "grep -rn foo src", "git status", "git diff --cached", "git log -5",
      "find . -name '*.py'", "wc -l a b", "sed -n 1,5p f", "head -3 f | sort | uniq -c",
-     "git branch -a", "git -C sub log", "cd src && ls"],
+     "git branch -a", "git -C sub log", "cd src && ls", "date +%s", "uniq -c f", "hostname"],
 )
 def test_readonly_tier(command: str) -> None:
     v = _v(command, "readonly")
@@ -103,7 +114,8 @@ def test_build_tier_allowed_by_default_not_in_readonly(command: str) -> None:
     "command",
     ["rm -rf build", "curl http://x", "python -c 'print(1)'", "sed -i s/a/b/ f",
      "find . -delete", "git commit -m x", "git push", "pip install x", "bash script.sh",
-     "node -e 1", "ls | xargs rm"],
+     "node -e 1", "ls | xargs rm", "uniq in.txt out.txt", "xxd a b", "tree -o t.txt",
+     "git diff --output=d.patch", "hostname newname", "date -s 2020-01-01"],
 )
 def test_other_commands_need_policy_any(command: str) -> None:
     v = _v(command, "build")
@@ -155,7 +167,7 @@ def test_check_never_crashes(command: str) -> None:
 
 _WORD = st.text(alphabet="abcxyz-./_", min_size=1, max_size=6)
 _JOIN = st.sampled_from([" ", " | ", " && ", " || ", " 2>&1 | "])
-_BAD = st.sampled_from(["$(id)", "`id`", '"$(id)"', '"a`id`"', " & ", "<(ls)", "; ls", "\nls",
+_BAD = st.sampled_from(["$(id)", "`id`", '"$(id)"', '"a`id`"', " & ", "<(ls)", "; ls", "\nls", " #c\nls",
                         "> out.txt", ">>log", " | tee f"])
 
 
