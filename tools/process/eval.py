@@ -114,8 +114,11 @@ class _Budget:
 
     @contextlib.contextmanager
     def running(self) -> Iterator[None]:
+        # SIGALRM needs the main thread, and a Python-level previous handler we can put back
+        # (getsignal is None when one was installed from C).
         on_main = threading.current_thread() is threading.main_thread()
-        guard = self._alarm() if on_main else self._async_exc()
+        use_alarm = on_main and signal.getsignal(signal.SIGALRM) is not None
+        guard = self._alarm() if use_alarm else self._async_exc()
         with guard:
             yield
 

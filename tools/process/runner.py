@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import fcntl
 import os
 import selectors
 import signal
@@ -150,9 +151,9 @@ def _kill_group(pgid: int, proc: subprocess.Popen[bytes]) -> None:
 
 
 def _enlarge_pipe(fd: int) -> None:
-    f_setpipe_sz = getattr(__import__("fcntl"), "F_SETPIPE_SZ", 1031)
+    """Grow a pipe to ``READ_SIZE`` (Linux; 1031 is F_SETPIPE_SZ before Python exposed it)."""
     with contextlib.suppress(OSError):
-        __import__("fcntl").fcntl(fd, f_setpipe_sz, READ_SIZE)
+        fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), READ_SIZE)
 
 
 def run_command(
@@ -171,8 +172,8 @@ def run_command(
     ``env`` is the child's whole environment (None: inherit this process's). ``tail`` is how
     many of the ``cap`` characters per stream are reserved for the end of a long stream (0:
     head only). ``executable`` is the program to start when it is not ``argv[0]`` looked up
-    in PATH (``argv[0]`` is still what the program sees as its name). Raises ``OSError`` when the program cannot be started (missing shell, bad
-    ``cwd``).
+    in PATH (``argv[0]`` is still what the program sees as its name). Raises ``OSError`` when
+    the program cannot be started (missing shell, bad ``cwd``).
     """
     started = time.monotonic()
     deadline = started + timeout
