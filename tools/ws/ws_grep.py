@@ -89,6 +89,14 @@ def _run(call: Call) -> ToolResult:
             error="bad_arguments",
         )
     regex, compile_error = _compile(pattern, call.args.get("ignore_case") is True)
+    # Whole-file prefilter: with MULTILINE every line match is also a match in the whole text
+    # (^ and $ at line ends), so a file it rejects has no hit. \A and \Z mean line ends per
+    # line but text ends here, so such patterns go line by line.
+    prefilter = (
+        None
+        if "\\A" in regex.pattern or "\\Z" in regex.pattern
+        else re.compile(regex.pattern, regex.flags | re.MULTILINE)
+    )
     paths, notes, walked = _files(call, call.args.get("path"), call.args.get("glob"))
     hits: list[str] = []
     more = False
@@ -108,9 +116,9 @@ def _run(call: Call) -> ToolResult:
             text = read_text(real).text
         except (NotText, OSError):
             continue
-        if regex.search(text) is None:
+        if prefilter is not None and prefilter.search(text) is None:
             continue
-        files_with_hits += 1
+        before = len(hits)
         for n, line in enumerate(text.split("\n"), 1):
             m = regex.search(line)
             if m is None:
@@ -119,6 +127,7 @@ def _run(call: Call) -> ToolResult:
                 more = True
                 break
             hits.append(f"{rel}:{n}: {_clip(line, m)}")
+        files_with_hits += len(hits) > before
         if more:
             break
     head: list[str] = []

@@ -72,3 +72,14 @@ def test_description_says_python_re_stands_in_for_re2(ws: Workspace) -> None:
 def test_missing_path_and_jail(ws: Workspace, tree: Path) -> None:
     assert not ws.call("ws_grep", {"pattern": "x", "path": "nope"}).ok
     assert not ws.call("ws_grep", {"pattern": "x", "path": "../"}).ok
+
+
+def test_anchors_match_at_every_line(ws: Workspace, tree: Path) -> None:
+    r = ws.call("ws_grep", {"pattern": r"^def helper", "glob": "*.py"})
+    assert r.text.splitlines() == ["src/a.py:4: def helper(x):"]
+    r = ws.call("ws_grep", {"pattern": r"\(1\)$"})
+    assert r.text.splitlines() == ["src/a.py:2:     return helper(1)"]
+    r = ws.call("ws_grep", {"pattern": r"\Areturn", "path": "src/a.py"})
+    assert r.details["count"] == 0  # \A is the line start: no line starts with "return"
+    r = ws.call("ws_grep", {"pattern": r"\A    return x\Z", "path": "src/a.py"})
+    assert r.text.splitlines() == ["src/a.py:5:     return x"]
