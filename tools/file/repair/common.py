@@ -8,6 +8,7 @@ and in the repaired candidate; a fix's line is where it changed the text.
 from __future__ import annotations
 
 import bisect
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -203,10 +204,16 @@ def apply_fixes(text: str, fixes: list[Fix]) -> tuple[str, list[dict[str, Any]],
     return "".join(out), marks, lines
 
 
-def standard_fixes(text: str, scan: Scan, base_of: Any) -> list[Fix] | None:
+def standard_fixes(
+    text: str,
+    scan: Scan,
+    base_of: Callable[[Layout, Opener], int],
+    place: Callable[[Layout, Opener], int | None] | None = None,
+) -> list[Fix] | None:
     """The repair both languages use: remove stray closers, close ``early`` openers just before
     the closer that implied them, close each ``unclosed`` opener by indentation (innermost
-    first). ``base_of(layout, opener)`` gives the indentation base. None when unrepairable."""
+    first). ``base_of(layout, opener)`` gives the indentation base; ``place`` may name a
+    language-specific position first. None when unrepairable."""
     if scan.unterminated is not None:
         return None
     fixes: list[Fix] = []
@@ -228,7 +235,9 @@ def standard_fixes(text: str, scan: Scan, base_of: Any) -> list[Fix] | None:
     if scan.unclosed:
         layout = Layout(text, scan)
         for opener in reversed(scan.unclosed):
-            at = close_by_indentation(layout, opener, base_of(layout, opener))
+            at = place(layout, opener) if place is not None else None
+            if at is None:
+                at = close_by_indentation(layout, opener, base_of(layout, opener))
             fixes.append(
                 Fix(
                     at,

@@ -177,8 +177,25 @@ def _base(layout: Layout, opener: Opener) -> int:
     return layout.indent(layout.index.line_of(opener.offset))
 
 
+# A compound statement's header: a bracket left open on it closes before its final colon.
+_HEADER = re.compile(
+    r"[ \t]*(?:async[ \t]+)?(?:def|class|if|elif|while|for|with|except|match|case)\b"
+)
+
+
+def _on_header(layout: Layout, opener: Opener) -> int | None:
+    """``def f(x:`` / ``if g(y:`` — the closer goes before the header's colon."""
+    line = layout.index.line_of(opener.offset)
+    if not _HEADER.match(layout.text, layout.index.start(line)):
+        return None
+    end = layout.code_end(line)
+    if end is not None and end - 1 > opener.offset and layout.text[end - 1] == ":":
+        return end - 1
+    return None
+
+
 def fixes(text: str, result: Scan) -> list[Fix] | None:
-    return standard_fixes(text, result, _base)
+    return standard_fixes(text, result, _base, place=_on_header)
 
 
 def _parse(text: str) -> ast.Module:

@@ -110,3 +110,10 @@ def test_language_is_chosen_by_extension() -> None:
         assert d.language_for("x" + ext) is lisp
     assert d.language_for("x.py") is python
     assert d.language_for("x.pyi") is None and d.language_for("x.txt") is None
+
+
+def test_python_bracket_open_on_a_header_closes_before_the_colon() -> None:
+    orig = "def f(x):\n    return x\n"
+    decision = d.decide(python, orig, "def f(x:\n    return x\n", {1})
+    assert decision.reason == "repaired_local_stable"
+    assert decision.text == orig
