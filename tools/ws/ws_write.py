@@ -7,7 +7,9 @@ Refusals, each saying how to retry:
   and any unrecognized key of the call) — or the file exists and ``allow_shrink`` is not true;
 - the file exists and was not read in this session (``read_before_edit``): the ws_edit recipe;
 - the catastrophic-truncation guard: a file of at least ``SHRINK_MIN_LINES`` lines rewritten to
-  less than ``SHRINK_RATIO`` of its lines, unless ``allow_shrink`` is true;
+  less than ``SHRINK_RATIO`` of its lines, or of at least ``SHRINK_MIN_BYTES`` bytes rewritten
+  to less than ``SHRINK_RATIO`` of its bytes (minified files are one long line), unless
+  ``allow_shrink`` is true;
 - the post-edit syntax check (tools/ws/syntax.py): a file that parsed before and would not
   after is left unchanged (EDIT REVERTED); ``disable_syntax_check`` turns it off.
 
@@ -33,9 +35,11 @@ from kli.tools.ws.common import (
     reserved_name_error,
 )
 
-# The catastrophic-truncation guard: an existing file of at least SHRINK_MIN_LINES lines
-# rewritten with fewer than SHRINK_RATIO of its lines is refused without allow_shrink.
+# The catastrophic-truncation guard: an existing file of at least SHRINK_MIN_LINES lines (or
+# SHRINK_MIN_BYTES bytes) rewritten with fewer than SHRINK_RATIO of its lines (or bytes) is
+# refused without allow_shrink.
 SHRINK_MIN_LINES = 20
+SHRINK_MIN_BYTES = 4096
 SHRINK_RATIO = 0.5
 
 BODY_KEYS = ("content", "contents", "text", "body")
@@ -94,9 +98,20 @@ def _not_read_refusal(rel: str) -> ToolError:
     )
 
 
-def _shrink_refusal(rel: str, old_lines: int, new_lines: int, content: str) -> ToolError:
+def _shrinks(before: str, content: str) -> bool:
+    old_lines, new_lines = len(split_lines(before)), len(split_lines(content))
+    old_bytes, new_bytes = len(encode(before)), len(encode(content))
+    by_lines = old_lines >= SHRINK_MIN_LINES and new_lines < old_lines * SHRINK_RATIO
+    by_bytes = old_bytes >= SHRINK_MIN_BYTES and new_bytes < old_bytes * SHRINK_RATIO
+    return by_lines or by_bytes
+
+
+def _shrink_refusal(rel: str, before: str, content: str) -> ToolError:
+    old_lines, new_lines = len(split_lines(before)), len(split_lines(content))
+    old_bytes, new_bytes = len(encode(before)), len(encode(content))
     text = (
-        f"Write refused — {rel} has {old_lines} lines and this write would leave {new_lines}: "
+        f"Write refused — {rel} has {old_lines} lines ({old_bytes:,} bytes) and this write would "
+        f"leave {new_lines} ({new_bytes:,} bytes): "
         "rewriting a large file as a tiny one usually loses code (catastrophic truncation). "
         "To change part of the file use ws_edit with the exact old_str. If replacing the whole "
         'file with this shorter text really is the intent, repeat the call with "allow_shrink": '
@@ -168,7 +183,6 @@ def _run(call: Call) -> ToolResult:
             if call_setting(call, "read_before_edit") and not call.session.has_read(real):
                 raise _not_read_refusal(rel)
             old_lines = len(split_lines(before or ""))
-            new_lines = len(split_lines(content))
             if content == "" and not allow_shrink:
                 raise ToolError(
                     f"Write refused — content is empty, so this would empty {rel} "
@@ -177,12 +191,8 @@ def _run(call: Call) -> ToolResult:
                     error="empty_content",
                     unknown_keys=_unknown_keys(args),
                 )
-            if (
-                not allow_shrink
-                and old_lines >= SHRINK_MIN_LINES
-                and new_lines < old_lines * SHRINK_RATIO
-            ):
-                raise _shrink_refusal(rel, old_lines, new_lines, content)
+            if not allow_shrink and _shrinks(before or "", content):
+                raise _shrink_refusal(rel, before or "", content)
         if before is not None and before == content:
             return ToolResult.success(
                 f"{rel} unchanged — it already has exactly this content.",

@@ -72,12 +72,22 @@ def test_catastrophic_truncation_is_refused_then_allowed(ws: Workspace, root: Pa
     _read(ws, "m.py")
     r = ws.call("ws_write", {"path": "m.py", "content": "v0 = 0\n# ... rest of file unchanged\n"})
     assert not r.ok and r.details["error"] == "shrink"
-    assert "m.py has 100 lines and this write would leave 2" in r.text
+    assert "m.py has 100 lines (880 bytes) and this write would leave 2 (36 bytes)" in r.text
     assert '"allow_shrink": true' in r.text
     assert "placeholder" in r.text
     assert (root / "m.py").read_text() == big
     r = ws.call("ws_write", {"path": "m.py", "content": "v0 = 0\n", "allow_shrink": True})
     assert r.ok and (root / "m.py").read_text() == "v0 = 0\n"
+
+
+def test_minified_one_line_file_is_guarded_by_bytes(ws: Workspace, root: Path) -> None:
+    big = "var a=" + ",".join(str(i) for i in range(3000)) + ";\n"
+    (root / "app.min.js").write_text(big)
+    _read(ws, "app.min.js")
+    r = ws.call("ws_write", {"path": "app.min.js", "content": "var a=1;\n"})
+    assert not r.ok and r.details["error"] == "shrink"
+    assert "app.min.js has 1 lines" in r.text
+    assert (root / "app.min.js").read_text() == big
 
 
 def test_moderate_rewrite_is_not_a_truncation(ws: Workspace, root: Path) -> None:
