@@ -163,17 +163,20 @@ class Hub:
             comms = list(self.ui_comms.values())
             resolving = dict(self._resolving)
         for cid in sorted(gone):
-            status, by, text = "discarded", resolving.get(cid, "api"), ""
+            # Statuses stay the three the extension knows (docs/protocol.md); a candidate that
+            # vanished otherwise (its agent's session closed) is "rejected", reason "discarded".
+            status, by, text, reason = "rejected", resolving.get(cid, "kernel"), "", "discarded"
             if event is not None and event.get("tool") == "edit":
                 args = event.get("args") or {}
                 if args.get("accept_repair") == cid:
                     status = "written" if event.get("ok") else "refused"
                     by = resolving.get(cid, _BY_SOURCE.get(str(event.get("source")), "api"))
-                    text = str(event.get("text", ""))
+                    text, reason = str(event.get("text", "")), "accepted" if event.get("ok") \
+                        else str((event.get("details") or {}).get("error") or "refused")
             elif cid in resolving and event is None:
-                status = "rejected"
+                reason = "rejected"
             msg = {"v": PROTOCOL_VERSION, "op": "resolved", "candidate": cid, "status": status,
-                   "text": text, "by": by}
+                   "text": text, "by": by, "reason": reason}
             self._broadcast(comms, msg)
 
     # -- accept / reject (UI comm and widget) ---------------------------------------------------

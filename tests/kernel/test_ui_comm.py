@@ -135,6 +135,7 @@ def test_accept_of_a_changed_file_is_refused_and_announced(kernel: Any, kroot: P
     assert (kroot / "stale.py").read_text() == "changed = True\n"
     note = resolved_on(kernel, ui, cid, start)
     assert note["status"] == "refused" and note["by"] == "ui"
+    assert note["reason"] == "stale_candidate"
     kernel.close_comm(ui)
 
 
@@ -146,5 +147,5 @@ def test_closing_an_agent_comm_discards_its_candidates(kernel: Any, kroot: Path)
     start = len(kernel.seen)
     kernel.close_comm(temp)
     note = resolved_on(kernel, ui, cid, start)
-    assert note["status"] == "discarded"
+    assert note["status"] == "rejected" and note["reason"] == "discarded" and note["by"] == "kernel"
     kernel.close_comm(ui)
