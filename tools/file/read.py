@@ -15,6 +15,7 @@ The hash is always of the whole line. Only shown lines are hashed (the hash is p
 from __future__ import annotations
 
 import os
+import stat
 from typing import Any
 
 from kli.tools.core.registry import GATE_READ, Call, Tool
@@ -112,6 +113,13 @@ def load_text(call: Call, path: str) -> tuple[str, str, str, int]:
             f"read failed: {rel} is a directory. List its files with find pattern='{rel}/*' "
             f"(or '{rel}/**' for every depth).",
             error="is_directory",
+            path=rel,
+        )
+    if not stat.S_ISREG(st.st_mode):  # a FIFO or device would block or never end
+        raise ToolError(
+            f"read refused: {rel} is not a regular file (a pipe, socket or device); "
+            "inspect it with bash instead.",
+            error="not_regular",
             path=rel,
         )
     if st.st_size > MAX_READ_BYTES:

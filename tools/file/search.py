@@ -141,6 +141,13 @@ def _targets(call: Call, path: str) -> tuple[list[str], bool, walk_mod.WalkResul
                 error="not_found",
                 path=resolved.rel,
             )
+        if not os.path.isfile(resolved.real):  # a FIFO or device would block or never end
+            raise ToolError(
+                f"search failed: {resolved.rel} is not a regular file (a pipe, socket or "
+                "device); give a file, a folder or a glob.",
+                error="not_regular",
+                path=resolved.rel,
+            )
         return [resolved.rel], True, None
     result = walk_mod.walk(jail, path)
     return result.paths, False, result

@@ -30,7 +30,7 @@ def _prior(real: str) -> tuple[bool, str | None, int]:
     """(existed, prior text or None when too large / binary, prior line count)."""
     try:
         st = os.stat(real)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         return False, None, 0
     if st.st_size > MAX_DIFF_TEXT:
         return True, None, _count_lines(real)
@@ -77,8 +77,8 @@ def _run(call: Call) -> ToolResult:
     parent = os.path.dirname(real)
     created_dirs = not os.path.isdir(parent)
     with call.ws.file_lock:
-        existed, before, before_lines = _prior(real)
         try:
+            existed, before, before_lines = _prior(real)
             write_atomic(real, data)
         except OSError as exc:
             raise ToolError(

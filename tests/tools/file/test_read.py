@@ -220,3 +220,9 @@ def test_edit_refuses_to_replace_a_line_read_cut(ws: Workspace, root: Path) -> N
         "edit", {"input": f"@@ w.txt\n= 2:{line_hash('short')}..2:{line_hash('short')}\n~long\n"}
     )
     assert ok.ok, ok.text
+
+
+def test_fifo_is_refused_without_blocking(ws: Workspace, root: Path) -> None:
+    os.mkfifo(root / "pipe")
+    r = ws.call("read", {"path": "pipe"})
+    assert not r.ok and "not a regular file" in r.text

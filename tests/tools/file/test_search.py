@@ -295,3 +295,12 @@ def test_edit_after_search_needs_no_read(ws: Workspace, root: Path) -> None:
     )
     assert r.ok, r.text
     assert (root / "a.txt").read_text() == "one\npin\nthree\n"
+
+
+def test_fifo_is_refused_or_skipped_without_blocking(ws: Workspace, root: Path) -> None:
+    os.mkfifo(root / "pipe")
+    _write(root, "a.txt", "hit\n")
+    named = ws.call("search", {"pattern": "hit", "path": "pipe"})
+    assert not named.ok and "not a regular file" in named.text
+    walked = ws.call("search", {"pattern": "hit", "path": "**"})
+    assert walked.ok and walked.details["files_matched"] == 1

@@ -149,3 +149,21 @@ def test_edit_after_write_needs_a_read_then_works(ws: Workspace, root: Path) -> 
     ws.call("read", {"path": "a.txt"})
     assert ws.call("edit", {"input": patch}).ok
     assert (root / "a.txt").read_text() == "z\n"
+
+
+def test_write_through_a_symlink_replaces_the_target_and_keeps_the_link(
+    ws: Workspace, root: Path
+) -> None:
+    (root / "target.txt").write_text("old\n")
+    (root / "link.txt").symlink_to("target.txt")
+    r = ws.call("write", {"path": "link.txt", "content": "new\n"})
+    assert r.ok
+    assert (root / "link.txt").is_symlink()
+    assert (root / "target.txt").read_text() == "new\n"
+
+
+def test_write_below_a_file_is_an_error_naming_the_problem(ws: Workspace, root: Path) -> None:
+    (root / "f").write_text("x")
+    r = ws.call("write", {"path": "f/child.txt", "content": "y"})
+    assert not r.ok and "cannot write f/child.txt" in r.text
+    assert (root / "f").read_text() == "x"
