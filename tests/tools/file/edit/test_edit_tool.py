@@ -414,3 +414,60 @@ def test_pending_candidates_per_session_are_bounded(ws: Workspace, root: Path) -
     pending = ws.default_session.candidates
     assert len(pending) == edit_module.MAX_PENDING_CANDIDATES
     assert ids[0] not in pending and ids[-1] in pending
+
+
+# -- through other faces and paths -------------------------------------------------------------
+def test_read_then_edit_across_requests_of_kli_serve_stdio(root: Path) -> None:
+    import json
+    import subprocess
+    import sys
+
+    p = write(root, "a.lisp", LISP)
+    requests = [
+        {"id": 1, "tool": "read", "args": {"path": "a.lisp"}},
+        {
+            "id": 2,
+            "tool": "edit",
+            "args": {"input": f"@@ a.lisp\n= {a(3, '    (+ x y)))')}\n~    (* x y))\n"},
+        },
+    ]
+    proc = subprocess.run(
+        [sys.executable, "-m", "kli.tools.cli", "serve", "--stdio", "--root", str(root)],
+        input="".join(json.dumps(r) + "\n" for r in requests),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    replies = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [r["id"] for r in replies] == [1, 2], proc.stderr
+    assert replies[1]["ok"], replies[1]["text"]
+    assert replies[1]["details"]["reason"] == "repaired_local_stable"
+    assert p.read_text() == LISP.replace("(+ x y)))", "(* x y)))")
+
+
+def test_edit_through_a_symlink_changes_the_target(ws: Workspace, root: Path) -> None:
+    target = write(root, "real/a.txt", "a\n")
+    os.symlink(target, root / "link.txt")
+    read(ws, "link.txt")
+    r = ws.call("edit", {"input": f"@@ link.txt\n= {a(1, 'a')}\n~b\n"})
+    assert r.ok, r.text
+    assert r.text.startswith("Edited real/a.txt")
+    assert target.read_text() == "b\n" and os.path.islink(root / "link.txt")
+
+
+def test_scratch_is_editable_but_control_state_is_not(ws: Workspace, root: Path) -> None:
+    write(root, ".kli/scratch/n.txt", "a\n")
+    write(root, ".kli/settings.json", "{}\n")
+    read(ws, ".kli/scratch/n.txt")
+    assert ws.call("edit", {"input": f"@@ .kli/scratch/n.txt\n= {a(1, 'a')}\n~b\n"}).ok
+    r = ws.call("edit", {"input": "@@ .kli/settings.json\n+\n~x\n"})
+    assert not r.ok and "write refused" in r.text
+    assert (root / ".kli/settings.json").read_text() == "{}\n"
+
+
+def test_file_mode_is_kept(ws: Workspace, root: Path) -> None:
+    p = write(root, "run.sh", "echo a\n")
+    p.chmod(0o751)
+    read(ws, "run.sh")
+    assert ws.call("edit", {"input": f"@@ run.sh\n= {a(1, 'echo a')}\n~echo b\n"}).ok
+    assert (p.stat().st_mode & 0o777) == 0o751
