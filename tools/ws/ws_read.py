@@ -112,6 +112,12 @@ def _run(call: Call) -> ToolResult:
             f"{compact_json({'path': rel})}, then ws_read one of its files.",
             error="is_directory",
         )
+    if not os.path.isfile(real):
+        raise ToolError(
+            f"ws_read: {rel} is not a regular file (a device, socket or pipe); ws_read reads "
+            "files only.",
+            error="not_a_file",
+        )
     try:
         total, lines = _window(real, offset, offset + limit - 1)
     except NotText:

@@ -146,3 +146,11 @@ def test_tiny_result_cap_still_shows_a_window(root: Path) -> None:
     (root / "a.txt").write_text("".join(f"line {i}\n" for i in range(100)))
     r = ws.call("ws_read", {"path": "a.txt"})
     assert r.ok and r.text.startswith("     1|line 0") and len(r.text) <= 300
+
+
+def test_a_fifo_is_refused_not_waited_on(ws: Workspace, root: Path) -> None:
+    import os
+
+    os.mkfifo(root / "pipe")
+    r = ws.call("ws_read", {"path": "pipe"})
+    assert not r.ok and r.details["error"] == "not_a_file"
