@@ -177,8 +177,8 @@ def save_before(call: Any, real: str, rel: str, *, reason: str) -> Checkpoint | 
 
     if not call_setting(call, "file_checkpoints") or not os.path.lexists(real):
         return None
-    if os.path.isdir(real) and not os.path.islink(real):
-        return None
+    if not os.path.islink(real) and not os.path.isfile(real):
+        return None  # folders, pipes, devices: nothing to keep
     return create(
         call.ws.root,
         real,

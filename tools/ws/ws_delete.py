@@ -15,7 +15,7 @@ from kli.tools.core.registry import GATE_WRITE, Call, Tool
 from kli.tools.core.result import ToolError, ToolResult
 from kli.tools.core.textfile import NotText, decode
 from kli.tools.ws import checkpoints
-from kli.tools.ws.common import compact_json
+from kli.tools.ws.common import call_setting, compact_json
 from kli.tools.ws.ws_read import missing_message
 
 DESCRIPTION = """Delete one file: ws_delete {"path": "old/unused.py"}.
@@ -56,7 +56,7 @@ def _run(call: Call) -> ToolResult:
         return ToolResult.success(f"deleted empty folder {rel}", path=rel)
     before: str | None = None
     with call.ws.file_lock:
-        if not os.path.islink(target):
+        if not os.path.islink(target) and os.path.isfile(target):
             try:
                 with open(target, "rb") as fh:
                     before = decode(fh.read())
@@ -72,8 +72,10 @@ def _run(call: Call) -> ToolResult:
     if cp is not None:
         restore = compact_json({"action": "restore", "id": cp.id})
         text = f"deleted {rel} (checkpoint {cp.id}; undo with ws_checkpoints {restore})"
-    else:
+    elif not call_setting(call, "file_checkpoints"):
         text = f"deleted {rel} — file_checkpoints is off, so this cannot be undone"
+    else:
+        text = f"deleted {rel} — not a regular file, so no checkpoint was kept"
     return ToolResult.success(
         text,
         path=rel,

@@ -167,6 +167,12 @@ def _run(call: Call) -> ToolResult:
             error="is_directory",
         )
     exists = os.path.exists(real)
+    if exists and not os.path.isfile(real):
+        raise ToolError(
+            f"ws_write: {rel} exists and is not a regular file (a device, socket or pipe); "
+            "choose another path.",
+            error="not_a_file",
+        )
     with call.ws.file_lock:
         before: str | None = None
         if exists:

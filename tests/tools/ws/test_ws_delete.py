@@ -128,3 +128,10 @@ def test_id_without_action_means_restore(ws: Workspace, root: Path) -> None:
     cp = ws.call("ws_delete", {"path": "a.txt"}).details["checkpoint"]
     assert ws.call("ws_checkpoints", {"id": cp}).ok
     assert (root / "a.txt").read_text() == "a\n"
+
+
+def test_a_fifo_is_deleted_without_reading_it(ws: Workspace, root: Path) -> None:
+    os.mkfifo(root / "pipe")
+    r = ws.call("ws_delete", {"path": "pipe"})
+    assert r.ok and r.details["checkpoint"] is None and not os.path.lexists(root / "pipe")
+    assert "not a regular file, so no checkpoint was kept" in r.text

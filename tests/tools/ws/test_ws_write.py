@@ -197,3 +197,11 @@ def test_a_copy_of_a_read_file_points_at_ws_mv(ws: Workspace, root: Path) -> Non
     assert 'ws_mv {"src":"old_name.py","dst":"new_name.py"}' in r.text
     other = ws.call("ws_write", {"path": "other.py", "content": "x = 2\n"})
     assert "ws_mv" not in other.text
+
+
+def test_a_fifo_is_refused_not_opened(ws: Workspace, root: Path) -> None:
+    import os
+
+    os.mkfifo(root / "pipe")
+    r = ws.call("ws_write", {"path": "pipe", "content": "x\n"})
+    assert not r.ok and r.details["error"] == "not_a_file"
