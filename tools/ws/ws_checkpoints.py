@@ -63,9 +63,10 @@ def _restore(call: Call) -> ToolResult:
         before: str | None = None
         saved = None
         if os.path.lexists(dest.real):
-            if os.path.isdir(dest.real) and not os.path.islink(dest.real):
+            if not os.path.islink(dest.real) and not os.path.isfile(dest.real):
                 raise ToolError(
-                    f"ws_checkpoints: {dest.rel} is now a folder; restore to another path with "
+                    f"ws_checkpoints: {dest.rel} is now a folder (or another non-file); restore "
+                    "to another path with "
                     f"{compact_json({'action': 'restore', 'id': cp.id, 'path': cp.path + '.restored'})}.",
                     error="is_directory",
                 )

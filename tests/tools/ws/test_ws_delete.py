@@ -135,3 +135,11 @@ def test_a_fifo_is_deleted_without_reading_it(ws: Workspace, root: Path) -> None
     r = ws.call("ws_delete", {"path": "pipe"})
     assert r.ok and r.details["checkpoint"] is None and not os.path.lexists(root / "pipe")
     assert "not a regular file, so no checkpoint was kept" in r.text
+
+
+def test_restore_onto_a_folder_is_refused_with_another_path(ws: Workspace, root: Path) -> None:
+    (root / "a.txt").write_text("a\n")
+    cp = ws.call("ws_delete", {"path": "a.txt"}).details["checkpoint"]
+    (root / "a.txt").mkdir()
+    r = ws.call("ws_checkpoints", {"action": "restore", "id": cp})
+    assert not r.ok and '"path":"a.txt.restored"' in r.text
