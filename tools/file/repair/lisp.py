@@ -4,13 +4,16 @@ Skipped while counting: ``"strings"`` (with ``\\`` escapes), ``;`` line comments
 ``#| … |#`` block comments, character literals (``#\\(`` is a character, not a paren),
 ``|multiple escape|`` symbols and single ``\\`` escapes. Brackets and braces are constituents in
 Common Lisp, not delimiters. Top-level forms are counted as parenthesised forms at depth 0.
+
+Repair: ``common.standard_fixes`` (missing closers by indentation), except that an unmatched
+``)`` is traced back to a ``)`` that closed a form early (see ``_premature``).
 """
 
 from __future__ import annotations
 
 import re
 
-from kli.tools.file.repair.common import Fix, Layout, Opener, Scan, standard_fixes
+from kli.tools.file.repair.common import Fix, Layout, Opener, Scan, describe, standard_fixes
 
 EXTENSIONS = (".lisp", ".asd", ".cl", ".lsp")
 NAME = "commonlisp"
@@ -21,7 +24,8 @@ _BAR_END = re.compile(r"(?:[^|\\]|\\.)*\|", re.S)
 _BLOCK = re.compile(r"#\||\|#")
 
 
-def scan(text: str) -> Scan:
+def scan(text: str, *, pairs: list[tuple[int, int]] | None = None) -> Scan:
+    """Scan ``text``; when ``pairs`` is a list, append ``(closer, opener)`` offsets to it."""
     stack: list[Opener] = []
     stray: list[int] = []
     spans: list[tuple[int, int]] = []
@@ -42,7 +46,9 @@ def scan(text: str) -> Scan:
             stack.append(Opener(at, "(", ")"))
         elif tok == ")":
             if stack:
-                stack.pop()
+                opener = stack.pop()
+                if pairs is not None:
+                    pairs.append((at, opener.offset))
             else:
                 stray.append(at)
         elif tok == ";":
@@ -88,14 +94,61 @@ def _base(layout: Layout, opener: Opener) -> int:
     return opener.offset - layout.index.start(layout.index.line_of(opener.offset))
 
 
+def _premature(text: str, result: Scan) -> list[Fix]:
+    """For each unmatched ')', the ')' that more likely is the extra one: an earlier ')' ending
+    its line and closing a form that the next code line is still indented inside — the form
+    was closed early and the unmatched ')' at the end is the one it was meant to be."""
+    pairs: list[tuple[int, int]] = []
+    scan(text, pairs=pairs)
+    layout = Layout(text, result)
+    index = layout.index
+    used: set[int] = set()
+    out: list[Fix] = []
+    for seq, stray in enumerate(result.stray):
+        chosen = stray
+        stray_line = index.line_of(stray)
+        for closer, opener in reversed(pairs):
+            if closer > stray or closer in used:
+                continue
+            line = index.line_of(closer)
+            if layout.code_end(line) != closer + 1:
+                continue
+            nxt = next((n for n in range(line + 1, stray_line + 1) if layout.starts_code(n)), None)
+            column = opener - index.start(index.line_of(opener))
+            if nxt is not None and layout.indent(nxt) > column:
+                chosen = closer
+                break
+        used.add(chosen)
+        note = (
+            "removed unmatched ')'"
+            if chosen == stray
+            else f"removed ')' that closed the '(' at {describe(text, pairs_opener(pairs, chosen))} "
+            "early (the next line is indented inside it)"
+        )
+        out.append(Fix(chosen, seq, remove=1, note=note))
+    return out
+
+
+def pairs_opener(pairs: list[tuple[int, int]], closer: int) -> int:
+    return next(o for c, o in pairs if c == closer)
+
+
 def fixes(text: str, result: Scan) -> list[Fix] | None:
-    return standard_fixes(text, result, _base)
+    if result.unterminated is not None:
+        return None
+    if not result.stray:
+        return standard_fixes(text, result, _base)
+    removals = _premature(text, result)
+    rest = standard_fixes(
+        text, Scan(unclosed=result.unclosed, spans=result.spans, comments=result.comments), _base
+    )
+    return removals + [
+        Fix(f.offset, f.seq + len(removals), f.insert, f.remove, f.note) for f in rest or []
+    ]
 
 
 def parse_error(text: str) -> str | None:
     """Why ``text`` would not read as balanced forms, or None."""
-    from kli.tools.file.repair.common import describe
-
     result = scan(text)
     if result.unterminated is not None:
         at, kind = result.unterminated
