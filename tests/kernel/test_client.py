@@ -9,6 +9,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -27,7 +28,8 @@ pytestmark = pytest.mark.kernel
 def owned(tmp_path_factory: pytest.TempPathFactory) -> Iterator[client.AgentClient]:
     root = tmp_path_factory.mktemp("client")
     (root / "a.py").write_text("x = 1\n")
-    with client.start(cwd=str(root), label="owner", timeout=30) as k:
+    env = {**os.environ, "XDG_CONFIG_HOME": str(root / "xdg")}  # no user settings leak in
+    with client.start(cwd=str(root), label="owner", timeout=30, env=env) as k:
         yield k
 
 
@@ -54,6 +56,19 @@ def test_protocol_errors_raise_with_the_code(owned: client.AgentClient) -> None:
     with pytest.raises(ProtocolError) as info:
         owned.request({"op": "teleport"})
     assert info.value.code == "unknown_op"
+
+
+def test_interrupt_stops_a_long_eval_of_this_client(owned: client.AgentClient) -> None:
+    results: list[ToolResult] = []
+    worker = threading.Thread(target=lambda: results.append(
+        owned.call("eval", {"code": "import time\ntime.sleep(30)", "timeout": 60})))
+    worker.start()
+    time.sleep(1.0)
+    owned.interrupt()
+    worker.join(10)
+    assert not worker.is_alive()
+    assert not results[0].ok and "interrupted" in results[0].text.lower()
+    assert owned.call("eval", {"code": "'still here'"}).ok
 
 
 def test_close_shuts_down_the_owned_kernel(tmp_path: Path) -> None:
