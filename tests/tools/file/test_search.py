@@ -304,3 +304,19 @@ def test_fifo_is_refused_or_skipped_without_blocking(ws: Workspace, root: Path) 
     assert not named.ok and "not a regular file" in named.text
     walked = ws.call("search", {"pattern": "hit", "path": "**"})
     assert walked.ok and walked.details["files_matched"] == 1
+
+
+def test_context_is_clamped_to_the_stated_maximum(ws: Workspace, root: Path) -> None:
+    _write(root, "a.txt", "".join(f"l{i}\n" for i in range(200)) + "hit\n" + "tail\n" * 200)
+    r = ws.call("search", {"pattern": "^hit$", "path": "a.txt", "context": 500})
+    assert "[context clamped to 50 lines.]" in r.text
+    rows = [row for row in r.text.splitlines()[1:] if row[:1] in ("*", " ")]
+    assert len(rows) == 101
+
+
+def test_search_after_a_partial_read_keeps_the_read_anchors(ws: Workspace, root: Path) -> None:
+    _write(root, "a.txt", "a\nb\nc\nd\n")
+    ws.call("read", {"path": "a.txt", "start": 1, "end": 1})
+    ws.call("search", {"pattern": "d", "path": "a.txt"})
+    view = ws.default_session.views[_real(root, "a.txt")]
+    assert view.hashes == {1: line_hash("a"), 4: line_hash("d")} and view.whole is True
