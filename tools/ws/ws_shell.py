@@ -42,7 +42,8 @@ backgrounding with &, and writing files with > / >> / tee (use ws_write / ws_edi
 to /dev/null or .kli/scratch/ is fine). Read-only commands (ls, cat, grep, find, git status/diff/
 log, …) always run; build/test commands (pytest, make, npm test, go test, cargo test,
 python -m …) run by default; other commands only if the shell_policy setting allows. stdin is
-empty (interactive programs get end-of-file). Long output keeps its head and tail."""
+empty (interactive programs get end-of-file). A pipeline's exit code is its last command's, as
+in bash (`pytest | tail` reports tail's). Long output keeps its head and tail."""
 
 
 def _policy(call: Call) -> str:
