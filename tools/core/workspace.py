@@ -166,10 +166,11 @@ class Workspace:
         cleaned, problem = validate(tool.name, tool.parameters, args)
         if problem is not None:
             return ToolResult.error(problem, error="bad_arguments")
-        settings_problem = self.settings_error()
+        # One settings load per call (each load stats the settings files up the tree).
+        settings, settings_problem = self._settings.load()
         if settings_problem is not None:
             return ToolResult.error(settings_problem, error="bad_settings")
-        if not self.granted(tool.gate):
+        if not granted(settings, tool.gate):
             return ToolResult.error(
                 f"{tool.name} denied: capability '{tool.gate}' is not granted by the "
                 f"'capabilities' setting (.kli/settings.json). Nothing was run. Ask the user to "
