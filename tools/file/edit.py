@@ -28,7 +28,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kli.tools.core.atomic import write_atomic, write_many
 from kli.tools.core.changes import file_change
@@ -36,7 +36,6 @@ from kli.tools.core.registry import GATE_EDIT, Call, Tool
 from kli.tools.core.result import ToolError, ToolResult
 from kli.tools.core.session import Candidate, FileView, Session
 from kli.tools.core.textfile import NotText, decode, encode, split_lines
-from kli.tools.core.workspace import Workspace
 from kli.tools.file.hashline import Op, PatchSyntaxError, parse
 from kli.tools.file.plan import MAX_SHOWN_ROWS, FilePlan, PlanError, merge_regions, plan_file
 from kli.tools.file.read import MAX_LINE_CHARS, render_row
@@ -49,6 +48,9 @@ from kli.tools.file.repair.decide import (
     language_for,
     still_valid,
 )
+
+if TYPE_CHECKING:
+    from kli.tools.core.workspace import Workspace
 
 DEFAULT_POLICY = "safe"  # spec: repair defaults to safe
 MAX_PENDING_CANDIDATES = 32  # per session; the oldest is dropped beyond this (not in the spec)
