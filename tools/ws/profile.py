@@ -12,7 +12,7 @@ intervention nudge instead of running when
 
 Read-only and mutating calls both count. A nudged call is not run and not recorded; insisting
 keeps being nudged (the identical calls before it are still there), and any different call
-breaks the run.
+breaks the run. Calls from ``%kli`` magics (a person at a notebook) are not guarded.
 
 ``after`` — the result cap. Every result is cut to ``max_tool_chars`` (DefaultMaxToolChars,
 8000) keeping its head and its tail, and the cut is marked with steering text that names the
@@ -33,6 +33,8 @@ from kli.tools.ws.common import call_setting
 LOOP_REPEAT_LIMIT = 3
 LOOP_CYCLE_LIMIT = 4
 LOOP_CYCLE_WINDOW = 12
+# A person re-running a notebook cell is not a model stuck in a loop.
+UNGUARDED_SOURCES = frozenset({"magic"})
 
 # How each tool's output can be narrowed, for the truncation marker.
 _NARROW = {
@@ -112,6 +114,8 @@ def _nudge(call: Call, verdict: str, count: int) -> ToolResult:
 
 def before(call: Call) -> ToolResult | None:
     """Record the call in its session; answer it with a nudge when it repeats (see module)."""
+    if call.source in UNGUARDED_SOURCES:
+        return None
     entry = _entry(call_key(call.tool.name, call.args), call.tool.mutates)
     history = call.session.recent_calls
     verdict = loop_verdict(history, entry)

@@ -148,6 +148,12 @@ def test_sessions_are_tracked_apart(ws: Workspace, root: Path) -> None:
     assert ws.call("ws_read", {"path": "a.txt"}, session=other).details["error"] == "loop_guard"
 
 
+def test_a_person_at_a_notebook_is_not_loop_guarded(ws: Workspace, root: Path) -> None:
+    (root / "a.txt").write_text("a\n")
+    results = [ws.call("ws_read", {"path": "a.txt"}, source="magic") for _ in range(4)]
+    assert all(r.ok for r in results)
+
+
 def test_kli_profile_calls_are_not_loop_guarded(ws: Workspace, root: Path) -> None:
     (root / "a.txt").write_text("a\n")
     results = [ws.call("read", {"path": "a.txt"}) for _ in range(4)]
