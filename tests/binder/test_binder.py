@@ -1,0 +1,170 @@
+"""Binder: build an environment from binder/ the way repo2docker does, run every demo notebook.
+
+repo2docker, given a ``binder/`` folder, installs ``binder/requirements.txt`` into its Python
+environment and then runs ``binder/postBuild`` from the repository root. This test does the same
+in a fresh virtual environment, on a copy of the checkout (tracked and untracked-but-not-ignored
+files, as a clone would have them), then executes each demo notebook top to bottom with nbclient
+on the ``kli`` kernel of THAT environment — twice, because a reader re-runs notebooks. Any error
+output, or a traceback on stderr, fails the test and names the notebook and cell.
+
+The build reuses pip's and npm's caches, so after the first run it takes about a minute.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BINDER = ROOT / "binder"
+NOTEBOOKS = ["tour.ipynb", "watch_agent.ipynb", "slmcode_tools.ipynb", "bring_your_own_agent.ipynb"]
+ARTIFACTS = ROOT / "tests" / "artifacts" / "binder"
+
+# Environment variables that would make a notebook behave differently from a fresh Binder.
+_SCRUB = ("PYTHONPATH", "VIRTUAL_ENV", "JUPYTER_PATH", "JUPYTER_CONFIG_PATH", "OPENAI_API_KEY",
+          "OPENAI_BASE_URL", "KLI_MODEL", "KLI_TEST_INSTALLED_WHEEL", "PYTHONHOME")
+
+# Runs inside the Binder environment. A cell whose metadata names ``kli.wait_for`` (a file the
+# notebook's background agent creates when it is done) runs only once that file exists — as a
+# reader does, who watches the activity panel before running the next cell. The wait happens
+# BETWEEN cells, while the kernel is idle, which is what lets the agent's calls run.
+RUNNER = r'''
+import json, os, sys, time
+import nbformat
+from jupyter_client.kernelspec import KernelSpecManager
+from nbclient import NotebookClient
+
+notebook, cwd, out = sys.argv[1:4]
+spec = KernelSpecManager().get_kernel_spec("kli")
+nb = nbformat.read(notebook, as_version=4)
+client = NotebookClient(nb, kernel_name="kli", timeout=180, startup_timeout=90, allow_errors=True,
+                        resources={"metadata": {"path": cwd}})
+waits = []
+with client.setup_kernel():
+    for index, cell in enumerate(nb.cells):
+        wait_for = cell.metadata.get("kli", {}).get("wait_for")
+        if wait_for:
+            started = time.monotonic()
+            while not os.path.exists(os.path.join(cwd, wait_for)):
+                if time.monotonic() - started > 120:
+                    break
+                time.sleep(0.2)
+            waits.append(round(time.monotonic() - started, 1))
+        client.execute_cell(cell, index)
+nbformat.write(nb, out)
+problems = []
+for index, cell in enumerate(nb.cells):
+    for output in cell.get("outputs", []):
+        if output.get("output_type") == "error":
+            problems.append({"cell": index, "kind": "error",
+                             "text": output.get("ename", "") + ": " + output.get("evalue", "")})
+        elif output.get("output_type") == "stream" and output.get("name") == "stderr" \
+                and "Traceback" in output.get("text", ""):
+            problems.append({"cell": index, "kind": "stderr traceback", "text": output["text"][-800:]})
+print(json.dumps({"resource_dir": spec.resource_dir, "prefix": sys.prefix, "problems": problems,
+                  "cells": len(nb.cells), "waits": waits}))
+'''
+
+
+def _run(cmd: list[str], *, cwd: Path, env: dict[str, str], timeout: int) -> str:
+    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    if proc.returncode != 0:
+        pytest.fail(f"{' '.join(cmd)} exited {proc.returncode}\n--- stdout\n{proc.stdout[-4000:]}"
+                    f"\n--- stderr\n{proc.stderr[-4000:]}")
+    return proc.stdout
+
+
+def _checkout_files() -> list[str]:
+    """The files a fresh clone would have, plus untracked files not ignored (work in progress)."""
+    out = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                         cwd=ROOT, capture_output=True, check=True)
+    return [f for f in out.stdout.decode().split("\0") if f and (ROOT / f).is_file()]
+
+
+@pytest.fixture(scope="module")
+def binder_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path | dict[str, str]]:
+    if shutil.which("git") is None:
+        pytest.skip("git is needed to copy the checkout")
+    if shutil.which("npm") is None and (ROOT / "labextension" / "package.json").exists():
+        if os.environ.get("CI"):
+            pytest.fail("npm is missing: binder/postBuild builds the JupyterLab extension with it")
+        pytest.skip("npm is missing: binder/postBuild builds the JupyterLab extension with it")
+    work = tmp_path_factory.mktemp("binder")
+    repo, venv = work / "repo", work / "venv"
+    for rel in _checkout_files():
+        dest = repo / rel
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / rel, dest)
+    jupyter_home = work / "jupyter"
+    env = {k: v for k, v in os.environ.items() if k not in _SCRUB}
+    env.update(
+        PATH=str(venv / "bin") + os.pathsep + env.get("PATH", "/usr/bin:/bin"),
+        # Only the new environment's kernelspecs and extensions, never the user's.
+        JUPYTER_DATA_DIR=str(jupyter_home / "data"),
+        JUPYTER_CONFIG_DIR=str(jupyter_home / "config"),
+        JUPYTER_RUNTIME_DIR=str(jupyter_home / "runtime"),
+        XDG_CONFIG_HOME=str(work / "xdg"),  # no user kli settings
+        PIP_DISABLE_PIP_VERSION_CHECK="1",
+    )
+    _run([sys.executable, "-m", "venv", str(venv)], cwd=work, env=env, timeout=120)
+    py = str(venv / "bin" / "python")
+    _run([py, "-m", "pip", "install", "-q", "-r", "binder/requirements.txt"], cwd=repo, env=env,
+         timeout=900)
+    _run(["./binder/postBuild"], cwd=repo, env=env, timeout=900)
+    return {"repo": repo, "venv": venv, "env": env}
+
+
+def test_postbuild_installs_kernel_and_prebuilt_extension(binder_env: dict) -> None:
+    venv, env, repo = binder_env["venv"], binder_env["env"], binder_env["repo"]
+    specs = json.loads(_run([str(venv / "bin" / "jupyter"), "kernelspec", "list", "--json"],
+                            cwd=repo, env=env, timeout=60))["kernelspecs"]
+    assert "kli" in specs
+    assert Path(specs["kli"]["resource_dir"]).resolve().is_relative_to(venv.resolve())
+    if (ROOT / "labextension" / "package.json").exists():
+        share = venv / "share" / "jupyter" / "labextensions" / "kli-kernel"
+        assert list((share / "static").glob("remoteEntry.*.js")), "prebuilt extension missing"
+    config = venv / "etc" / "jupyter" / "jupyter_server_config.d" / "kli-kernel.json"
+    assert json.loads(config.read_text())["MultiKernelManager"]["default_kernel_name"] == "kli"
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_demo_notebook_runs_top_to_bottom_twice_without_errors(binder_env: dict, name: str) -> None:
+    repo, venv, env = binder_env["repo"], binder_env["venv"], binder_env["env"]
+    runner = repo.parent / "run_notebook.py"
+    runner.write_text(RUNNER)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    for attempt in (1, 2):
+        out = ARTIFACTS / f"{Path(name).stem}.run{attempt}.ipynb"
+        report = json.loads(_run(
+            [str(venv / "bin" / "python"), str(runner), str(repo / "binder" / name),
+             str(repo / "binder"), str(out)], cwd=repo / "binder", env=env, timeout=600,
+        ).strip().splitlines()[-1])
+        assert Path(report["resource_dir"]).resolve().is_relative_to(venv.resolve())
+        assert report["problems"] == [], f"{name}, run {attempt} (executed copy: {out})"
+        assert report["cells"] > 3
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_demo_notebook_opens_on_the_kli_kernel_with_no_stored_outputs(name: str) -> None:
+    nb = json.loads((BINDER / name).read_text(encoding="utf-8"))
+    assert nb["metadata"]["kernelspec"]["name"] == "kli"
+    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    assert code and all(not c.get("outputs") and c.get("execution_count") is None for c in code)
+
+
+def test_watch_agent_transcript_matches_a_fresh_recording() -> None:
+    out = subprocess.run([sys.executable, str(ROOT / "tests" / "binder" / "make_transcript.py"),
+                          "--check"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    transcript = json.loads((BINDER / "agent_transcript.json").read_text(encoding="utf-8"))
+    outcomes = [(s["tool"], s["recorded_ok"]) for s in transcript["steps"]]
+    # reads, edits, meets a stale anchor, recovers, leaves a repair preview
+    assert ("edit", False) in outcomes[:5] and outcomes[-1] == ("edit", False)
+    assert "stale anchor" in transcript["steps"][3]["recorded_text"]
+    assert "Repair preview" in transcript["steps"][-1]["recorded_text"]
