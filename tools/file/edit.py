@@ -26,6 +26,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import stat
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -94,6 +95,12 @@ def _load(real: str, rel: str) -> str:
             path=rel,
         )
     try:
+        if not stat.S_ISREG(os.stat(real).st_mode):
+            raise ToolError(
+                f"edit rejected: {rel} is not a regular file (a pipe, socket or device); edit "
+                "changes text files only. Nothing was written.",
+                error="not_regular", path=rel,
+            )
         with open(real, "rb") as fh:
             data = fh.read()
     except FileNotFoundError:

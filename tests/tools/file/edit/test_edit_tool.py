@@ -471,3 +471,14 @@ def test_file_mode_is_kept(ws: Workspace, root: Path) -> None:
     read(ws, "run.sh")
     assert ws.call("edit", {"input": f"@@ run.sh\n= {a(1, 'echo a')}\n~echo b\n"}).ok
     assert (p.stat().st_mode & 0o777) == 0o751
+
+
+def test_a_pipe_put_in_place_of_a_read_file_is_refused_without_blocking(
+    ws: Workspace, root: Path
+) -> None:
+    write(root, "a.txt", "a\n")
+    read(ws, "a.txt")
+    os.unlink(root / "a.txt")
+    os.mkfifo(root / "a.txt")
+    r = ws.call("edit", {"input": f"@@ a.txt\n= {a(1, 'a')}\n~b\n"})
+    assert not r.ok and "not a regular file" in r.text
