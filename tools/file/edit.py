@@ -355,6 +355,8 @@ def _apply_patch(call: Call, patch_text: str, policy: str) -> ToolResult:
                 f"line {m['line']}, column {m['column']}: {m['note']}" for m in t.decision.marks
             )
             spans += [(n, n) for n in t.decision.changed_lines]
+        elif t.decision.message:  # e.g. original_unparsed: written as patched, still broken
+            note = f"Note ({t.decision.reason}): {t.decision.message}."
         old = call.session.views.get(t.real)
         blocks.append(_written_text(t, text, spans, call.session, old, header_note=note))
         files.append(
