@@ -120,6 +120,11 @@ def binder_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path | dic
     return {"repo": repo, "venv": venv, "env": env}
 
 
+# The first test to use the environment builds it: a cold pip and npm cache can take minutes.
+BUILD_TIMEOUT = 1500
+
+
+@pytest.mark.timeout(BUILD_TIMEOUT)
 def test_postbuild_installs_kernel_and_prebuilt_extension(binder_env: dict) -> None:
     venv, env, repo = binder_env["venv"], binder_env["env"], binder_env["repo"]
     specs = json.loads(_run([str(venv / "bin" / "jupyter"), "kernelspec", "list", "--json"],
@@ -133,6 +138,7 @@ def test_postbuild_installs_kernel_and_prebuilt_extension(binder_env: dict) -> N
     assert json.loads(config.read_text())["MultiKernelManager"]["default_kernel_name"] == "kli"
 
 
+@pytest.mark.timeout(BUILD_TIMEOUT)
 @pytest.mark.parametrize("name", NOTEBOOKS)
 def test_demo_notebook_runs_top_to_bottom_twice_without_errors(binder_env: dict, name: str) -> None:
     repo, venv, env = binder_env["repo"], binder_env["venv"], binder_env["env"]
