@@ -36,6 +36,10 @@ ANCHOR_MIN_LINES = 3
 ANCHOR_LENGTH_SLACK = 2
 ANCHOR_LENGTH_FRACTION = 0.25
 ANCHOR_MIN_SIMILARITY = 0.6
+# Applying a hunk on a fuzzy span: an old line pairs with a different file line in the same
+# place only when at least this alike (then context is kept as the file has it, a removal
+# removes the file's line).
+PAIR_MIN_SIMILARITY = 0.6
 
 
 @dataclass(frozen=True)
@@ -363,6 +367,117 @@ def replacement(new: str, span: Span, whole_lines: bool) -> str:
     return sep.join(body) + (sep if tail_nl else "")
 
 
+Body = list[tuple[str, str]]  # (tag, text): " " context, "-" removed, "+" added
+
+
+def line_diff(old: Sequence[str], new: Sequence[str]) -> Body:
+    """``old`` → ``new`` as a hunk body (difflib's line opcodes)."""
+    body: Body = []
+    sm = difflib.SequenceMatcher(None, list(old), list(new), autojunk=False)
+    for tag, i1, i2, j1, j2 in sm.get_opcodes():
+        if tag == "equal":
+            body += [(" ", t) for t in old[i1:i2]]
+        else:
+            body += [("-", t) for t in old[i1:i2]]
+            body += [("+", t) for t in new[j1:j2]]
+    return body
+
+
+def _indent_of(line: str) -> str:
+    return line[: len(line) - len(line.lstrip())]
+
+
+def render_hunk(
+    body: Body, span_lines: list[str], span: Span, *, pair_removals: bool = False
+) -> tuple[list[str] | None, str]:
+    """The hunk's new lines for a matched span: context and removals are aligned to the file's
+    lines (context is written as the FILE has it), added lines are re-indented like the match.
+    File lines the hunk does not mention stay where they are. A context line that differs from
+    the file's line in its place (misremembered) pairs with it when alike; a removed line does
+    so only with ``pair_removals`` (ws_edit's rung 5, whose spec semantics replace the whole
+    span anyway) — a patch's ``-`` line must be in the file.
+
+    Returns ``(None, why)`` when the hunk does not fit: a removed line has no counterpart in
+    the span, or added lines sit in a gap of file lines the hunk does not show (blank lines it
+    dropped) and nothing says on which side of the gap they belong: added lines right after a
+    removal replace it, right before one replace that; otherwise indentation decides."""
+    old = [t for tag, t in body if tag != "+"]
+    body_tags = [tag for tag, _t in body if tag != "+"]
+    sm = difflib.SequenceMatcher(
+        None, [t.strip() for t in old], [t.strip() for t in span_lines], autojunk=False
+    )
+    aligned: dict[int, int] = {}
+    for op, i1, i2, j1, j2 in sm.get_opcodes():
+        if op == "equal":
+            for k in range(i2 - i1):
+                aligned[i1 + k] = j1 + k
+        elif op == "replace" and i2 - i1 == j2 - j1:
+            # Misremembered lines: pair them with the file's lines in the same place when alike.
+            for k in range(i2 - i1):
+                if body_tags[i1 + k] == "-" and not pair_removals:
+                    continue
+                a, b = old[i1 + k].strip(), span_lines[j1 + k].strip()
+                if (
+                    difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()
+                    >= PAIR_MIN_SIMILARITY
+                ):
+                    aligned[i1 + k] = j1 + k
+    cr = "\r" if span.crlf else ""
+    out: list[str] = []
+    fi = 0
+    oi = 0
+    prev_file: str | None = None  # the last file line the hunk's old side landed on
+    for pos, (tag, text) in enumerate(body):
+        if tag == "+":
+            run_start = pos
+            while run_start > 0 and body[run_start - 1][0] == "+":
+                run_start -= 1
+            removed = 0  # the '-' lines right before this run: its first lines replace them
+            while run_start - removed > 0 and body[run_start - removed - 1][0] == "-":
+                removed += 1
+            if pos - run_start == removed:  # the first added line that is an insertion
+                nxt = next((aligned[k] for k in range(oi, len(old)) if k in aligned), None)
+                if nxt is not None and nxt > fi:
+                    # Unshown file lines lie between the previous and next landed lines.
+                    end = next((i for i in range(pos, len(body)) if body[i][0] != "+"), len(body))
+                    run = [t for _tg, t in body[pos:end]]
+                    added = next((ln for ln in run if ln.strip()), "")
+                    mine = _indent_of(reindent_lines([added], span.reindent)[0])
+                    before = _indent_of(prev_file) if prev_file is not None else None
+                    after = _indent_of(span_lines[nxt])
+                    tail = body[end][0] if end < len(body) else ""
+                    if tail == "-" or (mine == after and mine != before):
+                        out.extend(span_lines[fi:nxt])  # the added lines belong with the next
+                        fi = nxt
+                    elif not (mine == before and mine != after):
+                        gap = f"{span.first_line + fi}–{span.first_line + nxt - 1}"
+                        return None, (
+                            f"its added lines could go before or after lines {gap}, which the "
+                            "hunk does not show; include those lines as context so the place is "
+                            "unambiguous."
+                        )
+            out.append(reindent_lines([text], span.reindent)[0] + cr)
+            continue
+        j = aligned.get(oi)
+        oi += 1
+        if j is None:
+            if tag == "-":
+                return None, (
+                    f"the removed line {text.strip()!r} is not there; re-read that region with "
+                    "ws_read and copy the '-' lines exactly."
+                )
+            continue  # a context line the file does not have: nothing to keep
+        while fi < j:
+            out.append(span_lines[fi])
+            fi += 1
+        if tag == " ":
+            out.append(span_lines[j])
+        prev_file = span_lines[j]
+        fi = j + 1
+    out.extend(span_lines[fi:])
+    return out, ""
+
+
 def choose_disjoint(spans: Sequence[Span]) -> list[Span]:
     """Non-overlapping spans, earliest first (what ``replace_all`` replaces)."""
     out: list[Span] = []
@@ -372,11 +487,34 @@ def choose_disjoint(spans: Sequence[Span]) -> list[Span]:
     return out
 
 
-def apply(text: str, match: Match, new: str, *, replace_all: bool = False) -> tuple[str, int]:
+class DoesNotFit(ValueError):
+    """An anchored match whose lines do not take the change (``args[0]`` says why)."""
+
+
+def _anchored_replacement(text: str, span: Span, old: str, new: str) -> str:
+    """For rung 5: apply ``old`` → ``new`` as a line diff onto the span, so lines the search
+    text did not change are kept as the FILE has them (its middle did not match exactly)."""
+    seg = text[span.start : span.end]
+    trailing = seg.endswith("\n")
+    raw = (seg[:-1] if trailing else seg).split("\n")
+    body = line_diff(search_lines(old)[0], search_lines(new)[0])
+    rendered, why = render_hunk(body, raw, span, pair_removals=True)
+    if rendered is None:
+        raise DoesNotFit(why)
+    if rendered and not trailing and rendered[-1].endswith("\r"):
+        rendered[-1] = rendered[-1][:-1]
+    return "\n".join(rendered) + ("\n" if trailing and rendered else "")
+
+
+def apply(
+    text: str, match: Match, new: str, *, replace_all: bool = False, old: str | None = None
+) -> tuple[str, int]:
     """The text with ``new`` written over the match; returns ``(text, replacements)``.
 
-    Raises ``ValueError`` for no match, or for an ambiguous match without ``replace_all``:
-    an ambiguous match is never applied by accident.
+    With ``old`` given, an anchored (rung 5) match is applied as the line diff ``old`` →
+    ``new`` so the file's own unchanged lines survive; ``DoesNotFit`` when that diff does not
+    fit the span. Raises ``ValueError`` for no match, or for an ambiguous match without
+    ``replace_all``: an ambiguous match is never applied by accident.
     """
     if match.count == 0:
         raise ValueError("no match to apply")
@@ -387,7 +525,10 @@ def apply(text: str, match: Match, new: str, *, replace_all: bool = False) -> tu
     pos = 0
     for span in spans:
         pieces.append(text[pos : span.start])
-        pieces.append(replacement(new, span, match.whole_lines))
+        if match.rung == ANCHORED and old is not None:
+            pieces.append(_anchored_replacement(text, span, old, new))
+        else:
+            pieces.append(replacement(new, span, match.whole_lines))
         pos = span.end
     pieces.append(text[pos:])
     return "".join(pieces), len(spans)

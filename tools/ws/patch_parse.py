@@ -17,9 +17,10 @@ space-prefixed context line is also kept whole as an alternative reading (``Hunk
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass, field
+
+from kli.tools.ws.ladder import Body, line_diff
 
 HUNK_HEADER = re.compile(r"^@@+ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@+(.*)$")
 LOOSE_HUNK_HEADER = re.compile(r"^@@.*$")
@@ -30,8 +31,6 @@ SR_SEP = re.compile(r"^={5,9}\s*$")
 SR_END = re.compile(r"^(?:>{5,9} ?)?REPLACE:?\s*$")
 SR_END_MARKER = re.compile(r"^>{5,9} ?REPLACE\s*$")
 PATHLIKE = re.compile(r"^[\w./\\-]+\.[\w]+$|^[\w.-]+/[\w./-]+$")
-
-Body = list[tuple[str, str]]  # (tag, text): tag " " context, "-" removed, "+" added
 
 
 class PatchParseError(ValueError):
@@ -132,15 +131,7 @@ def parse(text: str) -> ParsedPatch:
 
 
 def _sr_hunk(search: list[str], replace: list[str], header: str) -> Hunk:
-    body: Body = []
-    sm = difflib.SequenceMatcher(None, search, replace, autojunk=False)
-    for tag, i1, i2, j1, j2 in sm.get_opcodes():
-        if tag == "equal":
-            body += [(" ", t) for t in search[i1:i2]]
-        else:
-            body += [("-", t) for t in search[i1:i2]]
-            body += [("+", t) for t in replace[j1:j2]]
-    return Hunk(body, header)
+    return Hunk(line_diff(search, replace), header)
 
 
 def _parse_search_replace(lines: list[str]) -> list[FilePatch]:

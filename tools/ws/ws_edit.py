@@ -189,7 +189,19 @@ def _run(call: Call) -> ToolResult:
                 count=match.count,
                 rung=match.rung,
             )
-        after, replaced = ladder.apply(text, match, new, replace_all=replace_all)
+        try:
+            after, replaced = ladder.apply(text, match, new, replace_all=replace_all, old=old)
+        except ladder.DoesNotFit as exc:
+            span = match.spans[0]
+            raise _refuse(
+                call,
+                rel,
+                text,
+                "not_found",
+                f"old_str matched lines {span.first_line}–{span.last_line} of {rel} only on its "
+                f"first and last lines ({match.rung}), and there {exc.args[0]} Nothing was "
+                "changed.\n" + show_lines(text, span.first_line, span.last_line),
+            ) from None
         if after == text:
             raise _refuse(
                 call,

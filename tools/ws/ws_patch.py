@@ -17,7 +17,6 @@ If any hunk fails nothing is written and the result reports every hunk.
 
 from __future__ import annotations
 
-import difflib
 import os
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,7 +28,8 @@ from kli.tools.core.registry import GATE_EDIT, Call, Tool
 from kli.tools.core.result import ToolError, ToolResult
 from kli.tools.core.textfile import encode
 from kli.tools.ws import gutter, ladder, telemetry
-from kli.tools.ws.patch_parse import Body, FilePatch, Hunk, PatchParseError, parse
+from kli.tools.ws.ladder import Body
+from kli.tools.ws.patch_parse import FilePatch, Hunk, PatchParseError, parse
 from kli.tools.ws.syntax import SyntaxOutcome, check_file, outcome_note, reverted_message
 from kli.tools.ws.ws_edit import open_text
 
@@ -74,43 +74,6 @@ class FilePlan:
 
 
 # -- landing hunks ----------------------------------------------------------------------------
-
-
-def _render(body: Body, span_lines: list[str], span: ladder.Span) -> tuple[list[str] | None, str]:
-    """The hunk's new lines for a matched span: context and removals are aligned to the file's
-    lines (context is written as the FILE has it), added lines are re-indented like the match.
-    File lines the hunk does not mention stay where they are. Returns ``(None, line)`` when a
-    removed line has no counterpart in the span (the hunk does not fit there)."""
-    old = [t for tag, t in body if tag != "+"]
-    sm = difflib.SequenceMatcher(
-        None, [t.strip() for t in old], [t.strip() for t in span_lines], autojunk=False
-    )
-    aligned: dict[int, int] = {}
-    for block in sm.get_matching_blocks():
-        for k in range(block.size):
-            aligned[block.a + k] = block.b + k
-    cr = "\r" if span.crlf else ""
-    out: list[str] = []
-    fi = 0
-    oi = 0
-    for tag, text in body:
-        if tag == "+":
-            out.append(ladder.reindent_lines([text], span.reindent)[0] + cr)
-            continue
-        j = aligned.get(oi)
-        oi += 1
-        if j is None:
-            if tag == "-":
-                return None, text  # a removal the file does not have there: not this place
-            continue  # a context line the file does not have: nothing to keep
-        while fi < j:
-            out.append(span_lines[fi])
-            fi += 1
-        if tag == " ":
-            out.append(span_lines[j])
-        fi = j + 1
-    out.extend(span_lines[fi:])
-    return out, ""
 
 
 def _best(text: str, hunk: Hunk, window: ladder.Window | None) -> tuple[ladder.Match, Body, bool]:
@@ -199,12 +162,11 @@ def plan_file(text: str, hunks: list[Hunk], *, window_lines: int = ANCHOR_WINDOW
             continue
         span = match.spans[0]
         a, b = span.first_line - 1, span.last_line - 1
-        new_lines, missing = _render(body, lines[a : b + 1], span)
+        new_lines, why = ladder.render_hunk(body, lines[a : b + 1], span)
         if new_lines is None:
             report.message = (
                 f"its old lines best match lines {a + 1 - delta}–{b + 1 - delta} "
-                f"({match.rung}), but the removed line {missing.strip()!r} is not there; "
-                "re-read that region with ws_read and copy the '-' lines exactly."
+                f"({match.rung}), but {why}"
             )
             continue
         lines[a : b + 1] = new_lines

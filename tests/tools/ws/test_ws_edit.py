@@ -219,3 +219,19 @@ def test_path_errors_point_at_recovery_tools(ws: Workspace, root: Path) -> None:
     (root / ".kli/settings.json").write_text("{}")
     r = edit(ws, path=".kli/settings.json", old_str="{}", new_str='{"capabilities": []}')
     assert not r.ok and (root / ".kli/settings.json").read_text() == "{}"
+
+
+def test_anchored_rung_keeps_lines_the_edit_did_not_change_as_the_file_has_them(
+    ws: Workspace, root: Path
+) -> None:
+    text = "def f():\n    alpha = 1\n    beta = 2\n    gamma = 3\n    return alpha\n"
+    (root / "f.py").write_text(text)
+    # the model misremembers beta's value in old_str AND new_str; only gamma is meant to change
+    r = edit(
+        ws,
+        path="f.py",
+        old_str="def f():\n    alpha = 1\n    beta = 20\n    gamma = 3\n    return alpha",
+        new_str="def f():\n    alpha = 1\n    beta = 20\n    gamma = 30\n    return alpha",
+    )
+    assert r.ok and r.details["rung"] == "anchored-first-last-line"
+    assert (root / "f.py").read_text() == text.replace("gamma = 3\n", "gamma = 30\n")

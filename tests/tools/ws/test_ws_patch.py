@@ -135,9 +135,29 @@ def test_context_is_kept_as_the_file_has_it() -> None:
     assert plan.reports[0].rung == "trailing-whitespace-insensitive"
 
 
+def test_anchored_hunk_keeps_misremembered_context_but_needs_exact_removals() -> None:
+    text = "begin\n    alpha = 1\n    beta = 2\n    gamma = 3\n    one = 1\nend\n"
+    # a misremembered context line is kept as the file has it
+    patch = (
+        "@@ -1,6 +1,6 @@\n begin\n     alpha = 1\n     beta = 20\n     gamma = 3\n"
+        "-    one = 1\n+    one = 100\n end\n"
+    )
+    plan = plan_file(text, patch_parse.parse(patch).files[0].hunks)
+    assert plan.ok and plan.reports[0].rung == "anchored-first-last-line"
+    assert plan.after == text.replace("one = 1\n", "one = 100\n")
+    # a misremembered '-' line is not guessed at
+    plan = plan_file(
+        text, patch_parse.parse(patch.replace("-    one = 1", "-    one = 11")).files[0].hunks
+    )
+    assert not plan.ok and "'one = 11' is not there" in plan.reports[0].message
+
+
 def test_removed_line_missing_at_the_anchor_fails_the_hunk() -> None:
-    text = "begin\n    one\n    two\nend\n"
-    patch = "@@ -1,4 +1,4 @@\n begin\n-    one!\n+    ONE\n     two\n end\n"
+    text = "begin\n    alpha = 1\n    beta = 2\n    gamma = 3\n    one = 1\nend\n"
+    patch = (
+        "@@ -1,6 +1,6 @@\n begin\n     alpha = 1\n     beta = 2\n     gamma = 3\n"
+        "-    qqqqqqqqqqqq\n+    ONE\n end\n"
+    )
     plan = plan_file(text, patch_parse.parse(patch).files[0].hunks)
     assert not plan.ok and "is not there" in plan.reports[0].message
 
@@ -147,7 +167,7 @@ def test_removed_line_missing_at_the_anchor_fails_the_hunk() -> None:
 
 def test_failed_hunk_report_and_nothing_written(ws: Workspace, root: Path) -> None:
     (root / "n.py").write_text(NUM)
-    bad = "@@ -150,3 +150,3 @@\n v149 = 149\n-v150 = 999\n+v150 = 0\n v151 = 151\n"
+    bad = "@@ -150,3 +150,3 @@\n v149 = 1490\n-v150 = 150\n+v150 = 0\n v151 = 151\n"
     r = ws.call("ws_patch", {"path": "n.py", "patch": hunk_at(20) + bad + hunk_at(180)})
     assert not r.ok and r.details["error"] == "hunk_failed"
     lines = r.text.splitlines()
