@@ -9,8 +9,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from kli.tools.registry import REGISTRY
 
 
@@ -46,7 +44,6 @@ def test_call_bad_json_is_an_error_result_not_a_crash(root: Path) -> None:
     assert json.loads(out.stdout)["details"]["error"] == "bad_json"
 
 
-@pytest.mark.skipif("read" not in REGISTRY.tools, reason="read tool not registered")
 def test_call_read_prints_anchored_lines(root: Path) -> None:
     (root / "a.lisp").write_text("(defun hello ())\n")
     out = _kli("call", "read", json.dumps({"path": "a.lisp"}), "--root", str(root))
@@ -76,7 +73,6 @@ def test_serve_answers_one_line_per_request_and_survives_garbage(root: Path) -> 
     assert replies[5]["id"] == 4 and replies[5]["details"]["error"] == "unknown_tool"
 
 
-@pytest.mark.skipif(not {"read", "edit"} <= set(REGISTRY.tools), reason="read/edit not registered")
 def test_serve_keeps_one_session_so_read_then_edit_works(root: Path) -> None:
     (root / "a.py").write_text("x = 1\n")
     from kli.tools.file.anchors import line_hash
