@@ -32,9 +32,7 @@ interface IWaiting {
 }
 
 /** Whether a kernel is a kli kernel by its kernelspec name. */
-export function isKliKernel(
-  kernel: Kernel.IKernelConnection | null | undefined
-): boolean {
+export function isKliKernel(kernel: Kernel.IKernelConnection | null | undefined): boolean {
   return !!kernel && /(^|[-_.])kli([-_.]|$)/i.test(kernel.name);
 }
 
@@ -68,11 +66,7 @@ export class UiConnection {
 
   /** Open the comm unless it is open or opening. Safe to call often. */
   ensureOpen(): void {
-    if (
-      this._disposed ||
-      this._status === 'open' ||
-      this._status === 'opening'
-    ) {
+    if (this._disposed || this._status === 'open' || this._status === 'opening') {
       return;
     }
     this._wanted = true;
@@ -106,15 +100,11 @@ export class UiConnection {
   }
 
   accept(candidate: string): Promise<IResultMsg | IErrorMsg> {
-    return this._request('accept', { candidate }) as Promise<
-      IResultMsg | IErrorMsg
-    >;
+    return this._request('accept', { candidate }) as Promise<IResultMsg | IErrorMsg>;
   }
 
   reject(candidate: string): Promise<IResultMsg | IErrorMsg> {
-    return this._request('reject', { candidate }) as Promise<
-      IResultMsg | IErrorMsg
-    >;
+    return this._request('reject', { candidate }) as Promise<IResultMsg | IErrorMsg>;
   }
 
   /** Ask the kernel to replay recent events (answered by a new hello). */
@@ -142,10 +132,7 @@ export class UiConnection {
     Signal.clearData(this);
   }
 
-  private _request(
-    op: string,
-    fields: Record<string, unknown>
-  ): Promise<Reply> {
+  private _request(op: string, fields: Record<string, unknown>): Promise<Reply> {
     this.ensureOpen();
     const comm = this._comm;
     if (!comm) {
@@ -167,11 +154,7 @@ export class UiConnection {
     if (!msg) {
       return;
     }
-    if (
-      msg.op === 'result' ||
-      msg.op === 'error' ||
-      (msg.op === 'hello' && msg.id != null)
-    ) {
+    if (msg.op === 'result' || msg.op === 'error' || (msg.op === 'hello' && msg.id != null)) {
       const id = String(msg.id);
       const waiting = this._waiting.get(id);
       if (waiting) {
@@ -215,15 +198,8 @@ export class UiConnection {
     this._waiting.clear();
   }
 
-  private _onKernelStatus(
-    _: Kernel.IKernelConnection,
-    status: Kernel.Status
-  ): void {
-    if (
-      status === 'restarting' ||
-      status === 'autorestarting' ||
-      status === 'dead'
-    ) {
+  private _onKernelStatus(_: Kernel.IKernelConnection, status: Kernel.Status): void {
+    if (status === 'restarting' || status === 'autorestarting' || status === 'dead') {
       // A restart disposes the kernel's comms: start over once it is back.
       this._comm = null;
       this._failWaiting('the kernel restarted');

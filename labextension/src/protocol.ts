@@ -17,13 +17,7 @@ export const PROTOCOL_VERSION = 1;
 export const DEFAULT_REPLAY = 200;
 
 export type FileStatus =
-  | 'written'
-  | 'preview'
-  | 'rejected'
-  | 'reverted'
-  | 'unchanged'
-  | 'deleted'
-  | 'moved';
+  'written' | 'preview' | 'rejected' | 'reverted' | 'unchanged' | 'deleted' | 'moved';
 
 /** A character range in FILE.after that a repair changed (code point offsets). */
 export interface IMark {
@@ -136,8 +130,7 @@ export interface IErrorMsg {
   text?: string;
 }
 
-export type KernelMsg =
-  IHelloMsg | IEventMsg | IResolvedMsg | IResultMsg | IErrorMsg;
+export type KernelMsg = IHelloMsg | IEventMsg | IResolvedMsg | IResultMsg | IErrorMsg;
 
 /** Parse a comm message's data into a known kernel message, or null. */
 export function parseKernelMsg(data: unknown): KernelMsg | null {
@@ -154,9 +147,7 @@ export function parseKernelMsg(data: unknown): KernelMsg | null {
     case 'event':
       return isObject((msg as IEventMsg).event) ? (msg as IEventMsg) : null;
     case 'resolved':
-      return typeof (msg as IResolvedMsg).candidate === 'string'
-        ? (msg as IResolvedMsg)
-        : null;
+      return typeof (msg as IResolvedMsg).candidate === 'string' ? (msg as IResolvedMsg) : null;
     case 'result':
       return msg as IResultMsg;
     case 'error':

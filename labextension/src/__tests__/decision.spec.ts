@@ -11,13 +11,10 @@ import {
 
 describe('fromReply', () => {
   it('an ok accept is written, an ok reject is rejected', () => {
-    expect(
-      fromReply('accept', { op: 'result', id: 1, ok: true, text: 'Edited' })
-        .state
-    ).toBe('written');
-    expect(fromReply('reject', { op: 'result', id: 1, ok: true }).state).toBe(
-      'rejected'
+    expect(fromReply('accept', { op: 'result', id: 1, ok: true, text: 'Edited' }).state).toBe(
+      'written'
     );
+    expect(fromReply('reject', { op: 'result', id: 1, ok: true }).state).toBe('rejected');
   });
 
   it('a failed accept because the file changed is a refusal with the kernel text', () => {
@@ -28,9 +25,7 @@ describe('fromReply', () => {
       text: 'a.lisp changed since the preview; edit it again.'
     });
     expect(d.state).toBe('refused');
-    expect(decisionText(d)).toBe(
-      'Refused: a.lisp changed since the preview; edit it again.'
-    );
+    expect(decisionText(d)).toBe('Refused: a.lisp changed since the preview; edit it again.');
   });
 
   it('other failures leave the buttons usable', () => {
@@ -52,9 +47,7 @@ describe('merge', () => {
       candidate: 'c1',
       status: 'written'
     });
-    expect(merge(written, { state: 'failed', text: 'x', by: 'ui' })).toBe(
-      written
-    );
+    expect(merge(written, { state: 'failed', text: 'x', by: 'ui' })).toBe(written);
   });
 
   it("lets the kernel's resolved replace a reply's guess", () => {

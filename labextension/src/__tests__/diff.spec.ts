@@ -62,44 +62,40 @@ describe('fileToDiffModel', () => {
     expect(m.candidate).toBe('c4');
     expect(m.statusKind).toBe('preview');
     expect(m.statusText).toBe('preview (not written)');
-    expect(m.reasonText).toBe(
-      'the repair changed text outside the edited range'
-    );
+    expect(m.reasonText).toBe('the repair changed text outside the edited range');
     expect(m.marks).toEqual([{ from: 11, to: 12, note: "inserted ')'" }]);
     expect(m.modified.slice(11, 12)).toBe(')');
   });
 
-  it("prefers the kernel's message to the reason code", () => {
+  it("names the reason, then adds the kernel's message", () => {
     expect(
       reasonOf({
-        reason: 'form_count_changed',
-        message: 'Top-level forms: 2 → 3.'
+        reason: 'policy_preview',
+        message: "'(' was never closed; inserted ')'"
       })
-    ).toBe('Top-level forms: 2 → 3.');
-    expect(reasonOf({ reason: 'some_new_reason', message: null })).toBe(
-      'some new reason'
-    );
+    ).toBe("a preview was asked for (repair='preview'). '(' was never closed; inserted ')'");
+    expect(reasonOf({ reason: 'some_new_reason', message: null })).toBe('some new reason');
+    expect(reasonOf({ reason: null, message: 'only a message' })).toBe('only a message');
+    expect(reasonOf({ reason: null, message: null })).toBe('');
   });
 
   it('states the reason of a rejection in its status', () => {
     const m = fileToDiffModel({
       ...written,
       status: 'rejected',
+      reason: 'policy_reject',
       message: 'unbalanced'
     });
     expect(m.statusKind).toBe('rejected');
-    expect(m.statusText).toBe('rejected: unbalanced');
+    expect(m.statusText).toBe("rejected: the repair policy is 'reject'. Unbalanced");
     expect(m.candidate).toBeNull();
   });
 
   it('gives no candidate to a preview without one, and none to a written file', () => {
     expect(
-      fileToDiffModel({ ...written, status: 'preview', candidate: null })
-        .candidate
+      fileToDiffModel({ ...written, status: 'preview', candidate: null }).candidate
     ).toBeNull();
-    expect(
-      fileToDiffModel({ ...written, candidate: 'c9' }).candidate
-    ).toBeNull();
+    expect(fileToDiffModel({ ...written, candidate: 'c9' }).candidate).toBeNull();
   });
 
   it('shows only counts for a file too large to carry its texts', () => {

@@ -40,9 +40,7 @@ describe('mapMarks', () => {
   });
 
   it('clips ranges that run past the text', () => {
-    expect(mapMarks('ab', [{ from: 1, to: 50 }])).toEqual([
-      { from: 1, to: 2, note: '' }
-    ]);
+    expect(mapMarks('ab', [{ from: 1, to: 50 }])).toEqual([{ from: 1, to: 2, note: '' }]);
   });
 });
 

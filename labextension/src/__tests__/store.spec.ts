@@ -117,10 +117,7 @@ describe('reduce', () => {
   });
 
   it('reset forgets everything', () => {
-    const s = reduce(
-      reduce(INITIAL_STATE, { type: 'event', event: ev('e1') }),
-      { type: 'reset' }
-    );
+    const s = reduce(reduce(INITIAL_STATE, { type: 'event', event: ev('e1') }), { type: 'reset' });
     expect(s).toEqual(INITIAL_STATE);
   });
 });
@@ -158,26 +155,16 @@ describe('filters', () => {
   });
 
   it('lists matching events newest first', () => {
-    expect(visibleEvents(s, { session: '', tool: '' }).map(e => e.id)).toEqual([
-      'e3',
-      'e2',
-      'e1'
-    ]);
-    expect(
-      visibleEvents(s, { session: 's2', tool: '' }).map(e => e.id)
-    ).toEqual(['e3', 'e2']);
-    expect(
-      visibleEvents(s, { session: 's2', tool: 'bash' }).map(e => e.id)
-    ).toEqual(['e3']);
-    expect(
-      visibleEvents(s, { session: '', tool: 'edit' }).map(e => e.id)
-    ).toEqual(['e2']);
+    expect(visibleEvents(s, { session: '', tool: '' }).map(e => e.id)).toEqual(['e3', 'e2', 'e1']);
+    expect(visibleEvents(s, { session: 's2', tool: '' }).map(e => e.id)).toEqual(['e3', 'e2']);
+    expect(visibleEvents(s, { session: 's2', tool: 'bash' }).map(e => e.id)).toEqual(['e3']);
+    expect(visibleEvents(s, { session: '', tool: 'edit' }).map(e => e.id)).toEqual(['e2']);
   });
 
   it('filters pending candidates by session only', () => {
-    expect(
-      visiblePending(s, { session: 's2', tool: 'bash' }).map(c => c.candidate)
-    ).toEqual(['c2']);
+    expect(visiblePending(s, { session: 's2', tool: 'bash' }).map(c => c.candidate)).toEqual([
+      'c2'
+    ]);
   });
 
   it('offers each tool seen once, sorted', () => {

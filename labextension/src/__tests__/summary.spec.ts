@@ -1,11 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  SUMMARY_MAX,
-  argSummary,
-  clip,
-  eventToRow,
-  formatDuration
-} from '../model/summary';
+import { SUMMARY_MAX, argSummary, clip, eventToRow, formatDuration } from '../model/summary';
 import type { IToolEvent } from '../protocol';
 
 describe('argSummary', () => {
@@ -80,7 +74,7 @@ describe('eventToRow', () => {
     expect(eventToRow(event)).toMatchObject({
       id: 'e17',
       tool: 'edit',
-      summary: '@@ a.py …',
+      summary: 'a.py, b.py',
       ok: true,
       okText: 'ok',
       duration: '3.2 ms',
@@ -103,17 +97,14 @@ describe('eventToRow', () => {
     expect(row.sessionLabel).toBe('s3');
     expect(row.counts).toBe('');
     expect(row.files).toEqual([]);
+    expect(row.summary).toBe('@@ a.py …');
   });
 
   it('ignores malformed files', () => {
     const row = eventToRow({
       ...event,
       details: {
-        files: [
-          null,
-          { status: 'written' },
-          { path: 'ok.py', status: 'written' }
-        ]
+        files: [null, { status: 'written' }, { path: 'ok.py', status: 'written' }]
       }
     } as never);
     expect(row.files.map(f => f.path)).toEqual(['ok.py']);

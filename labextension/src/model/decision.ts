@@ -4,8 +4,7 @@
  */
 import type { IErrorMsg, IResolvedMsg, IResultMsg } from '../protocol';
 
-export type DecisionState =
-  'open' | 'busy' | 'written' | 'rejected' | 'refused' | 'failed';
+export type DecisionState = 'open' | 'busy' | 'written' | 'rejected' | 'refused' | 'failed';
 
 export interface IDecision {
   state: DecisionState;
@@ -19,9 +18,7 @@ export const OPEN: IDecision = { state: 'open', text: '', by: '' };
 
 /** Final states: the buttons stay disabled. */
 export function isFinal(d: IDecision): boolean {
-  return (
-    d.state === 'written' || d.state === 'rejected' || d.state === 'refused'
-  );
+  return d.state === 'written' || d.state === 'rejected' || d.state === 'refused';
 }
 
 /** The buttons are usable only while the preview is open or the last attempt failed to reach it. */
@@ -32,10 +29,7 @@ export function buttonsEnabled(d: IDecision): boolean {
 const REFUSAL = /changed since|stale|refused|modified since/i;
 
 /** The decision a reply to `accept` / `reject` means. */
-export function fromReply(
-  action: 'accept' | 'reject',
-  reply: IResultMsg | IErrorMsg
-): IDecision {
+export function fromReply(action: 'accept' | 'reject', reply: IResultMsg | IErrorMsg): IDecision {
   const text = reply.text ?? (reply.op === 'error' ? reply.error : '');
   if (reply.op === 'result' && reply.ok) {
     return {
@@ -46,8 +40,7 @@ export function fromReply(
   }
   const details = reply.op === 'result' ? (reply.details ?? {}) : {};
   const code = String(details.error ?? details.status ?? '');
-  const refused =
-    action === 'accept' && (REFUSAL.test(code) || REFUSAL.test(text));
+  const refused = action === 'accept' && (REFUSAL.test(code) || REFUSAL.test(text));
   return { state: refused ? 'refused' : 'failed', text, by: 'ui' };
 }
 
@@ -59,20 +52,11 @@ export function fromResolved(msg: IResolvedMsg): IDecision {
  * Combine what is known with news about the same candidate: a final state is kept, except
  * that the kernel's `resolved` (authoritative) may replace a reply's guess.
  */
-export function merge(
-  current: IDecision,
-  next: IDecision,
-  authoritative = false
-): IDecision {
+export function merge(current: IDecision, next: IDecision, authoritative = false): IDecision {
   if (isFinal(current) && !authoritative) {
     return current;
   }
-  if (
-    authoritative &&
-    isFinal(current) &&
-    current.state === next.state &&
-    current.text
-  ) {
+  if (authoritative && isFinal(current) && current.state === next.state && current.text) {
     return current;
   }
   return next;

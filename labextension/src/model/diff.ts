@@ -4,15 +4,18 @@
 import type { IFileChange } from '../protocol';
 import { IRange, mapMarks } from './marks';
 
-export type StatusKind =
-  'written' | 'preview' | 'rejected' | 'refused' | 'other';
+export type StatusKind = 'written' | 'preview' | 'rejected' | 'refused' | 'other';
 
 /** Words for the repair reasons the kernel names (FILE.reason), when it gives no message. */
 export const REASON_TEXT: Record<string, string> = {
   repair_outside_edit: 'the repair changed text outside the edited range',
   form_count_changed: 'the repair changed the number of top-level forms',
-  repair_policy_preview: 'the repair policy asks for a preview',
-  preview: 'a preview was requested'
+  original_unparsed: 'the file did not parse before the edit',
+  unrepairable: 'the delimiters could not be repaired',
+  policy_reject: "the repair policy is 'reject'",
+  policy_preview: "a preview was asked for (repair='preview')",
+  repaired_local_stable: 'the repair is local to the edit',
+  balanced: 'the delimiters balance'
 };
 
 export interface IDiffModel {
@@ -42,22 +45,25 @@ export interface IDiffModel {
 }
 
 function count(n: unknown): number {
-  return typeof n === 'number' && Number.isFinite(n) && n >= 0
-    ? Math.floor(n)
-    : 0;
+  return typeof n === 'number' && Number.isFinite(n) && n >= 0 ? Math.floor(n) : 0;
 }
 
-/** The human reason for a preview or a rejection: the kernel's message, else the reason's words. */
-export function reasonOf(
-  file: Pick<IFileChange, 'message' | 'reason'>
-): string {
-  if (file.message) {
-    return String(file.message);
+/** The words for a reason code (unknown codes read as their words). */
+export function reasonWords(reason: string | null | undefined): string {
+  return reason ? (REASON_TEXT[reason] ?? String(reason).replace(/_/g, ' ')) : '';
+}
+
+/**
+ * Why a preview was not applied, or why a change was rejected: the reason named, then the
+ * kernel's message (what the repair did), each when present.
+ */
+export function reasonOf(file: Pick<IFileChange, 'message' | 'reason'>): string {
+  const words = reasonWords(file.reason);
+  const message = file.message ? String(file.message).trim() : '';
+  if (words && message) {
+    return `${words}. ${message.charAt(0).toUpperCase()}${message.slice(1)}`;
   }
-  if (file.reason) {
-    return REASON_TEXT[file.reason] ?? String(file.reason).replace(/_/g, ' ');
-  }
-  return '';
+  return words || message;
 }
 
 function statusKindOf(status: string): StatusKind {
@@ -105,16 +111,11 @@ export function fileToDiffModel(file: IFileChange): IDiffModel {
         : '',
     candidate: isPreview && file.candidate ? String(file.candidate) : null,
     reasonText: isPreview ? reason : '',
-    marks:
-      isPreview || (file.marks?.length ?? 0) > 0
-        ? mapMarks(modified, file.marks)
-        : []
+    marks: isPreview || (file.marks?.length ?? 0) > 0 ? mapMarks(modified, file.marks) : []
   };
 }
 
 /** "+3 -1" */
-export function countsText(
-  model: Pick<IDiffModel, 'added' | 'removed'>
-): string {
+export function countsText(model: Pick<IDiffModel, 'added' | 'removed'>): string {
   return `+${model.added} -${model.removed}`;
 }

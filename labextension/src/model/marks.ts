@@ -17,9 +17,7 @@ export interface IRange {
  * Offsets beyond the text map to its end; negative ones to 0. One pass over the text.
  */
 export function codePointsToUtf16(text: string, offsets: number[]): number[] {
-  const wanted = [
-    ...new Set(offsets.map(o => Math.max(0, Math.floor(o))))
-  ].sort((a, b) => a - b);
+  const wanted = [...new Set(offsets.map(o => Math.max(0, Math.floor(o))))].sort((a, b) => a - b);
   const found = new Map<number, number>();
   let cp = 0;
   let unit = 0;
@@ -41,10 +39,7 @@ export function codePointsToUtf16(text: string, offsets: number[]): number[] {
  *
  * A reversed range is swapped; a mark that is not a pair of numbers is dropped.
  */
-export function mapMarks(
-  text: string,
-  marks: IMark[] | undefined | null
-): IRange[] {
+export function mapMarks(text: string, marks: IMark[] | undefined | null): IRange[] {
   const valid = (marks ?? []).filter(
     m =>
       m &&

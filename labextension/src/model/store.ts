@@ -44,11 +44,7 @@ export const INITIAL_STATE: IActivityState = {
   ready: false
 };
 
-function addSession(
-  sessions: ISessionInfo[],
-  id?: string,
-  label?: string
-): ISessionInfo[] {
+function addSession(sessions: ISessionInfo[], id?: string, label?: string): ISessionInfo[] {
   if (!id || sessions.some(s => s.id === id)) {
     return sessions;
   }
@@ -58,10 +54,7 @@ function addSession(
 /** Pending candidates an event announces: its files with status "preview" and a candidate id. */
 export function candidatesOf(event: IToolEvent): ICandidate[] {
   return filesOf(event)
-    .filter(
-      f =>
-        f.status === 'preview' && typeof f.candidate === 'string' && f.candidate
-    )
+    .filter(f => f.status === 'preview' && typeof f.candidate === 'string' && f.candidate)
     .map(f => ({
       candidate: f.candidate as string,
       path: f.path,
@@ -83,9 +76,7 @@ export function reduce(state: IActivityState, action: Action): IActivityState {
       for (const e of events) {
         sessions = addSession(sessions, e.session, e.session_label);
       }
-      const pending = (action.msg.pending ?? []).filter(
-        c => c && typeof c.candidate === 'string'
-      );
+      const pending = (action.msg.pending ?? []).filter(c => c && typeof c.candidate === 'string');
       return { ...state, events, pending, sessions, ready: true };
     }
     case 'event': {
@@ -128,10 +119,7 @@ export interface IFilter {
   tool: string;
 }
 
-export function matches(
-  filter: IFilter,
-  item: { session?: string; tool?: string }
-): boolean {
+export function matches(filter: IFilter, item: { session?: string; tool?: string }): boolean {
   return (
     (!filter.session || item.session === filter.session) &&
     (!filter.tool || item.tool === undefined || item.tool === filter.tool)
@@ -139,21 +127,13 @@ export function matches(
 }
 
 /** The events that pass the filter, newest first. */
-export function visibleEvents(
-  state: IActivityState,
-  filter: IFilter
-): IToolEvent[] {
+export function visibleEvents(state: IActivityState, filter: IFilter): IToolEvent[] {
   return state.events.filter(e => matches(filter, e)).reverse();
 }
 
 /** The pending candidates that pass the session filter, oldest first. */
-export function visiblePending(
-  state: IActivityState,
-  filter: IFilter
-): ICandidate[] {
-  return state.pending.filter(
-    c => !filter.session || c.session === filter.session
-  );
+export function visiblePending(state: IActivityState, filter: IFilter): ICandidate[] {
+  return state.pending.filter(c => !filter.session || c.session === filter.session);
 }
 
 /** Tool names seen, sorted, for the tool filter. */

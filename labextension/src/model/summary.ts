@@ -59,9 +59,7 @@ function show(v: unknown): string {
 }
 
 /** One line that says what a call was asked to do: its main argument, else `key=value` pairs. */
-export function argSummary(
-  args: Record<string, unknown> | undefined | null
-): string {
+export function argSummary(args: Record<string, unknown> | undefined | null): string {
   if (!args || typeof args !== 'object') {
     return '';
   }
@@ -107,9 +105,7 @@ export function formatTime(t: number | undefined | null): string {
 export function filesOf(event: Pick<IToolEvent, 'details'>): IFileChange[] {
   const files = event.details?.files;
   return Array.isArray(files)
-    ? files.filter(
-        f => f && typeof f === 'object' && typeof f.path === 'string'
-      )
+    ? files.filter(f => f && typeof f === 'object' && typeof f.path === 'string')
     : [];
 }
 
@@ -125,7 +121,8 @@ export function eventToRow(event: IToolEvent): IRowSummary {
   return {
     id: String(event.id),
     tool: String(event.tool ?? '?'),
-    summary: argSummary(event.args),
+    // A file-changing call is best told by the files it changed (a patch's text is not).
+    summary: files.length ? clip(files.map(f => f.path).join(', ')) : argSummary(event.args),
     ok: !!event.ok,
     okText: event.ok ? 'ok' : 'error',
     duration: formatDuration(event.duration_ms),

@@ -4,11 +4,7 @@
  * Every token but the application is optional, so the plugin also loads in Notebook 7 (whose
  * notebook page has a right area too) and does nothing harmful where there is no notebook.
  */
-import {
-  ILayoutRestorer,
-  JupyterFrontEnd,
-  JupyterFrontEndPlugin
-} from '@jupyterlab/application';
+import { ILayoutRestorer, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { IEditorLanguageRegistry } from '@jupyterlab/codemirror';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { LabIcon } from '@jupyterlab/ui-components';
@@ -32,8 +28,7 @@ export const SHOW_COMMAND = 'kli-kernel:show-activity';
 
 export const activityPlugin: JupyterFrontEndPlugin<void> = {
   id: 'kli-kernel:activity',
-  description:
-    "The agent's activity: every tool call, pending repair previews, Accept / Reject.",
+  description: "The agent's activity: every tool call, pending repair previews, Accept / Reject.",
   autoStart: true,
   requires: [],
   optional: [INotebookTracker, IEditorLanguageRegistry, ILayoutRestorer],
@@ -66,10 +61,7 @@ export const activityPlugin: JupyterFrontEndPlugin<void> = {
       } else if (!kernel) {
         panel.setKernel(null, `${nb.title.label}: no kernel.`);
       } else if (!isKliKernel(kernel)) {
-        panel.setKernel(
-          null,
-          `${nb.title.label}: ${kernel.name} is not a kli kernel.`
-        );
+        panel.setKernel(null, `${nb.title.label}: ${kernel.name} is not a kli kernel.`);
       } else {
         panel.setKernel(kernel, nb.title.label);
       }

@@ -5,10 +5,7 @@
  * the notebook tracker, which mime extensions cannot ask for. Both are optional, so the
  * plugin also runs in Notebook 7 and wherever a notebook tracker is absent.
  */
-import type {
-  JupyterFrontEnd,
-  JupyterFrontEndPlugin
-} from '@jupyterlab/application';
+import type { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { IEditorLanguageRegistry } from '@jupyterlab/codemirror';
 import { INotebookTracker } from '@jupyterlab/notebook';
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
@@ -21,8 +18,7 @@ const RANK = 10;
 
 export const rendererPlugin: JupyterFrontEndPlugin<void> = {
   id: 'kli-kernel:renderer',
-  description:
-    'Renders kli edit results as diffs with Accept / Reject for repair previews.',
+  description: 'Renders kli edit results as diffs with Accept / Reject for repair previews.',
   autoStart: true,
   requires: [IRenderMimeRegistry],
   optional: [IEditorLanguageRegistry, INotebookTracker],

@@ -5,16 +5,10 @@
  */
 import type { IEditorLanguageRegistry } from '@jupyterlab/codemirror';
 import type { Kernel } from '@jupyterlab/services';
-import { Widget } from '@lumino/widgets';
+import { Panel, PanelLayout, Widget } from '@lumino/widgets';
 import { UiConnection, connectionFor } from '../connection';
 import { eventToRow } from '../model/summary';
-import {
-  IActivityState,
-  IFilter,
-  toolsSeen,
-  visibleEvents,
-  visiblePending
-} from '../model/store';
+import { IActivityState, IFilter, toolsSeen, visibleEvents, visiblePending } from '../model/store';
 import type { ICandidate, IToolEvent } from '../protocol';
 import { FileChangeView } from './fileview';
 import { RepairControls, button } from './repair';
@@ -22,23 +16,26 @@ import { RepairControls, button } from './repair';
 /** Rows kept in the DOM; older ones stay in the model and reappear when filtered in. */
 const MAX_ROWS = 300;
 
+/** Pending items resolved from the panel that stay listed with their outcome. */
+const KEEP_RESOLVED = 3;
+
 /** One tool call; expands to its result text and diffs. */
-class EventRow {
+class EventRow extends Widget {
   constructor(
     readonly event: IToolEvent,
     private readonly _languages: IEditorLanguageRegistry | null,
     private readonly _lookup: () => UiConnection | null
   ) {
+    super({ node: document.createElement('li') });
     const row = eventToRow(event);
-    this.node = document.createElement('li');
-    this.node.className = 'kli-Row';
+    this.addClass('kli-Row');
     this.node.dataset.ok = String(row.ok);
     this.node.dataset.tool = row.tool;
     this.node.dataset.id = row.id;
-    this._toggle = document.createElement('button');
-    this._toggle.type = 'button';
-    this._toggle.className = 'kli-Row-toggle';
-    this._toggle.setAttribute('aria-expanded', 'false');
+    const toggle = document.createElement('button');
+    toggle.type = 'button';
+    toggle.className = 'kli-Row-toggle';
+    toggle.setAttribute('aria-expanded', 'false');
     const cells: [string, string][] = [
       ['kli-Row-tool', row.tool],
       ['kli-Row-summary', row.summary],
@@ -51,79 +48,61 @@ class EventRow {
       const span = document.createElement('span');
       span.className = cls;
       span.textContent = text;
-      this._toggle.append(span);
+      toggle.append(span);
     }
-    this._toggle.title = [row.time, row.source, row.summary]
-      .filter(Boolean)
-      .join(' · ');
-    this._toggle.addEventListener('click', () => this.setExpanded(!this._body));
-    this.node.append(this._toggle);
+    toggle.title = [row.time, row.source, row.summary].filter(Boolean).join(' · ');
+    toggle.addEventListener('click', () => this.setExpanded(!this._body));
+    this._toggle = toggle;
+    const layout = (this.layout = new PanelLayout());
+    layout.addWidget(new Widget({ node: toggle }));
   }
-
-  readonly node: HTMLLIElement;
 
   setExpanded(open: boolean): void {
     this._toggle.setAttribute('aria-expanded', String(open));
     if (!open) {
-      this._disposeBody();
+      this._body?.dispose();
+      this._body = null;
       return;
     }
     if (this._body) {
       return;
     }
-    const body = document.createElement('div');
-    body.className = 'kli-Row-body';
+    const body = new Panel();
+    body.addClass('kli-Row-body');
     const row = eventToRow(this.event);
     if (row.text) {
-      const pre = document.createElement('pre');
-      pre.className = 'kli-Row-text';
-      pre.textContent = row.text;
-      body.append(pre);
+      const pre = new Widget({ node: document.createElement('pre') });
+      pre.addClass('kli-Row-text');
+      pre.node.textContent = row.text;
+      body.addWidget(pre);
     }
     for (const file of row.files) {
-      const view = new FileChangeView(file, {
-        languages: this._languages,
-        lookup: this._lookup
-      });
-      Widget.attach(view, body);
-      this._views.push(view);
+      body.addWidget(
+        new FileChangeView(file, {
+          languages: this._languages,
+          lookup: this._lookup
+        })
+      );
     }
     this._body = body;
-    this.node.append(body);
-  }
-
-  dispose(): void {
-    this._disposeBody();
-    this.node.remove();
-  }
-
-  private _disposeBody(): void {
-    for (const v of this._views) {
-      if (v.isAttached) {
-        Widget.detach(v);
-      }
-      v.dispose();
-    }
-    this._views = [];
-    this._body?.remove();
-    this._body = null;
+    (this.layout as PanelLayout).addWidget(body);
   }
 
   private _toggle: HTMLButtonElement;
-  private _body: HTMLDivElement | null = null;
-  private _views: FileChangeView[] = [];
+  private _body: Panel | null = null;
 }
 
 /** One pending repair preview: its diff when the kernel sent the file, and the controls. */
-class PendingItem {
+class PendingItem extends Widget {
   constructor(
     readonly candidate: ICandidate,
     languages: IEditorLanguageRegistry | null,
     lookup: () => UiConnection | null
   ) {
-    this.node = document.createElement('li');
-    this.node.className = 'kli-Pending-item';
+    super({ node: document.createElement('li') });
+    this.addClass('kli-Pending-item');
     this.node.dataset.candidate = candidate.candidate;
+    const layout = (this.layout = new PanelLayout());
     const file = candidate.file ?? {
       path: candidate.path,
       status: 'preview',
@@ -133,31 +112,22 @@ class PendingItem {
     };
     const who = candidate.session_label || candidate.session;
     if (who) {
-      const by = document.createElement('div');
-      by.className = 'kli-Pending-session';
-      by.textContent = `from ${who}`;
-      this.node.append(by);
+      const by = new Widget();
+      by.addClass('kli-Pending-session');
+      by.node.textContent = `from ${who}`;
+      layout.addWidget(by);
     }
     this.view = new FileChangeView(
       { ...file, status: 'preview', candidate: candidate.candidate },
       { languages, lookup }
     );
-    Widget.attach(this.view, this.node);
+    layout.addWidget(this.view);
   }
 
-  readonly node: HTMLLIElement;
   readonly view: FileChangeView;
 
   get controls(): RepairControls | null {
     return this.view.repair;
-  }
-
-  dispose(): void {
-    if (this.view.isAttached) {
-      Widget.detach(this.view);
-    }
-    this.view.dispose();
-    this.node.remove();
   }
 }
 
@@ -181,50 +151,41 @@ export class ActivityPanel extends Widget {
 
     const filters = document.createElement('div');
     filters.className = 'kli-Activity-filters';
-    this._sessionSelect = select('Session', 'kli-Filter-session', () =>
-      this._onFilter()
-    );
-    this._toolSelect = select('Tool', 'kli-Filter-tool', () =>
-      this._onFilter()
-    );
-    filters.append(
-      this._sessionSelect.parentElement!,
-      this._toolSelect.parentElement!
-    );
+    this._sessionSelect = select('Session', 'kli-Filter-session', () => this._onFilter());
+    this._toolSelect = select('Tool', 'kli-Filter-tool', () => this._onFilter());
+    filters.append(this._sessionSelect.parentElement!, this._toolSelect.parentElement!);
 
-    const pending = document.createElement('section');
-    pending.className = 'kli-Pending';
     const pendingHead = document.createElement('div');
     pendingHead.className = 'kli-Pending-head';
     this._pendingTitle = document.createElement('h3');
-    this._acceptAll = button(
-      'Accept all',
-      'kli-Pending-acceptAll jp-mod-accept',
-      () => this._bulk('accept')
+    this._acceptAll = button('Accept all', 'kli-Pending-acceptAll jp-mod-accept', () =>
+      this._bulk('accept')
     );
-    this._rejectAll = button(
-      'Reject all',
-      'kli-Pending-rejectAll jp-mod-reject',
-      () => this._bulk('reject')
+    this._rejectAll = button('Reject all', 'kli-Pending-rejectAll jp-mod-reject', () =>
+      this._bulk('reject')
     );
     pendingHead.append(this._pendingTitle, this._acceptAll, this._rejectAll);
-    this._pendingList = document.createElement('ul');
-    this._pendingList.className = 'kli-Pending-list';
-    pending.append(pendingHead, this._pendingList);
-    this._pendingSection = pending;
+    this._pendingList = container('ul', 'kli-Pending-list');
+    this._pendingSection = container('section', 'kli-Pending');
+    (this._pendingSection.layout as PanelLayout).addWidget(new Widget({ node: pendingHead }));
+    (this._pendingSection.layout as PanelLayout).addWidget(this._pendingList);
 
-    const calls = document.createElement('section');
-    calls.className = 'kli-Calls';
+    const calls = container('section', 'kli-Calls');
     const callsTitle = document.createElement('h3');
     callsTitle.textContent = 'Tool calls';
     this._empty = document.createElement('p');
     this._empty.className = 'kli-Calls-empty';
-    this._list = document.createElement('ul');
-    this._list.className = 'kli-Calls-list';
-    this._list.setAttribute('aria-live', 'polite');
-    calls.append(callsTitle, this._empty, this._list);
+    (calls.layout as PanelLayout).addWidget(new Widget({ node: callsTitle }));
+    (calls.layout as PanelLayout).addWidget(new Widget({ node: this._empty }));
+    this._list = container('ul', 'kli-Calls-list');
+    this._list.node.setAttribute('aria-live', 'polite');
+    (calls.layout as PanelLayout).addWidget(this._list);
 
-    this.node.append(head, filters, pending, calls);
+    const layout = (this.layout = new PanelLayout());
+    layout.addWidget(new Widget({ node: head }));
+    layout.addWidget(new Widget({ node: filters }));
+    layout.addWidget(this._pendingSection);
+    layout.addWidget(calls);
     this._render();
   }
 
@@ -274,8 +235,7 @@ export class ActivityPanel extends Widget {
 
   private async _bulk(action: 'accept' | 'reject'): Promise<void> {
     const items = [...this._pending.values()].filter(
-      i =>
-        i.controls && i.controls.decision.state === 'open' && i.node.isConnected
+      i => i.controls && i.controls.decision.state === 'open' && i.node.isConnected
     );
     for (const item of items) {
       await item.controls!.decide(action);
@@ -302,9 +262,7 @@ export class ActivityPanel extends Widget {
   }
 
   private _renderFilters(state: IActivityState | null): void {
-    const sessions = state
-      ? state.sessions.map(s => [s.id, s.label || s.id])
-      : [];
+    const sessions = state ? state.sessions.map(s => [s.id, s.label || s.id]) : [];
     const tools = state ? toolsSeen(state).map(t => [t, t]) : [];
     fill(this._sessionSelect, 'All sessions', sessions);
     fill(this._toolSelect, 'All tools', tools);
@@ -317,36 +275,38 @@ export class ActivityPanel extends Widget {
   private _renderPending(state: IActivityState | null): void {
     const pending = state ? visiblePending(state, this._filter) : [];
     const keep = new Set(pending.map(c => c.candidate));
-    // Items resolved from here stay (showing their outcome) until the kernel changes.
-    for (const [id, item] of this._pending) {
-      const decided = item.controls && item.controls.decision.state !== 'open';
-      if (!keep.has(id) && !decided) {
+    // The last few items resolved from here stay, folded to their outcome (see base.css).
+    let decided = 0;
+    for (const [id, item] of [...this._pending].reverse()) {
+      const state = item.controls?.decision.state ?? 'open';
+      const shown = state !== 'open' && ++decided <= KEEP_RESOLVED;
+      if (!keep.has(id) && !shown) {
         item.dispose();
         this._pending.delete(id);
       }
     }
     for (const c of pending) {
       if (!this._pending.has(c.candidate)) {
-        this._pending.set(
-          c.candidate,
-          new PendingItem(c, this._languages, this._lookup)
-        );
+        this._pending.set(c.candidate, new PendingItem(c, this._languages, this._lookup));
       }
     }
+    const list = this._pendingList.layout as PanelLayout;
+    let i = 0;
     for (const item of this._pending.values()) {
-      this._pendingList.append(item.node);
+      if (list.widgets[i] !== item) {
+        list.insertWidget(i, item);
+      }
+      i++;
     }
     const open = pending.length;
     this._pendingTitle.textContent = `Pending repair previews (${open})`;
-    this._pendingSection.hidden = this._pending.size === 0;
+    this._pendingSection.setHidden(this._pending.size === 0);
     this._acceptAll.disabled = open === 0;
     this._rejectAll.disabled = open === 0;
   }
 
   private _renderRows(state: IActivityState | null): void {
-    const events = state
-      ? visibleEvents(state, this._filter).slice(0, MAX_ROWS)
-      : [];
+    const events = state ? visibleEvents(state, this._filter).slice(0, MAX_ROWS) : [];
     const keep = new Set(events.map(e => e.id));
     for (const [id, row] of this._rows) {
       if (!keep.has(id)) {
@@ -354,19 +314,17 @@ export class ActivityPanel extends Widget {
         this._rows.delete(id);
       }
     }
-    let before: ChildNode | null = this._list.firstChild;
-    for (const e of events) {
+    const list = this._list.layout as PanelLayout;
+    events.forEach((e, i) => {
       let row = this._rows.get(e.id);
       if (!row) {
         row = new EventRow(e, this._languages, this._lookup);
         this._rows.set(e.id, row);
       }
-      if (row.node !== before) {
-        this._list.insertBefore(row.node, before);
-      } else {
-        before = before.nextSibling;
+      if (list.widgets[i] !== row) {
+        list.insertWidget(i, row);
       }
-    }
+    });
     this._empty.textContent = !this._conn
       ? ''
       : events.length
@@ -396,13 +354,21 @@ export class ActivityPanel extends Widget {
   private _where: HTMLDivElement;
   private _sessionSelect: HTMLSelectElement;
   private _toolSelect: HTMLSelectElement;
-  private _pendingSection: HTMLElement;
+  private _pendingSection: Widget;
   private _pendingTitle: HTMLHeadingElement;
-  private _pendingList: HTMLUListElement;
+  private _pendingList: Widget;
   private _acceptAll: HTMLButtonElement;
   private _rejectAll: HTMLButtonElement;
   private _empty: HTMLParagraphElement;
-  private _list: HTMLUListElement;
+  private _list: Widget;
+}
+
+/** A widget whose children are laid out by a PanelLayout, on an element of `tag`. */
+function container(tag: string, className: string): Widget {
+  const w = new Widget({ node: document.createElement(tag) });
+  w.addClass(className);
+  w.layout = new PanelLayout();
+  return w;
 }
 
 function statusWords(conn: UiConnection): string {
@@ -412,17 +378,13 @@ function statusWords(conn: UiConnection): string {
     case 'opening':
       return 'connecting…';
     case 'closed':
-      return 'not connected (the kernel does not serve kli.ui)';
+      return 'not connected';
     default:
       return 'not connected';
   }
 }
 
-function select(
-  label: string,
-  className: string,
-  onChange: () => void
-): HTMLSelectElement {
+function select(label: string, className: string, onChange: () => void): HTMLSelectElement {
   const wrap = document.createElement('label');
   wrap.className = 'kli-Filter';
   wrap.append(`${label} `);
@@ -439,9 +401,7 @@ function fill(s: HTMLSelectElement, all: string, options: string[][]): void {
   const wanted = [['', all], ...options];
   const same =
     s.options.length === wanted.length &&
-    wanted.every(
-      ([v, t], i) => s.options[i].value === v && s.options[i].text === t
-    );
+    wanted.every(([v, t], i) => s.options[i].value === v && s.options[i].text === t);
   if (!same) {
     s.replaceChildren(...wanted.map(([v, t]) => new Option(t, v)));
   }

@@ -2,18 +2,8 @@
  * A read-only diff of one file: @codemirror/merge, unified (default) or side by side, with the
  * file type's highlighting from JupyterLab's editor languages and the repair marks.
  */
-import {
-  Compartment,
-  EditorState,
-  Extension,
-  RangeSetBuilder
-} from '@codemirror/state';
-import {
-  Decoration,
-  EditorView,
-  WidgetType,
-  lineNumbers
-} from '@codemirror/view';
+import { Compartment, EditorState, Extension, RangeSetBuilder } from '@codemirror/state';
+import { Decoration, EditorView, WidgetType, lineNumbers } from '@codemirror/view';
 import { MergeView, unifiedMergeView } from '@codemirror/merge';
 import type { IEditorLanguageRegistry } from '@jupyterlab/codemirror';
 import { jupyterTheme } from '@jupyterlab/codemirror';
@@ -51,17 +41,9 @@ export function marksExtension(marks: IRange[]): Extension {
   for (const m of marks) {
     const attributes = { title: m.note || 'repaired', 'data-kli-note': m.note };
     if (m.to > m.from) {
-      builder.add(
-        m.from,
-        m.to,
-        Decoration.mark({ class: 'kli-RepairMark', attributes })
-      );
+      builder.add(m.from, m.to, Decoration.mark({ class: 'kli-RepairMark', attributes }));
     } else {
-      builder.add(
-        m.from,
-        m.from,
-        Decoration.widget({ widget: new DeletionMark(m.note), side: 1 })
-      );
+      builder.add(m.from, m.from, Decoration.widget({ widget: new DeletionMark(m.note), side: 1 }));
     }
   }
   return EditorView.decorations.of(builder.finish());
@@ -79,8 +61,7 @@ export async function languageSupport(
   try {
     const base = path.split('/').pop() ?? path;
     const spec =
-      registry.findByFileName(base) ??
-      (name && name !== 'text' ? registry.findBest(name) : null);
+      registry.findByFileName(base) ?? (name && name !== 'text' ? registry.findBest(name) : null);
     if (!spec) {
       return null;
     }
@@ -112,14 +93,12 @@ export class DiffView extends Widget {
     this.addClass('kli-DiffView');
     this._mode = mode;
     this._render();
-    void languageSupport(this._languages, model.path, model.language).then(
-      support => {
-        if (support && !this.isDisposed) {
-          this._support = support;
-          this._applyLanguage();
-        }
+    void languageSupport(this._languages, model.path, model.language).then(support => {
+      if (support && !this.isDisposed) {
+        this._support = support;
+        this._applyLanguage();
       }
-    );
+    });
   }
 
   get mode(): DiffMode {
@@ -168,10 +147,7 @@ export class DiffView extends Widget {
         a: { doc: m.original, extensions: baseExtensions(langA) },
         b: {
           doc: m.modified,
-          extensions: [
-            ...baseExtensions(this._language),
-            marksExtension(m.marks)
-          ]
+          extensions: [...baseExtensions(this._language), marksExtension(m.marks)]
         },
         highlightChanges: true,
         gutter: true,

@@ -36,15 +36,10 @@ export function kernelOf(
   return fallback ? fallback(widget.node) : null;
 }
 
-export class EditOutputRenderer
-  extends Widget
-  implements IRenderMime.IRenderer
-{
+export class EditOutputRenderer extends Widget implements IRenderMime.IRenderer {
   constructor(
     private readonly _languages: IEditorLanguageRegistry | null,
-    private readonly _fallback?: (
-      node: HTMLElement
-    ) => Kernel.IKernelConnection | null
+    private readonly _fallback?: (node: HTMLElement) => Kernel.IKernelConnection | null
   ) {
     super();
     this.addClass('kli-EditOutput');
@@ -82,9 +77,7 @@ export class EditOutputRenderer
     };
     for (const file of files) {
       if (file && typeof file === 'object') {
-        layout.addWidget(
-          new FileChangeView(file, { languages: this._languages, lookup })
-        );
+        layout.addWidget(new FileChangeView(file, { languages: this._languages, lookup }));
       }
     }
     return Promise.resolve();

@@ -60,11 +60,7 @@ export class FileChangeView extends Widget {
       note.node.textContent = model.noDiffReason;
       layout.addWidget(note);
     } else {
-      const diff = new DiffView(
-        model,
-        options.languages,
-        options.mode ?? 'unified'
-      );
+      const diff = new DiffView(model, options.languages, options.mode ?? 'unified');
       this._toggle = button('Side by side', 'kli-FileChange-mode', () => {
         diff.mode = diff.mode === 'unified' ? 'split' : 'unified';
         this._syncToggle(diff.mode);
@@ -75,11 +71,7 @@ export class FileChangeView extends Widget {
     }
 
     if (model.candidate && options.lookup) {
-      const controls = new RepairControls(
-        model.candidate,
-        model.reasonText,
-        options.lookup
-      );
+      const controls = new RepairControls(model.candidate, model.reasonText, options.lookup);
       controls.decisionChanged.connect(this._onDecision, this);
       this.repair = controls;
       layout.addWidget(controls);
@@ -93,10 +85,7 @@ export class FileChangeView extends Widget {
     const after = STATUS_AFTER[decision.state];
     if (after) {
       this.node.dataset.status = decision.state;
-      this._setStatus(
-        decision.state === 'refused' ? 'refused' : decision.state,
-        after
-      );
+      this._setStatus(decision.state === 'refused' ? 'refused' : decision.state, after);
     }
   }
 
@@ -107,13 +96,10 @@ export class FileChangeView extends Widget {
 
   private _syncToggle(mode: DiffMode): void {
     if (this._toggle) {
-      this._toggle.textContent =
-        mode === 'unified' ? 'Side by side' : 'Unified';
+      this._toggle.textContent = mode === 'unified' ? 'Side by side' : 'Unified';
       this._toggle.setAttribute('aria-pressed', String(mode === 'split'));
       this._toggle.title =
-        mode === 'unified'
-          ? 'Show the old and new text side by side'
-          : 'Show one unified diff';
+        mode === 'unified' ? 'Show the old and new text side by side' : 'Show one unified diff';
     }
   }
 

@@ -36,12 +36,8 @@ export class RepairControls extends Widget {
       : 'Not applied automatically.';
     const buttons = document.createElement('div');
     buttons.className = 'kli-Repair-buttons';
-    this._accept = button('Accept', 'kli-Repair-accept jp-mod-accept', () =>
-      this.decide('accept')
-    );
-    this._reject = button('Reject', 'kli-Repair-reject jp-mod-reject', () =>
-      this.decide('reject')
-    );
+    this._accept = button('Accept', 'kli-Repair-accept jp-mod-accept', () => this.decide('accept'));
+    this._reject = button('Reject', 'kli-Repair-reject jp-mod-reject', () => this.decide('reject'));
     this._outcome = document.createElement('span');
     this._outcome.className = 'kli-Repair-outcome';
     this._outcome.setAttribute('role', 'status');
@@ -87,10 +83,7 @@ export class RepairControls extends Widget {
       conn.ensureOpen();
       const known = conn.state.resolved[this.candidate];
       if (known) {
-        this.apply(
-          { state: known.status, text: known.text, by: known.by },
-          true
-        );
+        this.apply({ state: known.status, text: known.text, by: known.by }, true);
       }
     }
     return this._conn;
@@ -117,9 +110,7 @@ export class RepairControls extends Widget {
     }
     this.apply({ state: 'busy', text: '', by: 'ui' });
     const reply =
-      action === 'accept'
-        ? await conn.accept(this.candidate)
-        : await conn.reject(this.candidate);
+      action === 'accept' ? await conn.accept(this.candidate) : await conn.reject(this.candidate);
     // A `resolved` that arrived first is authoritative; a reply only settles a busy view.
     if (this._decision.state === 'busy') {
       this._decision = OPEN;
@@ -144,11 +135,7 @@ export class RepairControls extends Widget {
 }
 
 /** A real, keyboard-reachable button in JupyterLab's style. */
-export function button(
-  label: string,
-  className: string,
-  onClick: () => void
-): HTMLButtonElement {
+export function button(label: string, className: string, onClick: () => void): HTMLButtonElement {
   const b = document.createElement('button');
   b.type = 'button';
   b.className = `jp-Button kli-Button ${className}`;

@@ -1,0 +1,339 @@
+"""A real JupyterLab with the kli kernel and the kli-kernel extension, driven by real Chromium.
+
+What the tests expect:
+- ``/usr/bin/chromium`` (Debian's ``chromium``; override with ``KLI_CHROMIUM``) and the Python
+  ``playwright`` package (no browser download: Playwright drives the system Chromium).
+- The extension built: either installed (``share/jupyter/labextensions/kli-kernel`` in this
+  Python's prefix, as the wheel installs it; scripts/test sets ``KLI_TEST_INSTALLED_WHEEL=1``)
+  or built in the checkout (``cd labextension && npm ci && npm run build``), which the fixture
+  then links into a temporary ``JUPYTER_PATH`` with a ``kli`` kernelspec that runs this Python.
+When one is missing the tests skip, or fail when ``KLI_REQUIRE_BROWSER=1`` (CI).
+
+The server runs with its own temporary config, data, runtime, settings and workspace folders,
+bound to 127.0.0.1 on a free port without a token; screenshots go to tests/artifacts/.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+ARTIFACTS = REPO / "tests" / "artifacts"
+BUILD_OUTPUT = REPO / "labextension" / "kli_kernel_labextension"
+KERNELSPEC_SRC = REPO / "kernel" / "kernelspec"
+EXTENSION_NAME = "kli-kernel"
+CHROMIUM = os.environ.get("KLI_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+SERVER_START_TIMEOUT = 90.0
+KERNEL_START_TIMEOUT = 60.0
+# Milliseconds Playwright waits for an element (a kernel start plus a first render).
+UI_TIMEOUT_MS = 30_000
+
+
+def _unavailable(reason: str) -> None:
+    if os.environ.get("KLI_REQUIRE_BROWSER"):
+        pytest.fail(f"browser tests required but {reason}")
+    pytest.skip(reason)
+
+
+def _installed_extension() -> Path | None:
+    path = Path(sys.prefix) / "share" / "jupyter" / "labextensions" / EXTENSION_NAME
+    return path if (path / "package.json").is_file() else None
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class LabServer:
+    url: str
+    root: Path
+    runtime_dir: Path
+    process: subprocess.Popen[bytes]
+    log: Path
+
+    def api(self, method: str, path: str, body: Any = None) -> Any:
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(self.url + path, data=data, method=method)
+        req.add_header("Content-Type", "application/json")
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            raw = resp.read()
+        return json.loads(raw) if raw else None
+
+    def new_notebook(self, name: str, cells: list[str] | None = None) -> str:
+        """Create ``name`` (a kli notebook) through the contents API; returns its path."""
+        nb = {
+            "cells": [
+                {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+                 "source": src}
+                for src in (cells or [""])
+            ],
+            "metadata": {
+                "kernelspec": {"name": "kli", "display_name": "Python 3 (kli)",
+                               "language": "python"},
+                "language_info": {"name": "python"},
+            },
+            "nbformat": 4,
+            "nbformat_minor": 5,
+        }
+        self.api("PUT", f"/api/contents/{name}", {"type": "notebook", "format": "json",
+                                                   "content": nb})
+        return name
+
+    def kernel_id(self, notebook: str) -> str:
+        for s in self.api("GET", "/api/sessions"):
+            if s.get("path") == notebook and s.get("kernel"):
+                return str(s["kernel"]["id"])
+        raise LookupError(f"no session for {notebook}")
+
+    def connection_file(self, notebook: str) -> Path:
+        """The connection file of the notebook's kernel (in the server's runtime dir)."""
+        return self.runtime_dir / f"kernel-{self.kernel_id(notebook)}.json"
+
+    def shutdown_sessions(self) -> None:
+        for s in self.api("GET", "/api/sessions"):
+            try:
+                self.api("DELETE", f"/api/sessions/{s['id']}")
+            except urllib.error.URLError:
+                pass
+
+
+def _settings(settings_dir: Path) -> None:
+    """No news or update checks (no network, no toasts in screenshots)."""
+    target = settings_dir / "@jupyterlab" / "apputils-extension"
+    target.mkdir(parents=True, exist_ok=True)
+    (target / "notification.jupyterlab-settings").write_text(
+        json.dumps({"fetchNews": "false", "checkForUpdates": False})
+    )
+
+
+@pytest.fixture(scope="session")
+def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
+    try:
+        import jupyterlab  # noqa: F401
+    except ImportError:
+        _unavailable("jupyterlab is not installed")
+    base = tmp_path_factory.mktemp("lab")
+    root = base / "root"
+    runtime = base / "runtime"
+    share = base / "share" / "jupyter"
+    for d in (root, runtime, share):
+        d.mkdir(parents=True)
+    env = dict(os.environ)
+    env.update(
+        JUPYTER_CONFIG_DIR=str(base / "config"),
+        JUPYTER_DATA_DIR=str(base / "data"),
+        JUPYTER_RUNTIME_DIR=str(runtime),
+        JUPYTERLAB_SETTINGS_DIR=str(base / "settings"),
+        JUPYTERLAB_WORKSPACES_DIR=str(base / "workspaces"),
+        JUPYTER_PLATFORM_DIRS="1",
+        PYTHONUNBUFFERED="1",
+    )
+    _settings(base / "settings")
+    if not (os.environ.get("KLI_TEST_INSTALLED_WHEEL") and _installed_extension()):
+        # The checkout's build and a kernelspec running this very Python, ahead of anything
+        # installed (JUPYTER_PATH comes first in Jupyter's search path).
+        if not (BUILD_OUTPUT / "package.json").is_file():
+            _unavailable(f"the extension is not built ({BUILD_OUTPUT}); run npm run build")
+        (share / "labextensions").mkdir()
+        (share / "labextensions" / EXTENSION_NAME).symlink_to(BUILD_OUTPUT)
+        spec_dir = share / "kernels" / "kli"
+        spec_dir.mkdir(parents=True)
+        spec = json.loads((KERNELSPEC_SRC / "kernel.json").read_text())
+        spec["argv"] = [sys.executable, "-m", "kli.kernel", "-f", "{connection_file}"]
+        (spec_dir / "kernel.json").write_text(json.dumps(spec))
+        for logo in KERNELSPEC_SRC.glob("logo-*"):
+            shutil.copy(logo, spec_dir / logo.name)
+        env["JUPYTER_PATH"] = str(share)
+    port = _free_port()
+    log = base / "server.log"
+    cmd = [
+        sys.executable, "-m", "jupyterlab", "--no-browser",
+        "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
+        "--IdentityProvider.token=", "--ServerApp.password=",
+        "--ServerApp.disable_check_xsrf=True", f"--ServerApp.root_dir={root}",
+        "--LabApp.expose_app_in_browser=True",
+        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+    ]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        cmd.append("--allow-root")
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(cmd, env=env, cwd=root, stdout=out, stderr=subprocess.STDOUT)
+    server = LabServer(f"http://127.0.0.1:{port}", root, runtime, proc, log)
+    try:
+        deadline = time.monotonic() + SERVER_START_TIMEOUT
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"JupyterLab exited ({proc.returncode}):\n{log.read_text()[-3000:]}")
+            try:
+                server.api("GET", "/api/status")
+                break
+            except (urllib.error.URLError, ConnectionError, OSError):
+                if time.monotonic() > deadline:
+                    pytest.fail(f"JupyterLab did not start:\n{log.read_text()[-3000:]}")
+                time.sleep(0.25)
+        specs = server.api("GET", "/api/kernelspecs")["kernelspecs"]
+        if "kli" not in specs:
+            _unavailable("the kli kernelspec is not installed")
+        yield server
+    finally:
+        try:
+            server.shutdown_sessions()
+        except (urllib.error.URLError, OSError):
+            pass
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _unavailable("the playwright Python package is not installed")
+    if not os.path.isfile(CHROMIUM):
+        _unavailable(f"{CHROMIUM} is missing (apt-get install chromium)")
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+@dataclass
+class Console:
+    """Errors the page logged (console.error and uncaught exceptions)."""
+
+    errors: list[str] = field(default_factory=list)
+
+    def ours(self) -> list[str]:
+        """Errors that are not the browser's own network noise (favicon, blocked fetches)."""
+        return [e for e in self.errors if "favicon" not in e and "net::ERR_" not in e]
+
+
+@pytest.fixture
+def page(browser: Any, lab_server: LabServer, request: pytest.FixtureRequest) -> Iterator[Any]:
+    context = browser.new_context(viewport={"width": 1500, "height": 950})
+    context.set_default_timeout(UI_TIMEOUT_MS)
+    pg = context.new_page()
+    console = Console()
+    pg.on("console", lambda m: console.errors.append(m.text) if m.type == "error" else None)
+    pg.on("pageerror", lambda e: console.errors.append(f"pageerror: {e}"))
+    pg.kli_console = console
+    try:
+        yield pg
+    finally:
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        rep = getattr(request.node, "rep_call", None)
+        if rep is not None and rep.failed:
+            pg.screenshot(path=str(ARTIFACTS / f"{request.node.name}-failed.png"))
+        context.close()
+        lab_server.shutdown_sessions()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    rep = yield
+    if rep.when == "call":
+        item.rep_call = rep  # type: ignore[attr-defined]
+    return rep
+
+
+# JavaScript run in the page. window.jupyterapp exists because of expose_app_in_browser.
+_RUN_CELL_JS = """
+async (source) => {
+  const app = window.jupyterapp;
+  const nb = app.shell.currentWidget.content;
+  let index = nb.widgets.findIndex(c => c.model.sharedModel.getSource() === '');
+  if (index < 0) {
+    nb.activeCellIndex = nb.widgets.length - 1;
+    await app.commands.execute('notebook:insert-cell-below');
+    index = nb.activeCellIndex;
+  }
+  nb.activeCellIndex = index;
+  nb.activeCell.model.sharedModel.setSource(source);
+  await app.commands.execute('notebook:run-cell');
+  return [app.shell.currentWidget.id, index];
+}
+"""
+
+_KERNEL_IDLE_JS = """
+() => {
+  const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+  const k = w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel;
+  return !!k && k.status === 'idle' && k.connectionStatus === 'connected';
+}
+"""
+
+
+class Lab:
+    """Drives one notebook in the page: open it, run cells, find outputs, take screenshots."""
+
+    def __init__(self, page: Any, server: LabServer) -> None:
+        self.page = page
+        self.server = server
+        self.notebook = ""
+
+    def open(self, name: str, cells: list[str] | None = None) -> None:
+        self.notebook = self.server.new_notebook(name, cells)
+        # ?reset: a fresh workspace, not the previous test's open notebooks.
+        self.page.goto(f"{self.server.url}/lab/tree/{name}?reset")
+        self.page.wait_for_selector(".jp-Notebook .jp-Cell", state="visible")
+        deadline = time.monotonic() + KERNEL_START_TIMEOUT
+        while not self.page.evaluate(_KERNEL_IDLE_JS):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"the kernel of {name} did not become idle")
+            self.page.wait_for_timeout(100)
+
+    def run(self, source: str) -> Any:
+        """Run ``source`` in the notebook's first empty cell (or a new one); its locator."""
+        panel_id, index = self.page.evaluate(_RUN_CELL_JS, source)
+        return self.page.locator(f"[id='{panel_id}'] .jp-Notebook .jp-Cell").nth(index)
+
+    def command(self, command: str, args: dict[str, Any] | None = None) -> Any:
+        return self.page.evaluate(
+            "([c, a]) => window.jupyterapp.commands.execute(c, a)", [command, args or {}]
+        )
+
+    def screenshot(self, name: str, locator: Any = None) -> Path:
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        path = ARTIFACTS / f"{name}.png"
+        (locator or self.page).screenshot(path=str(path))
+        return path
+
+    def console_errors(self) -> list[str]:
+        return self.page.kli_console.ours()
+
+
+@pytest.fixture
+def lab(page: Any, lab_server: LabServer) -> Lab:
+    return Lab(page, lab_server)

@@ -1,0 +1,228 @@
+"""The kli-kernel JupyterLab extension in a real JupyterLab with the kli kernel, in Chromium.
+
+Inline diffs of `%%kli edit` results, Accept / Reject of repair previews (written, unchanged,
+refused), and the activity panel fed by an agent attached with kli.client.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kli.tools.file.anchors import line_hash
+
+pytestmark = pytest.mark.browser
+
+ORIGINAL = "a = 1\nb = 2\nc = 3\n"
+
+
+def edit_cell(name: str, old: str, new: str, *, repair: str | None = None) -> str:
+    """A `%%kli edit` cell replacing the line `old` (line 2 of ORIGINAL) with `new`."""
+    h = line_hash(old)
+    flag = f" --repair {repair}" if repair else ""
+    return f"%%kli edit{flag}\n@@ {name}\n= 2:{h}..2:{h}\n~{new}\n"
+
+
+def wait_until(check: Callable[[], bool], what: str, timeout: float = 15.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.1)
+
+
+def added_lines(scope: Any) -> list[str]:
+    return [t.strip() for t in scope.locator(
+        ".cm-line.cm-changedLine, .cm-line.cm-inlineChangedLine").all_inner_texts()]
+
+
+def removed_lines(scope: Any) -> list[str]:
+    return [t.strip() for t in scope.locator(".cm-deletedChunk .cm-deletedLine").all_inner_texts()]
+
+
+def test_kli_edit_cell_renders_a_diff_with_added_and_removed_lines(lab: Any) -> None:
+    root: Path = lab.server.root
+    (root / "calc.py").write_text("def area(r):\n    return 3.14 * r * r\n\nprint(area(2))\n")
+    h = line_hash("    return 3.14 * r * r")
+    lab.open("diff.ipynb")
+    lab.run("%kli read calc.py").locator(".jp-OutputArea-output").wait_for()
+    cell = lab.run(
+        "%%kli edit\n@@ calc.py\n"
+        f"= 2:{h}..2:{h}\n~    import math\n~    return math.pi * r ** 2\n"
+    )
+    out = cell.locator(".kli-EditOutput")
+    out.locator(".kli-DiffView .cm-editor").wait_for()
+    view = out.locator(".kli-FileChange")
+    assert view.locator(".kli-FileChange-path").inner_text() == "calc.py"
+    assert view.locator(".kli-Added").inner_text() == "+2"
+    assert view.locator(".kli-Removed").inner_text() == "-1"
+    assert view.locator(".kli-FileChange-status").inner_text() == "written"
+    assert added_lines(view) == ["import math", "return math.pi * r ** 2"]
+    assert removed_lines(view) == ["return 3.14 * r * r"]
+    # Python highlighting from JupyterLab's languages: keywords are styled spans.
+    assert view.locator(".cm-content span", has_text="import").count() >= 1
+    assert (root / "calc.py").read_text().startswith("def area(r):\n    import math\n")
+    lab.screenshot("inline-diff-unified", cell)
+
+    view.locator("button.kli-FileChange-mode").click()
+    view.locator(".cm-mergeView").wait_for()
+    assert view.locator(".cm-merge-a .cm-content").inner_text().count("3.14") == 1
+    assert "math.pi" in view.locator(".cm-merge-b .cm-content").inner_text()
+    assert view.locator("button.kli-FileChange-mode").get_attribute("aria-pressed") == "true"
+    lab.screenshot("inline-diff-split", cell)
+    assert lab.console_errors() == []
+
+
+def test_repair_preview_accept_writes_reject_keeps_and_stale_accept_is_refused(lab: Any) -> None:
+    root: Path = lab.server.root
+    for name in ("acc.py", "rej.py", "stale.py"):
+        (root / name).write_text(ORIGINAL)
+    lab.open("repair.ipynb")
+    lab.run("%kli read acc.py\n%kli read rej.py\n%kli read stale.py").locator(
+        ".jp-OutputArea-output").first.wait_for()
+
+    # Accept: the file becomes the candidate the preview showed.
+    cell = lab.run(edit_cell("acc.py", "b = 2", "b = max(2, 3", repair="preview"))
+    view = cell.locator(".kli-FileChange")
+    view.locator(".kli-Repair").wait_for()
+    assert view.locator(".kli-FileChange-status").inner_text() == "preview (not written)"
+    reason = view.locator(".kli-Repair-reason").inner_text()
+    assert reason.startswith("Not applied automatically: a preview was asked for")
+    mark = view.locator(".kli-RepairMark")
+    assert mark.inner_text() == ")"
+    assert "inserted ')'" in (mark.get_attribute("title") or "")
+    assert added_lines(view) == ["b = max(2, 3)"]
+    assert (root / "acc.py").read_text() == ORIGINAL
+    # The extension listens on kli.ui, so the kernel adds no ipywidgets fallback.
+    assert cell.locator(".jupyter-widgets").count() == 0
+    lab.screenshot("repair-preview", cell)
+    accept = view.get_by_role("button", name="Accept")
+    reject = view.get_by_role("button", name="Reject")
+    accept.click()
+    wait_until(lambda: (root / "acc.py").read_text() == "a = 1\nb = max(2, 3)\nc = 3\n",
+               "acc.py to be written")
+    view.locator(".kli-Repair[data-state='written']").wait_for()
+    assert view.locator(".kli-Repair-outcome").inner_text() == "Written."
+    assert accept.is_disabled() and reject.is_disabled()
+    assert view.locator(".kli-FileChange-status").inner_text() == "written"
+    lab.screenshot("repair-accepted", cell)
+
+    # Reject: nothing is written; keyboard only (the buttons are real, focusable buttons).
+    cell = lab.run(edit_cell("rej.py", "b = 2", "b = [2, 3", repair="preview"))
+    view = cell.locator(".kli-FileChange")
+    reject = view.get_by_role("button", name="Reject")
+    reject.focus()
+    lab.page.keyboard.press("Enter")
+    view.locator(".kli-Repair[data-state='rejected']").wait_for()
+    assert view.locator(".kli-Repair-outcome").inner_text() == "Rejected."
+    assert view.get_by_role("button", name="Accept").is_disabled() and reject.is_disabled()
+    assert (root / "rej.py").read_text() == ORIGINAL
+
+    # Accept after the file changed on disk: refused, with the kernel's words, file untouched.
+    cell = lab.run(edit_cell("stale.py", "b = 2", "b = {2: 3", repair="preview"))
+    view = cell.locator(".kli-FileChange")
+    view.locator(".kli-Repair").wait_for()
+    (root / "stale.py").write_text("changed = True\n")
+    view.get_by_role("button", name="Accept").click()
+    view.locator(".kli-Repair[data-state='refused']").wait_for()
+    outcome = view.locator(".kli-Repair-outcome").inner_text()
+    assert outcome.startswith("Refused: ") and "changed since preview" in outcome
+    assert view.get_by_role("button", name="Accept").is_disabled()
+    assert (root / "stale.py").read_text() == "changed = True\n"
+    lab.screenshot("repair-refused", cell)
+    assert lab.console_errors() == []
+
+
+def test_activity_panel_shows_agent_calls_live_and_accepts_its_preview(lab: Any) -> None:
+    from kli import client
+
+    root: Path = lab.server.root
+    (root / "early.py").write_text(ORIGINAL)
+    (root / "live.py").write_text(ORIGINAL)
+    (root / "pend.py").write_text(ORIGINAL)
+    lab.open("agent.ipynb")
+    lab.run("%kli bash echo from-the-notebook").locator(".jp-OutputArea-output").wait_for()
+    agent = client.connect(str(lab.server.connection_file(lab.notebook)), label="test agent",
+                           timeout=30)
+    try:
+        # Before the panel opens: replayed by the kernel's hello when it does.
+        assert agent.call("read", {"path": "early.py"}).ok
+        h = line_hash("b = 2")
+        assert agent.call("edit", {"input": f"@@ early.py\n= 2:{h}..2:{h}\n~b = 20\n"}).ok
+        lab.command("kli-kernel:show-activity")
+        panel = lab.page.locator("#kli-activity")
+        panel.locator(".kli-Row[data-tool='edit']").first.wait_for()
+        assert panel.locator(".kli-Row[data-tool='bash']").count() == 1
+
+        # Live: a call made while the panel is open shows as a new row with its diff.
+        assert agent.call("read", {"path": "live.py"}).ok
+        assert agent.call("edit", {"input": f"@@ live.py\n= 2:{h}..2:{h}\n~b = 'live'\n"}).ok
+        row = panel.locator(".kli-Row[data-tool='edit']", has_text="live.py")
+        row.wait_for()
+        assert row.locator(".kli-Row-ok").inner_text() == "ok"
+        assert row.locator(".kli-Row-session").inner_text() == "test agent"
+        assert row.locator(".kli-Row-counts").inner_text() == "+1 -1"
+        assert row.locator(".kli-Row-duration").inner_text().endswith(("ms", "s"))
+        row.locator(".kli-Row-toggle").click()
+        row.locator(".kli-DiffView .cm-editor").wait_for()
+        assert added_lines(row) == ["b = 'live'"]
+        assert removed_lines(row) == ["b = 2"]
+        assert "Edited live.py" in row.locator(".kli-Row-text").inner_text()
+
+        # Filters: by session (the agent's only) and by tool.
+        panel.locator("select.kli-Filter-session").select_option(label="test agent")
+        assert panel.locator(".kli-Row[data-tool='bash']").count() == 0
+        assert panel.locator(".kli-Row[data-tool='edit']").count() == 2
+        panel.locator("select.kli-Filter-tool").select_option("read")
+        assert panel.locator(".kli-Row").count() == 2
+        assert panel.locator(".kli-Row[data-tool='read']").count() == 2
+        panel.locator("select.kli-Filter-tool").select_option("")
+        panel.locator("select.kli-Filter-session").select_option("")
+
+        # A pending preview: listed, counted on the sidebar tab, accepted from the panel.
+        assert agent.call("read", {"path": "pend.py"}).ok
+        r = agent.call("edit", {"input": f"@@ pend.py\n= 2:{h}..2:{h}\n~b = max(2, 3\n",
+                                "repair": "preview"})
+        assert r.ok is not None and r.details["files"][0]["status"] == "preview"
+        item = panel.locator(".kli-Pending-item", has_text="pend.py")
+        item.wait_for()
+        tab = lab.page.locator(".lm-TabBar-tab.kli-ActivityTab")
+        assert tab.get_attribute("data-kli-pending") == "1"
+        assert "from test agent" in item.inner_text()
+        assert item.locator(".kli-RepairMark").inner_text() == ")"
+        lab.screenshot("activity-panel", lab.page)
+        item.get_by_role("button", name="Accept").click()
+        wait_until(lambda: (root / "pend.py").read_text() == "a = 1\nb = max(2, 3)\nc = 3\n",
+                   "pend.py to be written")
+        item.locator(".kli-Repair[data-state='written']").wait_for()
+        wait_until(lambda: tab.get_attribute("data-kli-pending") is None, "the badge to clear")
+
+        # Bulk: two more previews, Reject all, nothing written.
+        for name in ("p1.py", "p2.py"):
+            (root / name).write_text(ORIGINAL)
+            assert agent.call("read", {"path": name}).ok
+            agent.call("edit", {"input": f"@@ {name}\n= 2:{h}..2:{h}\n~b = (2\n",
+                                "repair": "preview"})
+        wait_until(lambda: tab.get_attribute("data-kli-pending") == "2", "two pending")
+        panel.get_by_role("button", name="Reject all").click()
+        for name in ("p1.py", "p2.py"):
+            panel.locator(f".kli-Pending-item:has-text('{name}') "
+                          ".kli-Repair[data-state='rejected']").wait_for()
+            assert (root / name).read_text() == ORIGINAL
+        wait_until(lambda: tab.get_attribute("data-kli-pending") is None, "the badge to clear")
+
+        # The dark theme: the same views from --jp-* variables.
+        row.locator(".kli-Row-toggle").click()
+        lab.command("apputils:change-theme", {"theme": "JupyterLab Dark"})
+        lab.page.wait_for_selector("body[data-jp-theme-light='false']", state="attached")
+        lab.page.wait_for_timeout(300)
+        lab.screenshot("activity-panel-dark", lab.page)
+        lab.command("apputils:change-theme", {"theme": "JupyterLab Light"})
+        lab.page.wait_for_selector("body[data-jp-theme-light='true']", state="attached")
+    finally:
+        agent.close()
+    assert lab.console_errors() == []
