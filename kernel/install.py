@@ -12,13 +12,32 @@ from kli.kernel import KERNEL_NAME
 SPEC_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernelspec")
 
 
+def spec_source() -> str:
+    """The kernelspec folder to copy: the source tree's (editable install), else the copy the
+    wheel installed as shared-data (a wheel does not carry it inside the package)."""
+    from jupyter_core.paths import jupyter_path
+
+    places = [SPEC_DIR, os.path.join(sys.prefix, "share", "jupyter", "kernels", KERNEL_NAME)]
+    places += jupyter_path("kernels", KERNEL_NAME)
+    for place in places:
+        if os.path.isfile(os.path.join(place, "kernel.json")):
+            return place
+    raise FileNotFoundError(f"no {KERNEL_NAME} kernelspec found in {', '.join(places)}")
+
+
 def install(*, user: bool = False, prefix: str | None = None) -> str:
-    """Copy ``kernel/kernelspec`` as kernelspec ``kli``; returns the installed folder."""
+    """Install kernelspec ``kli``; returns the installed folder."""
+    import shutil
+    import tempfile
+
     from jupyter_client.kernelspec import KernelSpecManager
 
-    return KernelSpecManager().install_kernel_spec(
-        SPEC_DIR, KERNEL_NAME, user=user, prefix=prefix, replace=None
-    )
+    with tempfile.TemporaryDirectory() as tmp:
+        # staged: the source may be the very folder being replaced
+        staged = shutil.copytree(spec_source(), os.path.join(tmp, KERNEL_NAME))
+        return KernelSpecManager().install_kernel_spec(
+            staged, KERNEL_NAME, user=user, prefix=prefix, replace=None
+        )
 
 
 def main(argv: list[str] | None = None) -> int:

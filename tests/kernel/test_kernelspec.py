@@ -59,3 +59,17 @@ def test_kernel_info_names_kli_and_its_comm_targets(kernel: Any) -> None:
     assert content["implementation"] == "kli" and "%kli tools" in content["banner"]
     assert content["language_info"]["name"] == "python"
     assert content["kli"]["comm_targets"] == ["kli.agent", "kli.ui"]
+
+
+def test_install_works_from_a_wheel_install_without_the_source_folder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from kli.kernel import install
+
+    prefix = tmp_path / "prefix"
+    dest = install.install(prefix=str(prefix))  # as the wheel's shared-data would have
+    monkeypatch.setattr(install, "SPEC_DIR", str(tmp_path / "not-there"))
+    monkeypatch.setattr(sys, "prefix", str(prefix))
+    assert install.spec_source() == dest
+    # re-installing over the very copy it reads from keeps it whole
+    again = install.install(prefix=str(prefix))
+    assert again == dest and set(os.listdir(dest)) == FILES
