@@ -207,7 +207,9 @@ def run_command(
     sel = selectors.PollSelector()
     for fd in sinks:
         sel.register(fd, selectors.EVENT_READ)
-    pending = input_text.encode("utf-8", "surrogateescape") if input_text else b""
+    # A memoryview, so slicing off what was sent copies nothing.
+    pending = memoryview(input_text.encode("utf-8", "surrogateescape") if input_text else b"")
+    sent = 0
     stdin_fd: int | None = None
     if proc.stdin is not None:
         stdin_fd = proc.stdin.fileno()
@@ -256,11 +258,10 @@ def run_command(
                     leader_exited_at = time.monotonic()
                 elif fd == stdin_fd:
                     try:
-                        written = os.write(fd, pending[:65536])
-                    except (BrokenPipeError, OSError):
-                        written = len(pending)  # the child stopped reading its stdin
-                    pending = pending[written:]
-                    if not pending:
+                        sent += os.write(fd, pending[sent : sent + 65536])
+                    except OSError:  # EPIPE: the child stopped reading its stdin
+                        sent = len(pending)
+                    if sent >= len(pending):
                         sel.unregister(fd)
                         assert proc.stdin is not None
                         with contextlib.suppress(OSError):

@@ -82,3 +82,28 @@ def test_multibyte_characters_split_across_reads_are_counted_as_characters(tmp_p
         cap=10**7,
     )
     assert o.stdout == "é" * 200000 and o.stdout_total == 200000
+
+
+def test_input_the_child_never_reads_does_not_block(tmp_path: Path) -> None:
+    started = time.monotonic()
+    o = run_command(
+        ["sh", "-c", "exit 0"], cwd=str(tmp_path), input_text="x" * 5_000_000, timeout=5, cap=100
+    )
+    assert o.exit_code == 0 and not o.timed_out
+    assert time.monotonic() - started < 2
+
+
+def test_input_is_delivered_whole_to_a_slow_reader(tmp_path: Path) -> None:
+    data = "".join(f"{i}\n" for i in range(200_000))
+    o = run_command(
+        ["sh", "-c", "while read -r line; do :; done; echo done"],
+        cwd=str(tmp_path),
+        input_text=data[:20_000],
+        timeout=10,
+        cap=100,
+    )
+    assert o.stdout == "done\n"
+    o = run_command(["md5sum"], cwd=str(tmp_path), input_text=data, timeout=10, cap=100)
+    import hashlib
+
+    assert o.stdout.split()[0] == hashlib.md5(data.encode()).hexdigest()
