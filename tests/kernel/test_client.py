@@ -73,7 +73,7 @@ def test_interrupt_stops_a_long_eval_of_this_client(owned: client.AgentClient) -
 
 def test_close_shuts_down_the_owned_kernel(tmp_path: Path) -> None:
     k = client.start(cwd=str(tmp_path), timeout=30)
-    km = k.transport.manager  # type: ignore[attr-defined]
+    km = k.transport.manager
     assert km.is_alive()
     k.close()
     assert not km.is_alive()
@@ -83,7 +83,7 @@ def test_close_shuts_down_the_owned_kernel(tmp_path: Path) -> None:
 
 def test_a_busy_kernel_times_out_with_a_clear_error(tmp_path: Path) -> None:
     with client.start(cwd=str(tmp_path), timeout=30) as k:
-        k.transport.client.execute("import time; time.sleep(4)")  # type: ignore[attr-defined]
+        k.transport.client.execute("import time; time.sleep(4)")
         began = time.monotonic()
         with pytest.raises(KernelTimeout) as info:
             k.call("eval", {"code": "1"}, timeout=1.5)
@@ -94,7 +94,7 @@ def test_a_busy_kernel_times_out_with_a_clear_error(tmp_path: Path) -> None:
 def test_a_dead_kernel_is_reported_promptly(tmp_path: Path) -> None:
     k = client.start(cwd=str(tmp_path), timeout=120)
     try:
-        pid = k.transport.manager.provisioner.process.pid  # type: ignore[attr-defined]
+        pid = k.transport.manager.provisioner.process.pid
         k.transport.send_shell("comm_msg", {"comm_id": k.comm_id, "data": {
             "v": 1, "id": "slow", "op": "call", "tool": "eval",
             "args": {"code": "import time; time.sleep(60)", "timeout": 100}}})
@@ -180,11 +180,11 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]
 
 def test_connect_server_starts_and_talks_to_a_kernel_over_the_websocket(server: dict[str, Any]) -> None:
     with client.connect_server(server["url"], server["token"], timeout=30) as k:
-        assert k.transport.owned  # type: ignore[attr-defined]
+        assert k.transport.owned
         result = k.call("read", {"path": "s.py"})
         assert result.ok and "served = True" in result.text
         assert k.call("eval", {"code": "import os; os.getcwd()"}).text.find(str(server["root"])) >= 0
-        kernel_id = k.transport.kernel_id  # type: ignore[attr-defined]
+        kernel_id = k.transport.kernel_id
         # a second agent attaches to the same kernel by id, with its own session
         with client.connect_server(server["url"], server["token"], kernel_id, timeout=30) as k2:
             assert k2.session != k.session
@@ -198,3 +198,20 @@ def test_connect_server_starts_and_talks_to_a_kernel_over_the_websocket(server: 
 def test_connect_server_with_a_wrong_token_fails_clearly(server: dict[str, Any]) -> None:
     with pytest.raises(client.KernelError):
         client.connect_server(server["url"], "wrong-token", timeout=10)
+
+
+def test_a_dead_kernel_found_by_connection_file_is_reported_by_its_heartbeat(tmp_path: Path) -> None:
+    from jupyter_client.manager import KernelManager
+
+    km = KernelManager(kernel_name="kli", connection_file=str(tmp_path / "kernel-dead.json"))
+    km.start_kernel(cwd=str(tmp_path))
+    try:
+        k = client.connect(str(tmp_path / "kernel-dead.json"), timeout=60)
+        km.provisioner.process.kill()  # type: ignore[union-attr]
+        began = time.monotonic()
+        with pytest.raises(KernelDied):
+            k.call("eval", {"code": "1"})
+        assert time.monotonic() - began < 8
+        k.close()
+    finally:
+        km.shutdown_kernel(now=True)

@@ -37,7 +37,7 @@ def test_html_diff_escapes_file_text() -> None:
     assert "&lt;b&gt;.html" in html
 
 
-def _preview_cell(root: Path, name: str) -> str:
+def _preview_cell(root: Path, name: str) -> tuple[str, str]:
     (root / name).write_text("a = 1\nb = 2\nc = 3\n")
     h = line_hash("b = 2")
     return f"%kli read {name}\n", f"%%kli edit --repair preview\n@@ {name}\n= 2:{h}..2:{h}\n~b = max(2, 3\n"
