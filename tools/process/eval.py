@@ -124,10 +124,14 @@ class _Budget:
 
     @contextlib.contextmanager
     def _alarm(self) -> Iterator[None]:
+        previous_handler: Any = None
+
         def handler(signum: int, frame: FrameType | None) -> None:
             if self.active:
                 self.fired = True
                 raise _Deadline
+            if callable(previous_handler):  # the caller's alarm, landing in our set-up
+                previous_handler(signum, frame)
 
         started = time.monotonic()
         previous_handler = signal.signal(signal.SIGALRM, handler)
