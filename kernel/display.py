@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 
 # A diff longer than this many lines is cut in the HTML view (the JSON keeps the texts).
 MAX_HTML_DIFF_LINES = 2000
+# Texts larger than this (before + after) get no HTML diff: difflib can take seconds on them.
+MAX_HTML_DIFF_CHARS = 512 * 1024
 
 _STYLE = {
     "+": "color:#116329;background:#dafbe1",
@@ -34,13 +36,15 @@ _STYLE = {
 
 def edit_payload(tool: str, result: ToolResult, session: str) -> dict[str, Any]:
     """The ``application/vnd.kli.edit+json`` object of docs/protocol.md."""
+    from kli.kernel.comms import jsonable
+
     return {
         "v": PROTOCOL_VERSION,
         "tool": tool,
         "ok": result.ok,
         "text": result.text,
         "session": session,
-        "files": result.details.get("files", []),
+        "files": jsonable(result.details.get("files", [])),
     }
 
 
@@ -73,7 +77,8 @@ def file_html(change: dict[str, Any]) -> str:
         notes.append(html.escape(str(change["message"])))
     if notes:
         head += f"<div style='color:#57606a'>{' · '.join(notes)}</div>"
-    if change.get("too_large"):
+    size = len(change.get("before") or "") + len(change.get("after") or "")
+    if change.get("too_large") or size > MAX_HTML_DIFF_CHARS:
         return head + "<div><em>diff not shown: file too large</em></div>"
     lines = diff_lines(change)[2:]  # the ---/+++ header repeats the path
     cut = len(lines) > MAX_HTML_DIFF_LINES

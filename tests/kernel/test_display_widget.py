@@ -114,3 +114,11 @@ def test_no_widget_when_the_extension_listens(kernel: Any) -> None:
     assert models == {}
     assert any(EDIT_MIME in o["content"].get("data", {}) for o in outputs)
     kernel.close_comm(ui)
+
+
+def test_huge_texts_get_no_html_diff_but_keep_the_json() -> None:
+    before = "x = 1\n" * 60_000
+    change = file_change("big.py", before, before.replace("x", "y"), "written")
+    assert "diff not shown: file too large" in file_html(change)
+    bundle = edit_bundle("write", ToolResult.success("Wrote big.py", files=[change]), "s1")
+    assert bundle[EDIT_MIME]["files"][0]["after"].startswith("y = 1")
