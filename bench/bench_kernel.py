@@ -54,7 +54,7 @@ def round_trips(rounds: int) -> dict[str, float]:
         for i in range(200):
             fh.write(f"value_{i:03d} = compute({i}, scale=3.5)  # line {i + 1} of the file\n")
     with client.start(cwd=root, label="bench", timeout=60) as k:
-        kc = k.transport.client  # type: ignore[attr-defined]
+        kc = k.transport.client
         for _ in range(20):  # warm up every path
             k.ping()
             k.call("read", {"path": "two_hundred.py"})
