@@ -23,7 +23,6 @@ the 2 MiB skip applies to files reached through a glob or a folder.
 from __future__ import annotations
 
 import os
-import re
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -31,6 +30,7 @@ from typing import Any
 
 from wcmatch import glob as wc_glob
 
+from kli.tools.core import rx as rx_mod
 from kli.tools.core.registry import GATE_READ, Call, Tool
 from kli.tools.core.result import ToolError, ToolResult
 from kli.tools.core.textfile import (
@@ -59,18 +59,29 @@ class _FileHits:
     count: int = 0
 
 
-def match_lines(rx: re.Pattern[str], text: str, base: int, out: _FileHits, keep: int) -> None:
+def match_lines(
+    rx: Any, text: str, base: int, out: _FileHits, keep: int, deadline: float | None = None
+) -> None:
     """Add the 0-based numbers (offset by ``base``) of lines of ``text`` that ``rx`` matches.
 
     ``text`` is whole lines (it ends with ``\\n`` unless it is the file's tail). One
     ``rx.search`` per matching line; non-matching stretches are skipped by the regex engine.
+    With a ``deadline`` (``time.monotonic()``), ``rx`` is a ``kli.tools.core.rx`` pattern and
+    every match call gets the time left: ``TimeoutError`` when a call runs out.
     """
     n = len(text)
     tail_ends_line = n == 0 or text.endswith("\n")
     pos = 0
     line = base
     counted_to = 0
-    search = rx.search
+    if deadline is None:
+        search = rx.search
+    else:
+        clock = time.monotonic
+
+        def search(s: str, p: int, e: int | None = None) -> Any:
+            return rx.search(s, p, e, timeout=rx_mod.budget(deadline, clock()))
+
     while pos <= n:
         m = search(text, pos)
         if m is None:
@@ -122,6 +133,7 @@ class _Scan:
     binary: int = 0
     unreadable: int = 0
     timed_out: bool = False
+    pattern_timeout: str | None = None  # the file where a match call ran out of time
 
 
 def _targets(call: Call, path: str) -> tuple[list[str], bool, walk_mod.WalkResult | None]:
@@ -155,7 +167,7 @@ def _targets(call: Call, path: str) -> tuple[list[str], bool, walk_mod.WalkResul
 
 def _scan(
     call: Call,
-    rx: re.Pattern[str],
+    rx: Any,
     rels: list[str],
     single: bool,
     deadline: float,
@@ -191,7 +203,7 @@ def _scan(
                     continue
                 text = data.decode(ENCODING, ERRORS)  # _read_small already sniffed for NUL
                 scan.searched += 1
-                match_lines(rx, text, 0, hits, keep)
+                match_lines(rx, text, 0, hits, keep, deadline)
                 if hits.count and keep:
                     text_lines = split_lines(text)
             else:
@@ -203,7 +215,7 @@ def _scan(
                     base = 0
                     for block in _chunks(fh, head):
                         chunk = decode(block)
-                        match_lines(rx, chunk, base, hits, keep)
+                        match_lines(rx, chunk, base, hits, keep, deadline)
                         base += chunk.count("\n")
                         if time.monotonic() > deadline:
                             scan.timed_out = True
@@ -211,6 +223,9 @@ def _scan(
         except NotText:
             scan.binary += 1
             continue
+        except TimeoutError:  # before OSError, its base class: the pattern ran out of time
+            scan.pattern_timeout = rel
+            scan.timed_out = True
         except OSError:
             scan.unreadable += 1
             continue
@@ -319,8 +334,8 @@ def _run(call: Call) -> ToolResult:
         notes.append(f"[context clamped to {MAX_CONTEXT} lines.]")
         context = MAX_CONTEXT
     try:
-        rx = re.compile(pattern, re.MULTILINE)
-    except re.error as exc:
+        rx = rx_mod.compile(pattern, rx_mod.MULTILINE)
+    except rx_mod.error as exc:
         where = f" at position {exc.pos}" if exc.pos is not None else ""
         raise ToolError(
             f"search failed: invalid regular expression {pattern!r}: {exc.msg}{where}. "
@@ -375,7 +390,9 @@ def _run(call: Call) -> ToolResult:
     stop = walked.stop_note() if walked is not None else ""
     if stop:
         notes.append(f"[{stop}]")
-    if scan.timed_out:
+    if scan.pattern_timeout is not None:
+        notes.append(rx_mod.timeout_note(walk_mod.MAX_SECONDS, scan.pattern_timeout))
+    elif scan.timed_out:
         notes.append(
             f"[Search stopped at the {walk_mod.MAX_SECONDS:g} s time limit after searching "
             f"{scan.searched} file(s); results are partial. Narrow the path.]"
@@ -394,7 +411,7 @@ def _run(call: Call) -> ToolResult:
         skipped_binary=scan.binary,
         skipped_unreadable=scan.unreadable,
         stopped=(walked.stopped if walked is not None and walked.stopped else None)
-        or ("time" if scan.timed_out else None),
+        or ("pattern_time" if scan.pattern_timeout else "time" if scan.timed_out else None),
     )
 
 

@@ -1,8 +1,10 @@
 """ws_grep — regular-expression search over file contents, line by line.
 
-The spec's engine is RE2; ours is Python's ``re`` standing in for it (RE2 syntax — classes,
+The spec's engine is RE2; ours is Python's ``re`` syntax standing in for it (RE2 syntax — classes,
 ``\\b``, ``(?i)``, alternation, anchors — means the same; ``re`` additionally accepts
-look-around and back-references). A pattern that does not compile is searched as a literal
+look-around and back-references). Matching runs on the ``regex`` package with a time bound
+(``kli.tools.core.rx``): RE2 never backtracks, ``re`` can for minutes, so a pattern that runs
+out of time stops the search with a partial result saying how to retry. A pattern that does not compile is searched as a literal
 substring and the result says so, rather than failing. ``glob=`` and ``path=`` narrow the
 files; at most ``GREP_MAX_HITS`` (50) hits are returned and the cap is announced.
 """
@@ -10,9 +12,10 @@ files; at most ``GREP_MAX_HITS`` (50) hits are returned and the cap is announced
 from __future__ import annotations
 
 import os
-import re
 import time
+from typing import Any
 
+from kli.tools.core import rx as rx_mod
 from kli.tools.core.registry import GATE_READ, Call, Tool
 from kli.tools.core.result import ToolError, ToolResult
 from kli.tools.core.textfile import NotText, read_text
@@ -37,15 +40,15 @@ files, .git and dependency/cache folders. Then ws_read {"path": …, "offset": l
 in context."""
 
 
-def _compile(pattern: str, ignore_case: bool) -> tuple[re.Pattern[str], str | None]:
-    flags = re.IGNORECASE if ignore_case else 0
+def _compile(pattern: str, ignore_case: bool) -> tuple[rx_mod.Pattern, str | None]:
+    flags = rx_mod.IGNORECASE if ignore_case else 0
     try:
-        return re.compile(pattern, flags), None
-    except re.error as exc:
-        return re.compile(re.escape(pattern), flags), str(exc)
+        return rx_mod.compile(pattern, flags), None
+    except rx_mod.error as exc:
+        return rx_mod.compile(rx_mod.escape(pattern), flags), str(exc)
 
 
-def _clip(line: str, m: re.Match[str]) -> str:
+def _clip(line: str, m: Any) -> str:
     line = line.rstrip("\r")
     if len(line) <= HIT_LINE_CHARS:
         return line
@@ -95,7 +98,7 @@ def _run(call: Call) -> ToolResult:
     prefilter = (
         None
         if "\\A" in regex.pattern or "\\Z" in regex.pattern
-        else re.compile(regex.pattern, regex.flags | re.MULTILINE)
+        else rx_mod.compile(regex.pattern, regex.flags | rx_mod.MULTILINE)
     )
     paths, notes, walked = _files(call, call.args.get("path"), call.args.get("glob"))
     hits: list[str] = []
@@ -104,6 +107,8 @@ def _run(call: Call) -> ToolResult:
     skipped_large = 0
     deadline = time.monotonic() + MAX_SECONDS
     timed_out = False
+    pattern_timeout: str | None = None
+    clock = time.monotonic
     for rel in paths:
         if time.monotonic() > deadline:
             timed_out = True
@@ -116,19 +121,25 @@ def _run(call: Call) -> ToolResult:
             text = read_text(real).text
         except (NotText, OSError):
             continue
-        if prefilter is not None and prefilter.search(text) is None:
-            continue
         before = len(hits)
-        for n, line in enumerate(text.split("\n"), 1):
-            m = regex.search(line)
-            if m is None:
+        try:
+            if (
+                prefilter is not None
+                and prefilter.search(text, timeout=rx_mod.budget(deadline, clock())) is None
+            ):
                 continue
-            if len(hits) >= GREP_MAX_HITS:
-                more = True
-                break
-            hits.append(f"{rel}:{n}: {_clip(line, m)}")
+            for n, line in enumerate(text.split("\n"), 1):
+                m = regex.search(line, timeout=rx_mod.budget(deadline, clock()))
+                if m is None:
+                    continue
+                if len(hits) >= GREP_MAX_HITS:
+                    more = True
+                    break
+                hits.append(f"{rel}:{n}: {_clip(line, m)}")
+        except TimeoutError:
+            pattern_timeout = rel
         files_with_hits += len(hits) > before
-        if more:
+        if more or pattern_timeout is not None:
             break
     head: list[str] = []
     if compile_error is not None:
@@ -140,7 +151,9 @@ def _run(call: Call) -> ToolResult:
         notes.append(
             f"[skipped {skipped_large} file(s) larger than {MAX_FILE_BYTES // (1024 * 1024)} MB]"
         )
-    if timed_out:
+    if pattern_timeout is not None:
+        notes.append(rx_mod.timeout_note(MAX_SECONDS, pattern_timeout))
+    elif timed_out:
         notes.append(
             f"[search stopped after {MAX_SECONDS:g}s; results are partial — narrow with path= or glob=]"
         )

@@ -1,0 +1,81 @@
+"""A pathological regular expression cannot hang ``search`` or ``ws_grep``: the match runs with
+a time bound, and the result says the pattern ran out of time and how to retry.
+
+Before the fix (Python's ``re``) each of these calls ran for astronomically long inside one C
+call; the pytest timeout below would fail them.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from kli.tools import Workspace
+from kli.tools.file import walk as walk_mod
+from kli.tools.ws import ws_grep
+
+BUDGET = 1.0
+# regex counts CPU seconds; on two busy cores the wall clock runs up to ~3x that.
+WALL_BOUND = 4 * BUDGET + 6
+
+EVIL = "(a|aa)+b"
+
+
+def _tree(root: Path) -> None:
+    (root / "ok.txt").write_text("needle here\n")
+    (root / "z_long.txt").write_text("start\n" + "a" * 5000 + "\nneedle end\n")
+
+
+@pytest.mark.timeout(90)
+def test_search_with_catastrophic_pattern_stops_in_time_and_says_how_to_retry(
+    ws: Workspace, root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(walk_mod, "MAX_SECONDS", BUDGET)
+    _tree(root)
+    started = time.monotonic()
+    r = ws.call("search", {"pattern": EVIL, "path": "z_long.txt"})
+    elapsed = time.monotonic() - started
+    assert elapsed < WALL_BOUND, elapsed
+    assert r.details["stopped"] == "pattern_time"
+    assert f"ran past the {BUDGET:g} s time limit while matching z_long.txt" in r.text
+    assert "simpler pattern" in r.text and "narrower path" in r.text
+    # The kernel-side state is fine: the next search works normally.
+    r2 = ws.call("search", {"pattern": "needle", "path": "."})
+    assert r2.ok and r2.details["files_matched"] == 2
+
+
+@pytest.mark.timeout(90)
+def test_search_over_a_glob_keeps_matches_found_before_the_timeout(
+    ws: Workspace, root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(walk_mod, "MAX_SECONDS", BUDGET)
+    _tree(root)
+    (root / "ok.txt").write_text("aab\n")
+    started = time.monotonic()
+    r = ws.call("search", {"pattern": EVIL, "path": "**/*.txt"})
+    assert time.monotonic() - started < WALL_BOUND
+    assert "ok.txt (1 matching line)" in r.text  # searched first (sorted), kept
+    assert r.details["stopped"] == "pattern_time"
+
+
+@pytest.mark.timeout(90)
+def test_ws_grep_with_catastrophic_pattern_stops_in_time_and_says_how_to_retry(
+    ws: Workspace, root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(ws_grep, "MAX_SECONDS", BUDGET)
+    _tree(root)
+    started = time.monotonic()
+    r = ws.call("ws_grep", {"pattern": EVIL})
+    assert time.monotonic() - started < WALL_BOUND
+    assert f"ran past the {BUDGET:g} s time limit while matching z_long.txt" in r.text
+    assert "simpler pattern" in r.text
+
+
+def test_invalid_pattern_still_reports_re_syntax_errors(ws: Workspace, root: Path) -> None:
+    _tree(root)
+    r = ws.call("search", {"pattern": "foo(", "path": "ok.txt"})
+    assert not r.ok and "missing ), unterminated subpattern at position 3" in r.text
+    g = ws.call("ws_grep", {"pattern": "foo("})
+    assert "searched for it as a literal string" in g.text
