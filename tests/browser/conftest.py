@@ -176,7 +176,7 @@ def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
         "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
         "--IdentityProvider.token=", "--ServerApp.password=",
         "--ServerApp.disable_check_xsrf=True", f"--ServerApp.root_dir={root}",
-        "--LabApp.expose_app_in_browser=True",
+        "--LabApp.expose_app_in_browser=True", "--JupyterNotebookApp.expose_app_in_browser=True",
         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
     ]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
@@ -247,7 +247,7 @@ def page(browser: Any, lab_server: LabServer, request: pytest.FixtureRequest) ->
     pg = context.new_page()
     console = Console()
     pg.on("console", lambda m: console.errors.append(m.text) if m.type == "error" else None)
-    pg.on("pageerror", lambda e: console.errors.append(f"pageerror: {e}"))
+    pg.on("pageerror", lambda e: console.errors.append(f"pageerror: {e} {e.stack or ''}"))
     pg.kli_console = console
     try:
         yield pg
@@ -303,10 +303,12 @@ class Lab:
         self.server = server
         self.notebook = ""
 
-    def open(self, name: str, cells: list[str] | None = None) -> None:
+    def open(self, name: str, cells: list[str] | None = None, *, ui: str = "lab") -> None:
+        """Open a new notebook ``name`` in JupyterLab (``ui="lab"``) or Notebook 7 (``"notebook"``)."""
         self.notebook = self.server.new_notebook(name, cells)
         # ?reset: a fresh workspace, not the previous test's open notebooks.
-        self.page.goto(f"{self.server.url}/lab/tree/{name}?reset")
+        url = f"/lab/tree/{name}?reset" if ui == "lab" else f"/notebooks/{name}"
+        self.page.goto(self.server.url + url)
         self.page.wait_for_selector(".jp-Notebook .jp-Cell", state="visible")
         deadline = time.monotonic() + KERNEL_START_TIMEOUT
         while not self.page.evaluate(_KERNEL_IDLE_JS):
