@@ -138,6 +138,7 @@ def test_postbuild_installs_kernel_and_prebuilt_extension(binder_env: dict) -> N
     assert json.loads(config.read_text())["MultiKernelManager"]["default_kernel_name"] == "kli"
 
 
+@pytest.mark.kernel
 @pytest.mark.timeout(BUILD_TIMEOUT)
 @pytest.mark.parametrize("name", NOTEBOOKS)
 def test_demo_notebook_runs_top_to_bottom_twice_without_errors(binder_env: dict, name: str) -> None:

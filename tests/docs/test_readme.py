@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 COMMANDS = [
@@ -46,6 +48,7 @@ def test_relative_links_in_readme_and_docs_resolve() -> None:
     assert broken == []
 
 
+@pytest.mark.kernel
 def test_readme_agent_example_runs_as_written(tmp_path: Path) -> None:
     text = README.read_text(encoding="utf-8")
     section = text.split("## An agent in five lines", 1)[1].split("\n## ", 1)[0]
