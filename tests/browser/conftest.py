@@ -326,6 +326,18 @@ class Lab:
             "([c, a]) => window.jupyterapp.commands.execute(c, a)", [command, args or {}]
         )
 
+    def widen_right_sidebar(self, pixels: int) -> None:
+        """Drag the handle between the main area and the right sidebar to the left."""
+        handles = self.page.locator("#jp-main-split-panel > .lm-SplitPanel-handle:visible")
+        box = handles.last.bounding_box()
+        if box is None:
+            return
+        x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+        self.page.mouse.move(x, y)
+        self.page.mouse.down()
+        self.page.mouse.move(x - pixels, y, steps=5)
+        self.page.mouse.up()
+
     def screenshot(self, name: str, locator: Any = None) -> Path:
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         path = ARTIFACTS / f"{name}.png"

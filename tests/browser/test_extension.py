@@ -157,6 +157,7 @@ def test_activity_panel_shows_agent_calls_live_and_accepts_its_preview(lab: Any)
         lab.command("kli-kernel:show-activity")
         panel = lab.page.locator("#kli-activity")
         panel.locator(".kli-Row[data-tool='edit']").first.wait_for()
+        lab.widen_right_sidebar(220)
         assert panel.locator(".kli-Row[data-tool='bash']").count() == 1
 
         # Live: a call made while the panel is open shows as a new row with its diff.
