@@ -15,6 +15,9 @@ from kli.tools.core.result import ToolError
 from kli.tools.core.settings import CONTROL_DIR
 
 SCRATCH_DIR = os.path.join(CONTROL_DIR, "scratch")
+# Linux's limits (bytes): longer names fail in the OS with ENAMETOOLONG, deep in a tool.
+NAME_MAX = 255
+PATH_MAX = 4096
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,7 @@ class Jail:
             raise ToolError("path contains a NUL character; give a plain relative path.")
         joined = path if os.path.isabs(path) else os.path.join(self.root, path)
         lexical = os.path.normpath(joined)
+        self._check_length(path, lexical)
         if not self._inside(lexical):
             if os.path.isabs(path):
                 raise ToolError(
@@ -69,13 +73,29 @@ class Jail:
             self.check_writable(resolved, shown=path)
         return resolved
 
+    @staticmethod
+    def _check_length(path: str, lexical: str) -> None:
+        encoded = os.fsencode(lexical)
+        longest = max((len(part) for part in encoded.split(b"/")), default=0)
+        if longest > NAME_MAX or len(encoded) > PATH_MAX:
+            raise ToolError(
+                f"path is too long ({len(encoded)} bytes; its longest name has {longest}): the "
+                f"file system allows {NAME_MAX} bytes per name and {PATH_MAX} per path. Use a "
+                "shorter path.",
+                error="path_too_long",
+            )
+
     def is_control(self, real: str) -> bool:
-        """True for paths under ``.kli/`` other than ``.kli/scratch/``."""
-        control = os.path.join(self.root, CONTROL_DIR)
-        scratch = os.path.join(self.root, SCRATCH_DIR)
-        in_control = real == control or real.startswith(control + os.sep)
-        in_scratch = real == scratch or real.startswith(scratch + os.sep)
-        return in_control and not in_scratch
+        """True for paths under ``.kli/`` other than ``.kli/scratch/``.
+
+        Names are compared case-insensitively: on a case-insensitive file system (macOS,
+        Windows) ``.KLI/settings.json`` *is* the control file, so every case is refused."""
+        if not (real.startswith(self.root + os.sep) and real != self.root):
+            return False
+        parts = real[len(self.root) + 1 :].split(os.sep)
+        if parts[0].casefold() != CONTROL_DIR:
+            return False
+        return not (len(parts) >= 2 and parts[1].casefold() == "scratch")
 
     def check_writable(self, resolved: Resolved, *, shown: str | None = None) -> None:
         if self.is_control(resolved.real):

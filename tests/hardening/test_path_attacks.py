@@ -1,0 +1,312 @@
+"""Path attacks on the file tools of both profiles: each is refused (or stays inside the root)
+with nothing read from or written outside the root, and nothing written under ``.kli/``.
+
+The tree: ``base/root`` is the workspace, ``base/outside`` holds a secret file and another
+file whose name must never appear in a listing.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kli.tools import Workspace
+
+SECRET = "S3CR3T-CONTENT"
+HIDDEN_NAME = "also_here_outside.txt"
+PWNED = "PWNED-BY-ATTACK"
+
+
+def snapshot(top: Path) -> dict[str, bytes | str]:
+    """Every entry under ``top``: file bytes, symlink targets, directory marks."""
+    out: dict[str, bytes | str] = {}
+    for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
+        for name in dirnames + filenames:
+            p = os.path.join(dirpath, name)
+            rel = os.path.relpath(p, top)
+            if os.path.islink(p):
+                out[rel] = "link:" + os.readlink(p)
+            elif os.path.isdir(p):
+                out[rel] = "dir"
+            else:
+                with open(p, "rb") as fh:
+                    out[rel] = fh.read()
+    return out
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> dict[str, Path]:
+    base = tmp_path
+    root = base / "root"
+    outside = base / "outside"
+    root.mkdir()
+    outside.mkdir()
+    (outside / "outside_secret.txt").write_text(SECRET + "\n")
+    (outside / HIDDEN_NAME).write_text("x\n")
+    (root / "sub").mkdir()
+    (root / "inside.txt").write_text("inside\n")
+    (root / ".kli").mkdir()
+    (root / ".kli" / "settings.json").write_text("{}\n")
+    os.symlink(outside / "outside_secret.txt", root / "link_file")
+    os.symlink(outside, root / "link_dir")
+    os.symlink(root / "chain2", root / "chain1")
+    os.symlink(outside / "outside_secret.txt", root / "chain2")
+    os.symlink("../../outside/outside_secret.txt", root / "sub" / "rel_link")
+    os.symlink("loop2", root / "loop1")
+    os.symlink("loop1", root / "loop2")
+    os.symlink(root / ".kli", root / "ctl_link")
+    os.symlink(root / ".kli" / "settings.json", root / "settings_link")
+    return {"base": base, "root": root, "outside": outside}
+
+
+def escape_paths(tree: dict[str, Path]) -> list[str]:
+    outside = tree["outside"]
+    root = tree["root"]
+    return [
+        "../outside/outside_secret.txt",
+        "sub/../../outside/outside_secret.txt",
+        "./../outside/outside_secret.txt",
+        "sub/./../../outside/outside_secret.txt",
+        "sub/../sub/../../outside/outside_secret.txt",
+        "..//outside//outside_secret.txt",
+        "../outside/../outside/outside_secret.txt",
+        f"{outside}/outside_secret.txt",
+        f"{root}/../outside/outside_secret.txt",
+        f"{root}/sub/../../outside/outside_secret.txt",
+        "link_file",
+        "link_dir/outside_secret.txt",
+        "chain1",
+        "sub/rel_link",
+        "loop1",
+        "..",
+        "../",
+        "../outside",
+        "link_dir",
+        "/",
+        "/etc/passwd",
+        "outside_secret.txt\x00../../outside/outside_secret.txt",
+    ]
+
+
+def control_paths() -> list[str]:
+    return [
+        ".kli/settings.json",
+        "./.kli/settings.json",
+        "x/../.kli/settings.json",
+        "sub/../.kli/settings.json",
+        ".kli/../.kli/settings.json",
+        ".kli/scratch/../settings.json",
+        ".kli//settings.json",
+        "ctl_link/settings.json",
+        "settings_link",
+        ".kli/hooks.json",
+        ".kli/pending/x.json",
+    ]
+
+
+def _read_calls(path: str) -> list[tuple[str, dict[str, Any]]]:
+    return [
+        ("read", {"path": path}),
+        ("search", {"pattern": "S3CR3T", "path": path}),
+        ("ws_read", {"path": path}),
+        ("ws_grep", {"pattern": "S3CR3T", "path": path}),
+        ("find", {"pattern": path}),
+        ("ws_glob", {"pattern": "*", "path": path}),
+        ("ws_list", {"path": path}),
+        ("git_diff", {"path": path}),
+    ]
+
+
+def _write_calls(path: str) -> list[tuple[str, dict[str, Any]]]:
+    return [
+        ("write", {"path": path, "content": PWNED + "\n"}),
+        ("edit", {"input": f"@@ {path}\n+\n~{PWNED}\n"}),
+        ("edit", {"input": f"@@ {path}\n< 1:00\n~{PWNED}\n"}),
+        ("ws_write", {"path": path, "content": PWNED + "\n", "allow_shrink": True}),
+        ("ws_edit", {"path": path, "old_str": SECRET, "new_str": PWNED}),
+        ("ws_patch", {"patch": f"--- a/{path}\n+++ b/{path}\n@@ -1 +1 @@\n-{SECRET}\n+{PWNED}\n"}),
+        ("ws_patch", {"path": path, "patch": f"<<<<<<< SEARCH\n{SECRET}\n=======\n{PWNED}\n>>>>>>> REPLACE\n"}),
+        ("ws_mv", {"src": path, "dst": "moved_in.txt"}),
+        ("ws_mv", {"src": "inside.txt", "dst": path}),
+        ("ws_delete", {"path": path}),
+    ]
+
+
+def _leaks(text: str) -> bool:
+    return SECRET in text or HIDDEN_NAME in text
+
+
+def test_every_escape_is_refused_for_every_reading_tool(tree: dict[str, Path]) -> None:
+    ws = Workspace(str(tree["root"]))
+    before = snapshot(tree["base"])
+    failures = []
+    for path in escape_paths(tree):
+        for tool, args in _read_calls(path):
+            r = ws.call(tool, args)
+            if _leaks(r.text) or _leaks(repr(r.details)):
+                failures.append((tool, path, r.text[:200]))
+            if r.details.get("error") == "internal":
+                failures.append((tool, path, "internal error: " + r.text[:200]))
+    assert failures == []
+    assert snapshot(tree["base"]) == before
+
+
+def test_every_escape_is_refused_for_every_writing_tool(tree: dict[str, Path]) -> None:
+    ws = Workspace(str(tree["root"]))
+    outside_before = snapshot(tree["outside"])
+    base_names = sorted(os.listdir(tree["base"]))
+    failures = []
+    for path in escape_paths(tree):
+        # The session has "read" each path as far as the tools let it (read-before-edit).
+        ws.call("read", {"path": path})
+        ws.call("ws_read", {"path": path})
+        for tool, args in _write_calls(path):
+            r = ws.call(tool, args)
+            # A symlink loop is an entry of the root: moving or deleting the link itself
+            # touches nothing else (the outside check below still applies).
+            if r.ok and not (path == "loop1" and tool in ("ws_mv", "ws_delete")):
+                failures.append((tool, path, r.text[:200]))
+            if r.details.get("error") == "internal":
+                failures.append((tool, path, "internal error: " + r.text[:200]))
+            if snapshot(tree["outside"]) != outside_before:
+                failures.append((tool, path, "changed the outside folder"))
+                outside_before = snapshot(tree["outside"])
+    assert failures == []
+    assert sorted(os.listdir(tree["base"])) == base_names
+    assert (tree["outside"] / "outside_secret.txt").read_text() == SECRET + "\n"
+
+
+def test_every_spelling_of_the_control_directory_is_refused_for_writing(
+    tree: dict[str, Path],
+) -> None:
+    ws = Workspace(str(tree["root"]))
+    kli_before = snapshot(tree["root"] / ".kli")
+    failures = []
+    for path in control_paths():
+        ws.call("read", {"path": path})
+        ws.call("ws_read", {"path": path})
+        for tool, args in _write_calls(path):
+            if tool == "ws_mv" and args["src"] == path:
+                continue  # moving a control file out is covered below
+            r = ws.call(tool, args)
+            if r.ok:
+                failures.append((tool, path, r.text[:200]))
+    # Moving a control file out of .kli/ deletes it there: refused too.
+    for path in control_paths():
+        r = ws.call("ws_mv", {"src": path, "dst": "stolen.json"})
+        if r.ok:
+            failures.append(("ws_mv", path, r.text[:200]))
+    assert failures == []
+    assert snapshot(tree["root"] / ".kli") == kli_before
+
+
+def test_scratch_is_writable_through_every_spelling(tree: dict[str, Path]) -> None:
+    ws = Workspace(str(tree["root"]))
+    for n, path in enumerate([".kli/scratch/a.txt", "./.kli/scratch/b.txt",
+                              "x/../.kli/scratch/c.txt", "ctl_link/scratch/d.txt"]):
+        r = ws.call("write", {"path": path, "content": f"{n}\n"})
+        assert r.ok, (path, r.text)
+    assert sorted(os.listdir(tree["root"] / ".kli" / "scratch")) == ["a.txt", "b.txt", "c.txt", "d.txt"]
+
+
+@pytest.mark.parametrize("path", [".KLI/settings.json", ".Kli/settings.json",
+                                  "sub/../.KLI/hooks.json", ".kLi/pending/x.json"])
+def test_control_directory_in_other_case_is_refused(tree: dict[str, Path], path: str) -> None:
+    """On a case-insensitive file system (macOS, Windows) ``.KLI`` *is* ``.kli``: the jail
+    refuses every case of the name, on every system."""
+    ws = Workspace(str(tree["root"]))
+    for tool, args in _write_calls(path):
+        if tool.startswith("ws_mv") and args["src"] == path:
+            continue
+        r = ws.call(tool, args)
+        assert not r.ok, (tool, path, r.text)
+    assert not any(p.name.lower() == ".kli" and p.name != ".kli" for p in tree["root"].iterdir())
+
+
+@pytest.mark.parametrize("tool,key", [("write", "path"), ("ws_write", "path"), ("read", "path"),
+                                      ("ws_read", "path"), ("ws_delete", "path")])
+@pytest.mark.parametrize("path", ["x" * 300, "d/" * 2100 + "f", "y" * 256 + "/f", "é" * 128])
+def test_very_long_names_get_a_clear_error(tree: dict[str, Path], tool: str, key: str,
+                                           path: str) -> None:
+    ws = Workspace(str(tree["root"]))
+    args: dict[str, Any] = {key: path}
+    if tool in ("write", "ws_write"):
+        args["content"] = "x\n"
+    r = ws.call(tool, args)
+    assert not r.ok
+    assert r.details.get("error") != "internal", r.text
+    assert "too long" in r.text.lower(), r.text
+
+
+def test_names_with_newlines_and_lookalikes_stay_inside_the_root(tree: dict[str, Path]) -> None:
+    """Such names are legal file names: they are written inside the root, never elsewhere."""
+    ws = Workspace(str(tree["root"]))
+    outside_before = snapshot(tree["outside"])
+    names = [
+        "new\nline.txt",
+        "\uff0e\uff0e/outside/x.txt",  # fullwidth dots: a folder named "．．"
+        "\u2025/x.txt",  # two-dot leader
+        "..\u2215outside\u2215x.txt",  # division slash is not a separator
+        "\u2024\u2024/x.txt",  # one-dot leaders
+        "~/x.txt",
+        "$HOME/x.txt",
+        "%2e%2e/x.txt",
+        "..\\outside\\x.txt",
+        " ../x.txt",
+    ]
+    for name in names:
+        r = ws.call("write", {"path": name, "content": "ok\n"})
+        assert r.ok, (name, r.text)
+        assert (tree["root"] / name).read_text() == "ok\n"
+        r = ws.call("ws_write", {"path": name + ".ws", "content": "ok\n"})
+        assert r.ok, (name, r.text)
+    assert snapshot(tree["outside"]) == outside_before
+
+
+def test_hard_link_to_an_outside_file_is_never_written_through(tree: dict[str, Path]) -> None:
+    """Policy (docs/reliability.md): a hard link inside the root is a file of the root — the
+    jail cannot tell where its other names are, so reading it is allowed — but every write
+    replaces the link by a new file (atomic rename), so the outside file keeps its bytes."""
+    root, outside = tree["root"], tree["outside"]
+    target = outside / "outside_secret.txt"
+    os.link(target, root / "hard.txt")
+    ws = Workspace(str(root))
+    assert ws.call("read", {"path": "hard.txt"}).ok
+    assert ws.call("ws_read", {"path": "hard.txt"}).ok
+    calls = [
+        ("write", {"path": "hard.txt", "content": PWNED + "\n"}),
+        ("ws_write", {"path": "hard.txt", "content": PWNED + "\n", "allow_shrink": True}),
+    ]
+    for tool, args in calls:
+        os.unlink(root / "hard.txt")
+        os.link(target, root / "hard.txt")
+        ws.call("read", {"path": "hard.txt"})
+        ws.call("ws_read", {"path": "hard.txt"})
+        r = ws.call(tool, args)
+        assert r.ok, r.text
+        assert (root / "hard.txt").read_text() == PWNED + "\n"
+        assert target.read_text() == SECRET + "\n", tool
+    for tool in ("edit", "ws_edit", "ws_patch"):
+        os.unlink(root / "hard.txt")
+        os.link(target, root / "hard.txt")
+        ws.call("read", {"path": "hard.txt"})
+        ws.call("ws_read", {"path": "hard.txt"})
+        if tool == "edit":
+            from kli.tools.file.anchors import line_hash
+
+            r = ws.call("edit", {"input": f"@@ hard.txt\n= 1:{line_hash(SECRET)}\n~{PWNED}\n"})
+        elif tool == "ws_edit":
+            r = ws.call("ws_edit", {"path": "hard.txt", "old_str": SECRET, "new_str": PWNED})
+        else:
+            r = ws.call("ws_patch", {"path": "hard.txt", "patch":
+                                     f"<<<<<<< SEARCH\n{SECRET}\n=======\n{PWNED}\n>>>>>>> REPLACE\n"})
+        assert r.ok, (tool, r.text)
+        assert (root / "hard.txt").read_text() == PWNED + "\n"
+        assert target.read_text() == SECRET + "\n", tool
+    os.unlink(root / "hard.txt")
+    os.link(target, root / "hard.txt")
+    assert ws.call("ws_delete", {"path": "hard.txt"}).ok
+    assert target.read_text() == SECRET + "\n"
