@@ -111,6 +111,8 @@ export interface IResolvedMsg {
   status: ResolvedStatus;
   text?: string;
   by?: string;
+  /** Refines status: "discarded" (its session closed), an edit error code for "refused"… */
+  reason?: string;
 }
 
 export interface IResultMsg {

@@ -80,10 +80,10 @@ def test_kli_edit_cell_renders_a_diff_with_added_and_removed_lines(lab: Any) -> 
 
 def test_repair_preview_accept_writes_reject_keeps_and_stale_accept_is_refused(lab: Any) -> None:
     root: Path = lab.server.root
-    for name in ("acc.py", "rej.py", "stale.py"):
+    for name in ("acc.py", "rej.py", "stale.py", "else.py"):
         (root / name).write_text(ORIGINAL)
     lab.open("repair.ipynb")
-    lab.run("%kli read acc.py\n%kli read rej.py\n%kli read stale.py").locator(
+    lab.run("%kli read acc.py\n%kli read rej.py\n%kli read stale.py\n%kli read else.py").locator(
         ".jp-OutputArea-output").first.wait_for()
 
     # Accept: the file becomes the candidate the preview showed.
@@ -135,6 +135,18 @@ def test_repair_preview_accept_writes_reject_keeps_and_stale_accept_is_refused(l
     assert view.get_by_role("button", name="Accept").is_disabled()
     assert (root / "stale.py").read_text() == "changed = True\n"
     lab.screenshot("repair-refused", cell)
+
+    # Resolved elsewhere (a magic accepts it): the inline view follows the kernel's `resolved`.
+    cell = lab.run(edit_cell("else.py", "b = 2", "b = max(2, 3", repair="preview"))
+    view = cell.locator(".kli-FileChange")
+    view.locator(".kli-Repair").wait_for()
+    candidate = view.locator(".kli-Repair").get_attribute("data-candidate")
+    lab.run(f"%kli edit --accept-repair {candidate} --path else.py").locator(
+        ".jp-OutputArea-output").first.wait_for()
+    view.locator(".kli-Repair[data-state='written']").wait_for()
+    assert view.locator(".kli-Repair-outcome").inner_text() == "Written (by magic)."
+    assert view.get_by_role("button", name="Accept").is_disabled()
+    assert (root / "else.py").read_text() == "a = 1\nb = max(2, 3)\nc = 3\n"
     assert lab.console_errors() == []
 
 

@@ -66,6 +66,23 @@ describe('merge', () => {
     expect(decisionText(d)).toBe('Refused (by agent): changed');
   });
 
+  it('says a candidate was discarded when its session closed', () => {
+    const d = fromResolved({
+      op: 'resolved',
+      candidate: 'c2',
+      status: 'rejected',
+      by: 'kernel',
+      reason: 'discarded'
+    });
+    expect(d.state).toBe('rejected');
+    expect(decisionText(d)).toBe('Discarded: the session that made it has closed.');
+  });
+
+  it('names who resolved it when it was not this UI', () => {
+    const d = fromResolved({ op: 'resolved', candidate: 'c3', status: 'written', by: 'magic' });
+    expect(decisionText(d)).toBe('Written (by magic).');
+  });
+
   it('starts open with both buttons enabled', () => {
     expect(buttonsEnabled(OPEN)).toBe(true);
     expect(decisionText(OPEN)).toBe('');

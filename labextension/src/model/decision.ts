@@ -10,8 +10,10 @@ export interface IDecision {
   state: DecisionState;
   /** The kernel's words (the result text or the resolved text). */
   text: string;
-  /** Who resolved it, when the kernel said (ui, agent, magic, widget). */
+  /** Who resolved it, when the kernel said (ui, agent, magic, widget, kernel). */
   by: string;
+  /** The kernel's refinement of the state (`discarded`: the owning session closed). */
+  reason?: string;
 }
 
 export const OPEN: IDecision = { state: 'open', text: '', by: '' };
@@ -45,7 +47,7 @@ export function fromReply(action: 'accept' | 'reject', reply: IResultMsg | IErro
 }
 
 export function fromResolved(msg: IResolvedMsg): IDecision {
-  return { state: msg.status, text: msg.text ?? '', by: msg.by ?? '' };
+  return { state: msg.status, text: msg.text ?? '', by: msg.by ?? '', reason: msg.reason };
 }
 
 /**
@@ -73,7 +75,9 @@ export function decisionText(d: IDecision): string {
     case 'written':
       return `Written${by}.`;
     case 'rejected':
-      return `Rejected${by}.`;
+      return d.reason === 'discarded'
+        ? 'Discarded: the session that made it has closed.'
+        : `Rejected${by}.`;
     case 'refused':
       return `Refused${by}: ${d.text || 'the file changed since the preview.'}`;
     case 'failed':
