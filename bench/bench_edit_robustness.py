@@ -164,11 +164,14 @@ def edit_call(case: Case, drift: str, rng: random.Random) -> dict[str, object]:
     elif drift == "blank_dropped":
         old = [ln for ln in old if ln.strip()]
     elif drift == "line_misremembered":
-        same = [i for i, ln in enumerate(old) if ln.strip() and ln in new]
+        # an unchanged line: as many copies in new_str as in old_str
+        same = [i for i, ln in enumerate(old) if ln.strip() and old.count(ln) == new.count(ln)]
         if same:
             i = rng.choice(same)
             wrong = misremember(old[i], rng)
-            new = [wrong if ln == old[i] else ln for ln in new]
+            nth = old[:i].count(old[i])  # the same occurrence in new_str (order is kept)
+            at = [k for k, ln in enumerate(new) if ln == old[i]][nth]
+            new[at] = wrong
             old[i] = wrong
     elif drift == "gutter_pasted":
         numbered = {ln: case.first + 1 + i for i, ln in enumerate(region)}

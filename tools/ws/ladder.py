@@ -506,14 +506,51 @@ def _anchored_replacement(text: str, span: Span, old: str, new: str) -> str:
     return "\n".join(rendered) + ("\n" if trailing and rendered else "")
 
 
+def _edge_newlines(text: str, from_end: bool) -> int:
+    """Line breaks in the whitespace at one end of ``text``."""
+    core = text.rstrip() if from_end else text.lstrip()
+    edge = text[len(core) :] if from_end else text[: len(text) - len(core)]
+    return edge.count("\n")
+
+
+def _absorb_blank_edges(text: str, span: Span, old: str, new: str) -> Span:
+    """For rung 4: when ``new`` starts or ends with more blank lines than ``old`` does, the
+    search text dropped blank lines at its edges too — widen the span over as many blank file
+    lines there, so they are replaced rather than doubled."""
+    start, end = span.start, span.end
+    extra_head = _edge_newlines(new, False) - _edge_newlines(old, False)
+    while extra_head > 0 and start > 0:
+        prev_start = text.rfind("\n", 0, start - 1) + 1
+        if text[prev_start : start - 1].strip():
+            break
+        start, extra_head = prev_start, extra_head - 1
+    extra_tail = _edge_newlines(new, True) - _edge_newlines(old, True)
+    ends_nl = end > 0 and text[end - 1] == "\n"
+    while extra_tail > 0 and end < len(text):
+        # ``end`` is at a line's content end ("\r\n" or "\n" follows) or just past a "\n".
+        probe = end if ends_nl else text.find("\n", end) + 1
+        if probe <= 0 or probe >= len(text):
+            break
+        nl = text.find("\n", probe)
+        line_end = len(text) if nl < 0 else nl
+        if text[probe:line_end].strip():
+            break
+        end = (line_end + 1 if nl >= 0 else line_end) if ends_nl else line_end
+        if not ends_nl and end > probe and text[end - 1] == "\r":
+            end -= 1
+        extra_tail -= 1
+    return Span(start, end, span.first_line, span.last_line, span.reindent, span.crlf)
+
+
 def apply(
     text: str, match: Match, new: str, *, replace_all: bool = False, old: str | None = None
 ) -> tuple[str, int]:
     """The text with ``new`` written over the match; returns ``(text, replacements)``.
 
     With ``old`` given, an anchored (rung 5) match is applied as the line diff ``old`` →
-    ``new`` so the file's own unchanged lines survive; ``DoesNotFit`` when that diff does not
-    fit the span. Raises ``ValueError`` for no match, or for an ambiguous match without
+    ``new`` so the file's own unchanged lines survive (``DoesNotFit`` when that diff does not
+    fit the span), and a blank-line (rung 4) match widens over the blank lines at its edges
+    that ``new`` re-emits. Raises ``ValueError`` for no match, or for an ambiguous match without
     ``replace_all``: an ambiguous match is never applied by accident.
     """
     if match.count == 0:
@@ -521,6 +558,8 @@ def apply(
     if match.count > 1 and not replace_all:
         raise ValueError(f"ambiguous match ({match.count} candidates) without replace_all")
     spans = choose_disjoint(match.spans)
+    if match.rung == BLANK_LINES and old is not None:
+        spans = choose_disjoint([_absorb_blank_edges(text, s, old, new) for s in spans])
     pieces = []
     pos = 0
     for span in spans:

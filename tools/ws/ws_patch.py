@@ -91,6 +91,48 @@ def _best(text: str, hunk: Hunk, window: ladder.Window | None) -> tuple[ladder.M
     return match, hunk.body, False
 
 
+# Context lines a hunk may lose at its edges when nothing else lands it (GNU patch's fuzz);
+# only these rungs may land a trimmed hunk.
+MAX_FUZZ = 2
+FUZZ_RUNGS = (ladder.EXACT, ladder.TRAILING_WS, ladder.INDENTATION)
+FUZZ_NOTE = (
+    "[matched after dropping context line(s) at a hunk's edge that did not match the file — "
+    "verify the result with ws_read]"
+)
+
+
+def _fuzzed(text: str, hunk: Hunk, window: ladder.Window) -> tuple[ladder.Match, Body, int]:
+    """Land an anchored hunk whose edge context drifted: drop up to ``MAX_FUZZ`` context lines
+    from its start and end (never a removed line), tightest first, inside the window. The first
+    trim with any candidate decides: one lands, several refuse."""
+    bodies = [hunk.body] + ([hunk.alt_body] if hunk.alt_body is not None else [])
+    trims = sorted(
+        ((h, t) for h in range(MAX_FUZZ + 1) for t in range(MAX_FUZZ + 1) if h or t),
+        key=lambda ht: (ht[0] + ht[1], ht),
+    )
+    for head, tail in trims:
+        for body in bodies:
+            old_at = [i for i, (tag, _t) in enumerate(body) if tag != "+"]
+            if len(old_at) < head + tail + 2:
+                continue
+            cut_head, cut_tail = old_at[:head], old_at[len(old_at) - tail :]
+            if any(body[i][0] != " " for i in cut_head + cut_tail):
+                continue
+            drop = set(cut_head + cut_tail)
+            trimmed = [entry for i, entry in enumerate(body) if i not in drop]
+            old = [t for tag, t in trimmed if tag != "+"]
+            if sum(1 for t in old if t.strip()) < 2:
+                continue
+            # The trimmed hunk starts ``head`` lines later than its @@ line says.
+            shifted = (window[0] + head, window[1] + head)
+            match = ladder.seek(text, old, whole_lines=True, window=shifted)
+            if match.count and match.rung in FUZZ_RUNGS:
+                return match, trimmed, head + tail
+            if match.count:
+                continue
+    return ladder.Match(None), hunk.body, 0
+
+
 def _split(text: str) -> tuple[list[str], bool]:
     if text == "":
         return [], False
@@ -145,6 +187,9 @@ def plan_file(text: str, hunks: list[Hunk], *, window_lines: int = ANCHOR_WINDOW
                 lo = max(lo, prev[1] + 1)
             window = (lo, expected + window_lines)
         match, body, alt_used = _best(working, hunk, window)
+        fuzz = 0
+        if match.count == 0 and window is not None:
+            match, body, fuzz = _fuzzed(working, hunk, window)
         if match.count == 0:
             report.message = _miss(working, hunk, window, expected, delta, window_lines)
             continue
@@ -171,6 +216,9 @@ def plan_file(text: str, hunks: list[Hunk], *, window_lines: int = ANCHOR_WINDOW
             continue
         lines[a : b + 1] = new_lines
         report.applied, report.rung = True, match.rung
+        if fuzz:
+            report.rung = f"{match.rung}, fuzz {fuzz}"
+            plan.telemetry.append("ws_patch.repair.fuzz")
         report.first, report.last = span.first_line - delta, span.last_line - delta
         plan.telemetry.append(f"ws_patch.hunk.{match.rung}")
         if alt_used:
@@ -388,9 +436,11 @@ def _run(call: Call) -> ToolResult:
         else f"patched {len(rels)} files ({len(reports)} hunk(s)): {', '.join(rels)}"
     )
     notes = []
-    for rung in dict.fromkeys(r.rung for _rel, r in reports):
-        if rung and ladder.NOTES.get(rung):
+    for rung in dict.fromkeys((r.rung or "").split(",")[0] for _rel, r in reports):
+        if ladder.NOTES.get(rung):
             notes.append(ladder.NOTES[rung])
+    if any(", fuzz" in (r.rung or "") for _rel, r in reports):
+        notes.append(FUZZ_NOTE)
     for real in order:
         note = outcome_note(state[real][0].rel, outcomes[real])
         if note:

@@ -167,7 +167,7 @@ def test_removed_line_missing_at_the_anchor_fails_the_hunk() -> None:
 
 def test_failed_hunk_report_and_nothing_written(ws: Workspace, root: Path) -> None:
     (root / "n.py").write_text(NUM)
-    bad = "@@ -150,3 +150,3 @@\n v149 = 1490\n-v150 = 150\n+v150 = 0\n v151 = 151\n"
+    bad = "@@ -150,3 +150,3 @@\n v149 = 149\n-v150 = 999\n+v150 = 0\n v151 = 151\n"
     r = ws.call("ws_patch", {"path": "n.py", "patch": hunk_at(20) + bad + hunk_at(180)})
     assert not r.ok and r.details["error"] == "hunk_failed"
     lines = r.text.splitlines()
@@ -267,3 +267,17 @@ def test_a_failing_patch_never_changes_a_byte(case: tuple[str, str]) -> None:
             assert sorted(os.listdir(tmp)) == ["f.txt"]
         else:
             assert all(h["applied"] for h in r.details["hunks"])
+
+
+def test_drifted_edge_context_is_trimmed_like_gnu_fuzz(ws: Workspace, root: Path) -> None:
+    (root / "n.py").write_text(NUM)
+    patch = "@@ -99,3 +99,3 @@\n v99 = 990\n-v100 = 100\n+v100 = X\n v101 = 101\n"
+    r = ws.call("ws_patch", {"path": "n.py", "patch": patch})
+    assert r.ok, r.text
+    assert "hunk 1 (@@ -99,3 +99,3 @@): anchored@100..101 exact, fuzz 1" in r.text
+    assert r.text.endswith(ws_patch.FUZZ_NOTE)
+    assert (root / "n.py").read_text() == NUM.replace("v100 = 100\n", "v100 = X\n")
+    assert ws.default_session.telemetry["ws_patch.repair.fuzz"] == 1
+    # a removed line is never trimmed away
+    bad = "@@ -99,3 +99,3 @@\n v99 = 99\n-v100 = 1000\n+v100 = Y\n v101 = 101\n"
+    assert not ws.call("ws_patch", {"path": "n.py", "patch": bad}).ok
