@@ -236,8 +236,10 @@ class Console:
     errors: list[str] = field(default_factory=list)
 
     def ours(self) -> list[str]:
-        """Errors that are not the browser's own network noise (favicon, blocked fetches)."""
-        return [e for e in self.errors if "favicon" not in e and "net::ERR_" not in e]
+        """Errors other than the browser's network noise (favicon, blocked fetches) and
+        JupyterLab's own debugger complaint when a kernel restarts under it."""
+        noise = ("favicon", "net::ERR_", "Could not restore the debugger state")
+        return [e for e in self.errors if not any(n in e for n in noise)]
 
 
 @pytest.fixture
@@ -310,10 +312,14 @@ class Lab:
         url = f"/lab/tree/{name}?reset" if ui == "lab" else f"/notebooks/{name}"
         self.page.goto(self.server.url + url)
         self.page.wait_for_selector(".jp-Notebook .jp-Cell", state="visible")
+        self.wait_idle()
+
+    def wait_idle(self) -> None:
+        """Wait until the current notebook's kernel is connected and idle."""
         deadline = time.monotonic() + KERNEL_START_TIMEOUT
         while not self.page.evaluate(_KERNEL_IDLE_JS):
             if time.monotonic() > deadline:
-                raise AssertionError(f"the kernel of {name} did not become idle")
+                raise AssertionError(f"the kernel of {self.notebook} did not become idle")
             self.page.wait_for_timeout(100)
 
     def run(self, source: str) -> Any:

@@ -266,3 +266,20 @@ def test_notebook_7_renders_previews_accepts_them_and_shows_the_panel(lab: Any) 
     ours = [e for e in lab.console_errors() if "/static/notebook/" not in e or "kli" in e]
     assert ours == []
 
+
+
+def test_activity_panel_starts_over_after_a_kernel_restart(lab: Any) -> None:
+    lab.open("restart.ipynb")
+    lab.command("kli-kernel:show-activity")
+    panel = lab.page.locator("#kli-activity")
+    lab.run("%kli bash echo before-restart")
+    panel.locator(".kli-Row", has_text="echo before-restart").wait_for()
+    lab.page.evaluate(
+        "() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.restart()")
+    lab.wait_idle()
+    # The old kernel's calls are gone with it; the new kernel's appear live.
+    panel.locator(".kli-Row", has_text="echo before-restart").wait_for(state="detached")
+    lab.run("%kli bash echo after-restart")
+    panel.locator(".kli-Row", has_text="echo after-restart").wait_for()
+    assert panel.locator(".kli-Activity-where").inner_text().endswith("live")
+    assert lab.console_errors() == []

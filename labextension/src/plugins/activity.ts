@@ -5,6 +5,7 @@
  * notebook page has a right area too) and does nothing harmful where there is no notebook.
  */
 import { ILayoutRestorer, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
+import { ICommandPalette } from '@jupyterlab/apputils';
 import { IEditorLanguageRegistry } from '@jupyterlab/codemirror';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { LabIcon } from '@jupyterlab/ui-components';
@@ -31,12 +32,13 @@ export const activityPlugin: JupyterFrontEndPlugin<void> = {
   description: "The agent's activity: every tool call, pending repair previews, Accept / Reject.",
   autoStart: true,
   requires: [],
-  optional: [INotebookTracker, IEditorLanguageRegistry, ILayoutRestorer],
+  optional: [INotebookTracker, IEditorLanguageRegistry, ILayoutRestorer, ICommandPalette],
   activate: (
     app: JupyterFrontEnd,
     notebooks: INotebookTracker | null,
     languages: IEditorLanguageRegistry | null,
-    restorer: ILayoutRestorer | null
+    restorer: ILayoutRestorer | null,
+    palette: ICommandPalette | null
   ) => {
     const panel = new ActivityPanel(languages);
     panel.title.icon = activityIcon;
@@ -44,8 +46,10 @@ export const activityPlugin: JupyterFrontEndPlugin<void> = {
     restorer?.add(panel, panel.id);
     app.commands.addCommand(SHOW_COMMAND, {
       label: 'Show kli activity',
+      caption: 'Show the kli activity panel: tool calls and pending repair previews',
       execute: () => app.shell.activateById(panel.id)
     });
+    palette?.addItem({ command: SHOW_COMMAND, category: 'kli' });
 
     let watched: NotebookPanel | null = null;
     const follow = (): void => {
