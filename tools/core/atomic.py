@@ -3,21 +3,75 @@
 ``write_many`` makes a multi-file change whole-or-nothing: every temporary file is written and
 flushed before any target is replaced, and if a replace fails part way the targets already
 replaced are put back as they were.
+
+Paths are what the jail resolved: absolute and canonical (no symlink in them when checked).
+Each target's folder is opened once and, where ``/proc`` exists, the opened folder's real path
+must still be that folder — otherwise a symlink was swapped in between the jail's check and the
+write, and ``OSError`` ("changed") is raised with nothing written. Every later step (temporary
+file, replace, reading the old content) goes through the opened folder
+(``/proc/self/fd/N/name``), so a swap after the check cannot redirect the write. A temporary
+file left behind by a process killed mid-write is named ``.NAME.*.kli-tmp`` (``TMP_SUFFIX``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 import tempfile
 from collections.abc import Sequence
 
+TMP_SUFFIX = ".kli-tmp"
+
+
+class _Folders:
+    """Open folder handles for one write, by folder path: ``via(path)`` is the path through
+    the handle (verified), ``close()`` releases them."""
+
+    def __init__(self) -> None:
+        self._open: dict[str, tuple[int, str]] = {}
+
+    def via(self, path: str) -> str:
+        directory = os.path.dirname(path) or "."
+        name = os.path.basename(path)
+        if directory not in self._open:
+            self._open[directory] = _open_folder(directory)
+        return os.path.join(self._open[directory][1], name)
+
+    def close(self) -> None:
+        for fd, _proc in self._open.values():
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self._open.clear()
+
+
+def _open_folder(directory: str) -> tuple[int, str]:
+    os.makedirs(directory, exist_ok=True)
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    proc = f"/proc/self/fd/{fd}"
+    try:
+        actual = os.readlink(proc)
+    except OSError:  # no /proc (macOS): unverified, see docs/reliability.md
+        return fd, directory
+    expected = os.path.abspath(directory)
+    if actual != expected:
+        os.close(fd)
+        raise OSError(
+            errno.ESTALE,
+            f"the folder {expected} changed while it was being written (it now leads to "
+            f"{actual}: a symlink was swapped in?); nothing was written. Check the path and "
+            "retry.",
+        )
+    return fd, proc
+
 
 def _stage(path: str, data: bytes) -> str:
+    """Write ``data`` to a new temporary file beside ``path`` (which may go through a folder
+    handle); return the temporary file's path."""
     directory = os.path.dirname(path) or "."
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".kli-tmp", dir=directory)
+    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=TMP_SUFFIX,
+                               dir=directory)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -39,13 +93,18 @@ def _stage(path: str, data: bytes) -> str:
 
 def write_atomic(path: str, data: bytes) -> None:
     """Replace ``path`` with ``data`` so a reader sees the old file or the new one, never a mix."""
-    tmp = _stage(path, data)
+    folders = _Folders()
     try:
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+        target = folders.via(path)
+        tmp = _stage(target, data)
+        try:
+            os.replace(tmp, target)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+    finally:
+        folders.close()
 
 
 def write_many(changes: Sequence[tuple[str, bytes]]) -> None:
@@ -53,10 +112,19 @@ def write_many(changes: Sequence[tuple[str, bytes]]) -> None:
 
     Raises the first ``OSError`` after restoring whatever was already replaced.
     """
+    folders = _Folders()
+    try:
+        _write_many(changes, folders)
+    finally:
+        folders.close()
+
+
+def _write_many(changes: Sequence[tuple[str, bytes]], folders: _Folders) -> None:
     staged: list[tuple[str, str]] = []
     try:
         for path, data in changes:
-            staged.append((path, _stage(path, data)))
+            target = folders.via(path)
+            staged.append((target, _stage(target, data)))
     except BaseException:
         for _path, tmp in staged:
             with contextlib.suppress(OSError):
@@ -81,7 +149,8 @@ def write_many(changes: Sequence[tuple[str, bytes]]) -> None:
                 if old is None:
                     os.unlink(path)
                 else:
-                    write_atomic(path, old)
+                    tmp_old = _stage(path, old)
+                    os.replace(tmp_old, path)
         for path, tmp in staged:
             if path not in done:
                 with contextlib.suppress(OSError):
