@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from kli.tools import Workspace
 from kli.tools.core.result import ToolResult
@@ -235,3 +238,53 @@ def test_anchored_rung_keeps_lines_the_edit_did_not_change_as_the_file_has_them(
     )
     assert r.ok and r.details["rung"] == "anchored-first-last-line"
     assert (root / "f.py").read_text() == text.replace("gamma = 3\n", "gamma = 30\n")
+
+
+def test_search_output_anchors_are_stripped_too(ws: Workspace, root: Path) -> None:
+    (root / "a.py").write_text("x = 1\ny = 2\n")
+    r = edit(ws, path="a.py", old_str="*1:ab|x = 1\n 2:cd|y = 2", new_str="x = 1\ny = 3")
+    assert r.ok and r.text.endswith(
+        "[stripped read LINE:HH| anchors from old_str — do not include them]"
+    )
+    assert (root / "a.py").read_text() == "x = 1\ny = 3\n"
+
+
+def test_blank_line_rung_replaces_edge_blank_lines_new_str_re_emits(
+    ws: Workspace, root: Path
+) -> None:
+    (root / "a.py").write_text("a = 1\n\nb = 2\n\n\nc = 3\n")
+    # old_str dropped the blank lines; new_str keeps the one between and one after b
+    r = edit(ws, path="a.py", old_str="a = 1\nb = 2", new_str="a = 1\n\nb = 20\n")
+    assert r.ok and r.details["rung"] == "blank-line-insensitive"
+    assert (root / "a.py").read_text() == "a = 1\n\nb = 20\n\n\nc = 3\n"
+
+
+SOURCE_LINES = ["x = 1", "y = 2", "", "if x:", "    x = 1", "    y = 2", "return x"]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(st.sampled_from(SOURCE_LINES), min_size=2, max_size=12),
+    st.integers(0, 11),
+    st.integers(1, 3),
+    st.booleans(),
+)
+def test_repeated_search_text_is_never_applied_without_replace_all(
+    lines: list[str], start: int, size: int, dedent: bool
+) -> None:
+    text = "\n".join(lines) + "\n"
+    start = min(start, len(lines) - 1)
+    old = "\n".join(ln.strip() if dedent else ln for ln in lines[start : start + size])
+    occurrences = sum(1 for i in range(len(text)) if text.startswith(old, i))
+    with tempfile.TemporaryDirectory() as tmp:
+        Path(tmp, "f.py").write_text(text)
+        ws = Workspace(tmp)
+        r = ws.call(
+            "ws_edit",
+            {"path": "f.py", "old_str": old, "new_str": "NEW", "disable_syntax_check": True},
+        )
+        if occurrences >= 2 or (r.ok is False and r.details.get("error") == "ambiguous"):
+            assert not r.ok and Path(tmp, "f.py").read_text() == text
+        if r.ok:
+            assert len(r.details["spans"]) == 1 and r.details["replacements"] == 1
+            assert occurrences <= 1
