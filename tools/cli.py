@@ -3,6 +3,11 @@
     kli call TOOL '{"json": "args"}' [--root DIR] [--profile P]
     kli tools [--profile kli|slmcode|all]
     kli serve --stdio [--root DIR]
+    kli mcp [--start | --newest | --connection-file F | --server-url U] [--transport http]
+
+``mcp`` serves a live kli kernel's tools over the Model Context Protocol
+(``kli.kernel.mcp_server``, imported only when the subcommand runs: the core stays free of
+Jupyter and MCP; ``kli mcp --help`` lists its options).
 
 ``serve --stdio`` reads one JSON request per line — ``{"id": 1, "tool": "read", "args": {...}}``
 (``{"op": "list"}`` returns the specs) — and writes one JSON reply per line, all in one session,
@@ -81,7 +86,17 @@ def main(argv: list[str] | None = None) -> int:
     p_serve.add_argument("--stdio", action="store_true", required=True)
     p_serve.add_argument("--root", default=os.getcwd())
 
-    ns = parser.parse_args(argv)
+    # Its options are kli.kernel.mcp_server's own; they pass through unparsed here.
+    sub.add_parser("mcp", add_help=False,
+                   help="serve a live kli kernel's tools over MCP (see kli mcp --help)")
+
+    ns, rest = parser.parse_known_args(argv)
+    if ns.command == "mcp":
+        from kli.kernel.mcp_server import main as mcp_main
+
+        return mcp_main(rest)
+    if rest:
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
     if ns.command == "tools":
         ws = Workspace(os.getcwd())
         print(json.dumps(ws.specs(None if ns.profile == "all" else ns.profile), indent=2))
