@@ -10,19 +10,59 @@ must still be that folder — otherwise a symlink was swapped in between the jai
 write, and ``OSError`` ("changed") is raised with nothing written. Every later step (temporary
 file, replace, reading the old content) goes through the opened folder
 (``/proc/self/fd/N/name``), so a swap after the check cannot redirect the write. A temporary
-file left behind by a process killed mid-write is named ``.NAME.*.kli-tmp`` (``TMP_SUFFIX``).
+file left behind by a process killed mid-write is named ``.NAME.*.kli-tmp`` (``TMP_SUFFIX``):
+the listing tools skip such names, and the next write of NAME removes those that are stale —
+unchanged for ``STALE_SECONDS`` and not locked (a writer holds ``flock`` on its temporary file
+while it writes it, and the lock dies with the process).
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import os
 import stat
 import tempfile
 from collections.abc import Sequence
 
 TMP_SUFFIX = ".kli-tmp"
+STALE_SECONDS = 60.0
+
+
+def is_temporary(name: str) -> bool:
+    """True for the name of a write's temporary file (listing tools skip these)."""
+    return name.startswith(".") and name.endswith(TMP_SUFFIX)
+
+
+def _clear_stale(directory: str, name: str) -> None:
+    """Remove temporary files of ``name`` left by writers that died (best effort)."""
+    import time
+
+    prefix = "." + name + "."
+    now = time.time()
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return
+    for entry in entries:
+        if not (entry.name.startswith(prefix) and entry.name.endswith(TMP_SUFFIX)):
+            continue
+        try:
+            if not entry.is_file(follow_symlinks=False):
+                continue
+            if now - entry.stat(follow_symlinks=False).st_mtime < STALE_SECONDS:
+                continue
+            fd = os.open(entry.path, os.O_RDONLY | os.O_NOFOLLOW)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # a live writer holds it
+            os.unlink(entry.path)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
 
 
 class _Folders:
@@ -70,9 +110,11 @@ def _stage(path: str, data: bytes) -> str:
     """Write ``data`` to a new temporary file beside ``path`` (which may go through a folder
     handle); return the temporary file's path."""
     directory = os.path.dirname(path) or "."
+    _clear_stale(directory, os.path.basename(path))
     fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=TMP_SUFFIX,
                                dir=directory)
     try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # held while writing: marks the file as live
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()

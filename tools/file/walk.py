@@ -13,7 +13,8 @@ included); directories themselves are never results. Symlinked directories are n
 not even by a plain ``*`` segment (where wcmatch's own glob would enter them); a symlink to a
 file is matched only when its target stays inside the root (the jail's rule). Otherwise the
 results equal ``wcmatch.glob.glob(pattern, flags=GLOB_FLAGS | NODIR)`` (tested).
-Version-control metadata folders (``VCS_DIRS``: ``.git``, ``.hg``, ``.svn``, ``.bzr``,
+Temporary files of interrupted writes (``.NAME.*.kli-tmp``, ``kli.tools.core.atomic``) are
+never results. Version-control metadata folders (``VCS_DIRS``: ``.git``, ``.hg``, ``.svn``, ``.bzr``,
 ``_darcs``) are skipped unless the pattern names one literally (``.git/**``).
 
 The walk visits at most ``max_entries`` directory entries and runs at most ``max_seconds``; when
@@ -37,6 +38,7 @@ import bracex
 from wcmatch import fnmatch as wc_fnmatch
 from wcmatch import glob as wc_glob
 
+from kli.tools.core.atomic import is_temporary
 from kli.tools.core.jail import Jail
 from kli.tools.core.result import ToolError
 
@@ -241,6 +243,8 @@ def walk(
                         if not single(rel, name):
                             continue
                     elif not any(m.match(rel, name) for m in matchers):
+                        continue
+                    if is_temporary(name):  # a killed writer's leftover, never a result
                         continue
                     if entry.is_symlink() and not _inside(jail, os.path.realpath(entry.path)):
                         continue

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 
+from kli.tools.core.atomic import is_temporary
 from kli.tools.core.registry import GATE_READ, Call, Tool
 from kli.tools.core.result import ToolError, ToolResult
 from kli.tools.ws.common import compact_json, human_size
@@ -36,7 +37,8 @@ def _run(call: Call) -> ToolResult:
             error="not_a_directory",
         )
     try:
-        entries = list(os.scandir(real))
+        # A killed writer's temporary file (.NAME.*.kli-tmp) is not an entry of the project.
+        entries = [e for e in os.scandir(real) if not is_temporary(e.name)]
     except OSError as exc:
         raise ToolError(f"ws_list: cannot list {rel} ({exc.strerror}).") from None
     if not entries:
