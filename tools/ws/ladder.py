@@ -194,7 +194,9 @@ def seek(
         spans = keep(_exact_substring(text, old, lines))
         if spans:
             return Match(EXACT, tuple(spans), False)
-    rungs: list[tuple[str, Callable[[_Lines, list[str], bool], list[Span]]]] = [
+    # 0-based indices a candidate's first line may have (the window, else every line).
+    starts = range(0, len(lines.text)) if window is None else range(window[0] - 1, window[1])
+    rungs: list[tuple[str, Callable[[_Lines, list[str], bool, range], list[Span]]]] = [
         (EXACT, _exact_lines),
         (TRAILING_WS, _trailing_ws),
         (INDENTATION, _indentation),
@@ -204,7 +206,7 @@ def seek(
     for rung, finder in rungs:
         if rung == EXACT and not whole_lines:
             continue
-        spans = keep(finder(lines, needle, ends_nl))
+        spans = keep(finder(lines, needle, ends_nl, starts))
         if spans:
             return Match(rung, tuple(spans), True)
     return Match(None, (), whole_lines)
@@ -248,32 +250,36 @@ def _span(
     )
 
 
-def _exact_lines(lines: _Lines, needle: list[str], ends_nl: bool) -> list[Span]:
+def _clip(starts: range, stop: int) -> range:
+    return range(max(starts.start, 0), min(starts.stop, stop))
+
+
+def _exact_lines(lines: _Lines, needle: list[str], ends_nl: bool, starts: range) -> list[Span]:
     n = len(needle)
     out = []
     # Line terminators are not content: a run of lines equal to the needle's is exact.
-    for i in range(len(lines.text) - n + 1):
+    for i in _clip(starts, len(lines.text) - n + 1):
         if lines.text[i : i + n] == needle:
             out.append(_span(lines, i, i + n - 1, ends_nl, None))
     return out
 
 
-def _trailing_ws(lines: _Lines, needle: list[str], ends_nl: bool) -> list[Span]:
+def _trailing_ws(lines: _Lines, needle: list[str], ends_nl: bool, starts: range) -> list[Span]:
     want = [ln.rstrip() for ln in needle]
     n = len(want)
     have = [ln.rstrip() for ln in lines.text]
     return [
         _span(lines, i, i + n - 1, ends_nl, None)
-        for i in range(len(have) - n + 1)
+        for i in _clip(starts, len(have) - n + 1)
         if have[i : i + n] == want
     ]
 
 
-def _indentation(lines: _Lines, needle: list[str], ends_nl: bool) -> list[Span]:
+def _indentation(lines: _Lines, needle: list[str], ends_nl: bool, starts: range) -> list[Span]:
     want, old_indent = _dedent(needle)
     n = len(want)
     out = []
-    for i in range(len(lines.text) - n + 1):
+    for i in _clip(starts, len(lines.text) - n + 1):
         window = lines.text[i : i + n]
         got, file_indent = _dedent(window)
         if got == want:
@@ -281,7 +287,7 @@ def _indentation(lines: _Lines, needle: list[str], ends_nl: bool) -> list[Span]:
     return out
 
 
-def _blank_lines(lines: _Lines, needle: list[str], ends_nl: bool) -> list[Span]:
+def _blank_lines(lines: _Lines, needle: list[str], ends_nl: bool, starts: range) -> list[Span]:
     want, old_indent = _dedent([ln for ln in needle if ln.strip()])
     n = len(want)
     if n == 0:
@@ -289,6 +295,8 @@ def _blank_lines(lines: _Lines, needle: list[str], ends_nl: bool) -> list[Span]:
     nonblank = [i for i, ln in enumerate(lines.text) if ln.strip()]
     out = []
     for k in range(len(nonblank) - n + 1):
+        if nonblank[k] not in starts:
+            continue
         idxs = nonblank[k : k + n]
         got, file_indent = _dedent([lines.text[i] for i in idxs])
         if got == want:
@@ -296,7 +304,7 @@ def _blank_lines(lines: _Lines, needle: list[str], ends_nl: bool) -> list[Span]:
     return out
 
 
-def _anchored(lines: _Lines, needle: list[str], ends_nl: bool) -> list[Span]:
+def _anchored(lines: _Lines, needle: list[str], ends_nl: bool, starts: range) -> list[Span]:
     body = [ln for ln in needle if ln.strip()]
     if len(body) < ANCHOR_MIN_LINES:
         return []
@@ -308,8 +316,8 @@ def _anchored(lines: _Lines, needle: list[str], ends_nl: bool) -> list[Span]:
     stripped = [ln.strip() for ln in lines.text]
     old_first_indent = _indent(body[0])
     out = []
-    for i, line in enumerate(stripped):
-        if line != first:
+    for i in _clip(starts, len(stripped)):
+        if stripped[i] != first:
             continue
         lo = i + max(1, n - 1 - slack)
         hi = min(len(stripped) - 1, i + n - 1 + slack)
