@@ -288,3 +288,28 @@ def test_repeated_search_text_is_never_applied_without_replace_all(
         if r.ok:
             assert len(r.details["spans"]) == 1 and r.details["replacements"] == 1
             assert occurrences <= 1
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.text(alphabet="ab 1|:\n\r\t", max_size=60),
+    st.text(alphabet="ab 1|:\n\r\t", max_size=20),
+    st.text(alphabet="ab 1|:\n\r\t", max_size=20),
+    st.booleans(),
+)
+def test_any_edit_gets_an_answer_and_a_refusal_changes_nothing(
+    text: str, old: str, new: str, replace_all: bool
+) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp, "f.txt")
+        path.write_bytes(text.encode())
+        r = Workspace(tmp).call(
+            "ws_edit", {"path": "f.txt", "old_str": old, "new_str": new, "replace_all": replace_all}
+        )
+        assert r.details.get("error") != "internal", r.details.get("traceback")
+        if not r.ok:
+            assert path.read_bytes() == text.encode()
+        elif old in text and not replace_all:
+            # an exact unique match replaces exactly that text
+            assert text.count(old) == 1
+            assert path.read_bytes() == text.replace(old, new).encode()

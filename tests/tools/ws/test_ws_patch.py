@@ -281,3 +281,39 @@ def test_drifted_edge_context_is_trimmed_like_gnu_fuzz(ws: Workspace, root: Path
     # a removed line is never trimmed away
     bad = "@@ -99,3 +99,3 @@\n v99 = 99\n-v100 = 1000\n+v100 = Y\n v101 = 101\n"
     assert not ws.call("ws_patch", {"path": "n.py", "patch": bad}).ok
+
+
+DIFFISH = [
+    "@@ -1,3 +1,3 @@",
+    "@@ -0,0 +1 @@",
+    "@@ @@",
+    "--- a/f.txt",
+    "+++ b/f.txt",
+    "+++ /dev/null",
+    "--- /dev/null",
+    " alpha",
+    "-beta",
+    "+gamma",
+    "",
+    "prose here",
+    "<<<<<<< SEARCH",
+    "=======",
+    ">>>>>>> REPLACE",
+    "SEARCH",
+    "REPLACE",
+    "```diff",
+    "```",
+    "\\ No newline at end of file",
+    "     3|    delta",
+    "-     4|beta",
+]
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(DIFFISH), min_size=1, max_size=14))
+def test_any_patch_text_gets_an_answer_never_an_internal_error(lines: list[str]) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        Path(tmp, "f.txt").write_text("alpha\nbeta\n    delta\nbeta\n")
+        r = Workspace(tmp).call("ws_patch", {"path": "f.txt", "patch": "\n".join(lines)})
+        assert r.details.get("error") != "internal", r.details.get("traceback")
+        assert r.text
