@@ -13,6 +13,7 @@ wall time can exceed it; it is still bounded. See docs/reliability.md.
 from __future__ import annotations
 
 import re
+import warnings
 from typing import Any
 
 import regex
@@ -30,7 +31,9 @@ def compile(pattern: str, flags: int = 0) -> Pattern:
     """Compile ``pattern`` with ``re`` semantics; raises ``rx.error`` (``re.error``: ``.msg``,
     ``.pos``). The syntax is ``re``'s — ``re`` checks it first, so its error messages are the
     ones the model sees — and ``regex`` (``VERSION0``) runs it."""
-    re.compile(pattern, flags & _RE_FLAGS)
+    with warnings.catch_warnings():  # re's FutureWarnings (nested sets) are noise here
+        warnings.simplefilter("ignore", FutureWarning)
+        re.compile(pattern, flags & _RE_FLAGS)
     try:
         return regex.compile(pattern, flags | regex.VERSION0)
     except regex.error as exc:  # re accepts it but regex does not (rare)

@@ -1,0 +1,161 @@
+"""Every registered tool, called with random arguments, returns a result (never an internal
+error, never an exception out of ``Workspace.call``), and nothing changes outside the root or
+under ``.kli/`` (other than the scratch and checkpoint folders the tools own).
+
+Process tools are fuzzed with their gates denied (``capabilities`` grants only the file gates):
+the call must come back ``denied`` and run nothing. The search regex path gets random regular
+expressions: a result or a ``bad_regex`` error, within the time bound.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kli.tools import Workspace
+from kli.tools.core.registry import GATE_EVAL, GATE_EXEC
+from kli.tools.file import walk as walk_mod
+from kli.tools.registry import REGISTRY
+from kli.tools.ws import ws_grep
+
+from .conftest import examples
+
+FILE_GATES = ["file/read", "file/write", "file/edit"]
+SAFE = {"capabilities": FILE_GATES}
+_PATHS = st.sampled_from(["a.py", "sub/b.txt", ".", "sub", "**/*.py", "*", "new.txt", "../x",
+                          "/etc/passwd", ".kli/settings.json", ".kli/scratch/s.txt", "", "a.py/x",
+                          "sub/../a.py", "\x00", "nope/none.txt"])
+_JSONISH = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(-10**12, 10**12), st.floats(allow_nan=True),
+              st.text(max_size=20), _PATHS),
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=6), inner, max_size=3)),
+    max_leaves=6,
+)
+
+
+def _value_for(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
+    kind = schema.get("type")
+    if "enum" in schema:
+        return st.one_of(st.sampled_from(schema["enum"]), _JSONISH)
+    if kind == "string":
+        return st.one_of(_PATHS, st.text(max_size=40), _JSONISH)
+    if kind == "integer":
+        return st.one_of(st.integers(-5, 3000), st.integers(), _JSONISH)
+    if kind == "boolean":
+        return st.one_of(st.booleans(), _JSONISH)
+    if kind == "array":
+        return st.one_of(st.lists(st.one_of(st.text(max_size=10),
+                                             st.dictionaries(st.text(max_size=5), _JSONISH, max_size=3)),
+                                  max_size=4), _JSONISH)
+    return _JSONISH
+
+
+@st.composite
+def _args(draw: st.DrawFn, name: str) -> Any:
+    tool = REGISTRY.tools[name]
+    props: dict[str, Any] = tool.parameters.get("properties", {})
+    if draw(st.integers(0, 9)) == 0:
+        return draw(_JSONISH)  # not even an object
+    args: dict[str, Any] = {}
+    for key, schema in props.items():
+        if draw(st.booleans()):
+            args[key] = draw(_value_for(schema))
+    for alias in tool.aliases:
+        if draw(st.integers(0, 5)) == 0:
+            args[alias] = draw(_value_for({"type": "string"}))
+    if draw(st.integers(0, 5)) == 0:
+        args[draw(st.text(max_size=8))] = draw(_JSONISH)
+    return args
+
+
+def _snapshot(top: Path) -> dict[str, bytes]:
+    out = {}
+    for dirpath, dirnames, files in os.walk(top):
+        dirnames[:] = [d for d in dirnames if d not in ("checkpoints", "scratch")]
+        for name in files:
+            p = os.path.join(dirpath, name)
+            if os.path.islink(p):
+                continue
+            with open(p, "rb") as fh:
+                out[os.path.relpath(p, top)] = fh.read()
+    return out
+
+
+def _make_tree(base: Path) -> Path:
+    root = base / "root"
+    (root / "sub").mkdir(parents=True)
+    (root / ".kli").mkdir()
+    (root / ".kli" / "settings.json").write_text('{"capabilities": %s}\n' % str(FILE_GATES).replace("'", '"'))
+    (root / "a.py").write_text("def f():\n    return 1\n")
+    (root / "sub" / "b.txt").write_text("hello\nworld\n")
+    (base / "outside.txt").write_text("outside\n")
+    return root
+
+
+TOOL_NAMES = sorted(REGISTRY.tools)
+
+
+@pytest.mark.parametrize("name", TOOL_NAMES)
+def test_random_arguments_get_a_result_and_touch_nothing_outside(
+    tmp_path_factory: pytest.TempPathFactory, name: str
+) -> None:
+    base = tmp_path_factory.mktemp("fz")
+    root = _make_tree(base)
+    ws = Workspace(str(root), settings=SAFE)
+    ws.call("read", {"path": "a.py"})
+    ws.call("ws_read", {"path": "a.py"})
+    outside_before = (base / "outside.txt").read_bytes()
+    control_before = _snapshot(root / ".kli")
+    tool = REGISTRY.tools[name]
+
+    @settings(max_examples=examples(0.5))
+    @given(_args(name))
+    def run(args: Any) -> None:
+        r = ws.call(name, args)
+        assert isinstance(r.text, str)
+        assert r.details.get("error") != "internal", (args, r.text, r.details.get("traceback"))
+        if tool.gate in (GATE_EXEC, GATE_EVAL):
+            assert not r.ok
+            assert r.details.get("error") in ("denied", "bad_arguments"), r.text
+        assert (base / "outside.txt").read_bytes() == outside_before
+        assert _snapshot(root / ".kli") == control_before
+        assert sorted(os.listdir(base)) == ["outside.txt", "root"]
+
+    run()
+
+
+_REGEX_ATOMS = st.sampled_from(
+    ["a", "b", ".", "\\", "(", ")", "[", "]", "{", "}", "*", "+", "?", "|", "^", "$", "\\d",
+     "\\w", "\\s", "\\b", "(?i)", "(?=", "(?!", "(?<=", "(?P<n>", "(?P=n)", "\\1", "{2,}",
+     "{,3}", "[^", "-", "\\Z", "\\A", "(?:", "é", "\\p{L}", "(?x)", "#", "\n"]
+)
+_REGEX = st.lists(_REGEX_ATOMS, max_size=14).map("".join)
+
+
+@settings(max_examples=examples(3))
+@given(_REGEX, st.booleans())
+def test_random_regexes_get_a_result_or_a_bad_regex_error_in_time(
+    tmp_path_factory: pytest.TempPathFactory, pattern: str, glob: bool
+) -> None:
+    root = _make_tree(tmp_path_factory.mktemp("rx"))
+    (root / "long.txt").write_text("a" * 3000 + "\n" + "ab" * 500 + "\n")
+    ws = Workspace(str(root))
+    old = walk_mod.MAX_SECONDS, ws_grep.MAX_SECONDS
+    walk_mod.MAX_SECONDS = ws_grep.MAX_SECONDS = 0.5
+    try:
+        started = time.monotonic()
+        r = ws.call("search", {"pattern": pattern, "path": "**/*" if glob else "long.txt"})
+        g = ws.call("ws_grep", {"pattern": pattern})
+        elapsed = time.monotonic() - started
+    finally:
+        walk_mod.MAX_SECONDS, ws_grep.MAX_SECONDS = old
+    assert r.details.get("error") in (None, "bad_regex"), r.text
+    assert r.ok or r.details["error"] == "bad_regex"
+    assert g.details.get("error") is None or (pattern == "" and g.details["error"] == "bad_arguments"), g.text
+    assert elapsed < 30, (pattern, elapsed)
