@@ -9,6 +9,7 @@ expressions: a result or a ``bad_regex`` error, within the time bound.
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from pathlib import Path
@@ -91,7 +92,7 @@ def _make_tree(base: Path) -> Path:
     root = base / "root"
     (root / "sub").mkdir(parents=True)
     (root / ".kli").mkdir()
-    (root / ".kli" / "settings.json").write_text('{"capabilities": %s}\n' % str(FILE_GATES).replace("'", '"'))
+    (root / ".kli" / "settings.json").write_text(json.dumps({"capabilities": FILE_GATES}) + "\n")
     (root / "a.py").write_text("def f():\n    return 1\n")
     (root / "sub" / "b.txt").write_text("hello\nworld\n")
     (base / "outside.txt").write_text("outside\n")
