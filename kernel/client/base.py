@@ -20,6 +20,8 @@ AGENT_TARGET = "kli.agent"
 DEFAULT_TIMEOUT = 330.0
 # How often, while waiting, the kernel's liveness is checked.
 ALIVE_EVERY = 1.0
+RESTARTED = ("the kernel restarted while waiting for {what}: its image and this connection's "
+             "session (read anchors, pending previews) are gone; connect again.")
 
 
 class KernelError(RuntimeError):
@@ -78,6 +80,7 @@ class AgentClient:
         self._ids = itertools.count(1)
         self._status = "unknown"
         self._closed = False
+        self._restarted = False
         self.session: str | None = None
         self.tools: list[str] = []
         self.transport.send_shell("comm_open", {"comm_id": self.comm_id,
@@ -98,6 +101,8 @@ class AgentClient:
         """Send one request (an id is added) and return the reply naming it."""
         if self._closed:
             raise KernelError("this client is closed; connect again.")
+        if self._restarted:
+            raise KernelDied(RESTARTED.format(what="this request"))
         rid = next(self._ids)
         self.transport.send_shell("comm_msg", {"comm_id": self.comm_id,
                                                "data": {"v": 1, "id": rid, **data}})
@@ -171,6 +176,11 @@ class AgentClient:
                 state = content.get("execution_state")
                 if state == "dead":
                     raise KernelDied(f"the kernel died while waiting for {what}.")
+                if state in ("restarting", "starting") and self.session is not None:
+                    # A new kernel process (a Jupyter server or gateway restarted a dead one):
+                    # it has no comm of ours, so a request would go unanswered until timeout.
+                    self._restarted = True
+                    raise KernelDied(RESTARTED.format(what=what))
                 self._status = state or self._status
                 continue
             if msg_type == "comm_close" and content.get("comm_id") == self.comm_id:
