@@ -109,6 +109,52 @@ def test_kli_mcp_with_server_url_drives_the_kernel_behind_the_gateway(stack: Sta
         http_json(f"{stack.server_url}/api/kernels/{kernel_id}", SERVER_TOKEN, "DELETE")
 
 
+def test_a_kernel_the_gateway_restarts_is_reported_then_reattached(stack: Stack) -> None:
+    """The gateway restarts a killed kernel under the same id: an attached client learns it at
+    its next call (no wait until the timeout), and kli mcp reports it, then reattaches."""
+    import signal
+    import time
+
+    import anyio
+    from mcp import Client, StdioServerParameters
+    from mcp_types import Implementation
+
+    kernel_id = http_json(f"{stack.server_url}/api/kernels", SERVER_TOKEN, "POST",
+                          {"name": "kli"})["id"]
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "kli.tools.cli", "mcp", "--server-url", stack.server_url,
+              "--server-token", SERVER_TOKEN, "--kernel-id", kernel_id], env=stack.env)
+
+    def text(result: Any) -> str:
+        return "\n".join(c.text for c in result.content)
+
+    async def body() -> None:
+        with anyio.fail_after(120):
+            async with Client(params, client_info=Implementation(name="gw-agent", version="1")) as c:
+                pid = int(_value(text(await c.call_tool("eval", {"code": "import os\nos.getpid()"}))))
+                with client.connect_server(stack.server_url, SERVER_TOKEN, kernel_id,
+                                           timeout=CALL_TIMEOUT) as direct:
+                    os.kill(pid, signal.SIGKILL)
+                    began = time.monotonic()
+                    with pytest.raises(client.KernelDied, match=r"restarted|died"):
+                        await anyio.to_thread.run_sync(
+                            lambda: direct.call("eval", {"code": "1"}))
+                    assert time.monotonic() - began < 20
+                died = await c.call_tool("eval", {"code": "1"})
+                assert died.is_error and "the kernel died while running eval" in text(died)
+                assert "restarts a dead kernel by itself" in text(died)
+                back = await c.call_tool("eval", {"code": "import os\nos.getpid()"})
+                assert not back.is_error, text(back)
+                new_pid = int(_value(text(back)))
+                assert new_pid != pid and new_pid in stack.gateway_kernel_pids()
+
+    try:
+        anyio.run(body)
+    finally:
+        http_json(f"{stack.server_url}/api/kernels/{kernel_id}", SERVER_TOKEN, "DELETE")
+
+
 def test_stopping_the_server_and_the_gateway_leaves_no_process_behind(stack: Stack) -> None:
     http_json(f"{stack.server_url}/api/kernels", SERVER_TOKEN, "POST", {"name": "kli"})
     kernels = stack.gateway_kernel_pids()
