@@ -33,3 +33,18 @@ def examples(scale: float = 1.0) -> int:
     if LONG_EXAMPLES:
         return LONG_EXAMPLES
     return max(5, int(settings().max_examples * scale))
+
+
+# -- real kernels -------------------------------------------------------------------------------
+# The kernel tests' harness (tests/kernel/conftest.py) is reused: loaded by path, since the test
+# folders are not packages.
+import importlib.util as _ilu  # noqa: E402
+from pathlib import Path as _Path  # noqa: E402
+
+_spec = _ilu.spec_from_file_location(
+    "kli_kernel_test_harness", _Path(__file__).resolve().parents[1] / "kernel" / "conftest.py"
+)
+assert _spec is not None and _spec.loader is not None
+kernel_harness = _ilu.module_from_spec(_spec)
+_spec.loader.exec_module(kernel_harness)
+kli_kernelspec = kernel_harness.kli_kernelspec  # the session fixture that installs the spec
