@@ -2,7 +2,8 @@
 
 The design card keeps ``tools/`` and ``kernel/`` at the top of the repository, while the
 installed import names are ``kli.tools`` and ``kli.kernel`` (``kli`` itself is a namespace
-package, so nothing called ``tools`` or ``kernel`` is installed at top level). Data files —
+package, so nothing called ``tools`` or ``kernel`` is installed at top level). ``client/`` is
+the public name ``kli.client`` of the agent client implemented in ``kli.kernel.client``. Data files —
 the kernelspec and the prebuilt JupyterLab extension — are installed under
 ``share/jupyter`` so ``jupyter kernelspec list`` and ``jupyter labextension list`` see them.
 """
@@ -14,7 +15,7 @@ import os
 from setuptools import setup
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SOURCES = {"kli.tools": "tools", "kli.kernel": "kernel", "kli.client": "kernel/client"}
+SOURCES = {"kli.tools": "tools", "kli.kernel": "kernel", "kli.client": "client"}
 
 
 def _packages() -> list[str]:
@@ -24,13 +25,7 @@ def _packages() -> list[str]:
         if not os.path.isfile(os.path.join(base, "__init__.py")):
             continue
         for dirpath, dirnames, filenames in os.walk(base):
-            dirnames[:] = sorted(
-                d
-                for d in dirnames
-                if not d.startswith((".", "__"))
-                # a folder mapped to its own import name is not also a subpackage here
-                and os.path.relpath(os.path.join(dirpath, d), HERE) not in SOURCES.values()
-            )
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith((".", "__")))
             if "__init__.py" in filenames:
                 rel = os.path.relpath(dirpath, base)
                 found.append(name if rel == "." else name + "." + rel.replace(os.sep, "."))

@@ -1,4 +1,4 @@
-"""kli.client — attach an agent to a kli kernel and call its tools.
+"""kli.kernel.client — attach an agent to a kli kernel and call its tools (public name: kli.client).
 
     from kli import client
     with client.start() as k:                    # launch and own a kernel

@@ -1,0 +1,36 @@
+"""kli.client — attach an agent to a kli kernel and call its tools.
+
+    from kli import client
+    with client.start() as k:                    # launch and own a kernel
+        r = k.call("read", {"path": "a.py"})     # -> ToolResult
+    k = client.connect()                         # the newest running kernel (or a connection file)
+    k = client.connect_server(url, token)        # through a Jupyter server's websocket
+
+The implementation lives in ``kli.kernel.client``; this package is its public name.
+"""
+
+from kli.kernel.client import (
+    DEFAULT_TIMEOUT,
+    AgentClient,
+    KernelDied,
+    KernelError,
+    KernelTimeout,
+    ProtocolError,
+    ToolResult,
+    connect,
+    connect_server,
+    start,
+)
+
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "AgentClient",
+    "KernelDied",
+    "KernelError",
+    "KernelTimeout",
+    "ProtocolError",
+    "ToolResult",
+    "connect",
+    "connect_server",
+    "start",
+]
