@@ -15,6 +15,7 @@ bound to 127.0.0.1 on a free port without a token; screenshots go to tests/artif
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -131,13 +132,26 @@ def _settings(settings_dir: Path) -> None:
     )
 
 
-@pytest.fixture(scope="session")
-def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
+class LabUnavailable(Exception):
+    """Something the server needs is missing (not an error of the code under test)."""
+
+
+class LabFailed(Exception):
+    """JupyterLab did not start."""
+
+
+@contextlib.contextmanager
+def start_lab_server(base: Path) -> Iterator[LabServer]:
+    """A JupyterLab with the kli kernel and the extension, in folders under ``base``.
+
+    Uses the installed extension when KLI_TEST_INSTALLED_WHEEL is set and one is installed,
+    else the checkout's build with a kernelspec running this Python. Stops the server (and its
+    kernels) on exit.
+    """
     try:
         import jupyterlab  # noqa: F401
-    except ImportError:
-        _unavailable("jupyterlab is not installed")
-    base = tmp_path_factory.mktemp("lab")
+    except ImportError as err:
+        raise LabUnavailable("jupyterlab is not installed") from err
     root = base / "root"
     runtime = base / "runtime"
     share = base / "share" / "jupyter"
@@ -158,7 +172,7 @@ def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
         # The checkout's build and a kernelspec running this very Python, ahead of anything
         # installed (JUPYTER_PATH comes first in Jupyter's search path).
         if not (BUILD_OUTPUT / "package.json").is_file():
-            _unavailable(f"the extension is not built ({BUILD_OUTPUT}); run npm run build")
+            raise LabUnavailable(f"the extension is not built ({BUILD_OUTPUT}); run npm run build")
         (share / "labextensions").mkdir()
         (share / "labextensions" / EXTENSION_NAME).symlink_to(BUILD_OUTPUT)
         spec_dir = share / "kernels" / "kli"
@@ -188,17 +202,17 @@ def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
         deadline = time.monotonic() + SERVER_START_TIMEOUT
         while True:
             if proc.poll() is not None:
-                pytest.fail(f"JupyterLab exited ({proc.returncode}):\n{log.read_text()[-3000:]}")
+                raise LabFailed(f"JupyterLab exited ({proc.returncode}):\n{log.read_text()[-3000:]}")
             try:
                 server.api("GET", "/api/status")
                 break
-            except (urllib.error.URLError, ConnectionError, OSError):
+            except (urllib.error.URLError, ConnectionError, OSError) as err:
                 if time.monotonic() > deadline:
-                    pytest.fail(f"JupyterLab did not start:\n{log.read_text()[-3000:]}")
+                    raise LabFailed(f"JupyterLab did not start:\n{log.read_text()[-3000:]}") from err
                 time.sleep(0.25)
         specs = server.api("GET", "/api/kernelspecs")["kernelspecs"]
         if "kli" not in specs:
-            _unavailable("the kli kernelspec is not installed")
+            raise LabUnavailable("the kli kernelspec is not installed")
         yield server
     finally:
         try:
@@ -211,6 +225,17 @@ def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+@pytest.fixture(scope="session")
+def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
+    try:
+        with start_lab_server(tmp_path_factory.mktemp("lab")) as server:
+            yield server
+    except LabUnavailable as why:
+        _unavailable(str(why))
+    except LabFailed as why:
+        pytest.fail(str(why))
 
 
 @pytest.fixture(scope="session")

@@ -4,17 +4,20 @@
  */
 import { Compartment, EditorState, Extension, RangeSetBuilder } from '@codemirror/state';
 import { Decoration, EditorView, WidgetType, lineNumbers } from '@codemirror/view';
-import { MergeView, unifiedMergeView } from '@codemirror/merge';
+import { DiffConfig, MergeView, unifiedMergeView } from '@codemirror/merge';
 import type { IEditorLanguageRegistry } from '@jupyterlab/codemirror';
 import { jupyterTheme } from '@jupyterlab/codemirror';
 import { Widget } from '@lumino/widgets';
 import type { IDiffModel } from '../model/diff';
+import { lineFirstDiff } from '../model/chardiff';
 import type { IRange } from '../model/marks';
 
 export type DiffMode = 'unified' | 'split';
 
 /** Unchanged stretches longer than this collapse, keeping this many lines of context. */
 const COLLAPSE = { margin: 3, minSize: 6 };
+
+const DIFF_CONFIG: DiffConfig = { override: lineFirstDiff };
 
 class DeletionMark extends WidgetType {
   constructor(readonly note: string) {
@@ -134,7 +137,8 @@ export class DiffView extends Widget {
               highlightChanges: true,
               gutter: true,
               syntaxHighlightDeletions: true,
-              collapseUnchanged: COLLAPSE
+              collapseUnchanged: COLLAPSE,
+              diffConfig: DIFF_CONFIG
             }),
             marksExtension(m.marks)
           ]
@@ -151,7 +155,8 @@ export class DiffView extends Widget {
         },
         highlightChanges: true,
         gutter: true,
-        collapseUnchanged: COLLAPSE
+        collapseUnchanged: COLLAPSE,
+        diffConfig: DIFF_CONFIG
       });
       this._splitLangA = langA;
     }
