@@ -81,6 +81,7 @@ class AgentClient:
         self._status = "unknown"
         self._closed = False
         self._restarted = False
+        self._kernel_session: str | None = None  # the kernel process's message session id
         self.session: str | None = None
         self.tools: list[str] = []
         self.transport.send_shell("comm_open", {"comm_id": self.comm_id,
@@ -183,12 +184,20 @@ class AgentClient:
                     raise KernelDied(RESTARTED.format(what=what))
                 self._status = state or self._status
                 continue
+            sender = (msg.get("header") or {}).get("session")
+            if msg_type == "iopub_welcome" and self._kernel_session and sender \
+                    and sender != self._kernel_session:
+                # Every kernel process has its own session id: a welcome from another one
+                # means the kernel was restarted behind the same ports (connection file).
+                self._restarted = True
+                raise KernelDied(RESTARTED.format(what=what))
             if msg_type == "comm_close" and content.get("comm_id") == self.comm_id:
                 raise ProtocolError(
                     "the kernel closed the kli.agent comm — it is not a kli kernel, or its "
                     "comm target failed. Start the kernel with kernel_name='kli'.", "closed")
             if msg_type != "comm_msg" or content.get("comm_id") != self.comm_id:
                 continue
+            self._kernel_session = self._kernel_session or sender
             data = content.get("data")
             if isinstance(data, dict) and (match(data) or (data.get("op") == "error"
                                                           and data.get("id") is None)):
