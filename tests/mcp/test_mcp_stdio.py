@@ -259,6 +259,31 @@ def test_own_kernel_killed_gives_a_clear_error_then_a_fresh_kernel(tmp_path: Pat
     assert pid_gone(pids[1])
 
 
+def test_a_notebook_kernel_restarted_is_reported_then_reattached(tmp_path: Path,
+                                                                 notebook: Notebook) -> None:
+    """JupyterLab's Kernel > Restart keeps the connection file: the call that meets the new
+    kernel says so (at once, not after the call timeout), the next call attaches to it."""
+    from mcp import Client
+
+    async def body() -> None:
+        params = stdio_params(tmp_path, "--connection-file", notebook.connection_file)
+        async with Client(params, client_info=client_info()) as c:
+            await c.call_tool("eval", {"code": "kept = 1"})
+            old = notebook.pid
+            notebook.km.restart_kernel(now=True)
+            began = time.monotonic()
+            died = await c.call_tool("eval", {"code": "kept"})
+            assert time.monotonic() - began < 10
+            assert died.is_error
+            text = text_of(died)
+            assert "the kernel died while running eval" in text and "restarted" in text
+            assert "the next call reconnects to it" in text
+            back = await c.call_tool("eval", {"code": "import os\nos.getpid()"})
+            assert not back.is_error and kernel_pid(text_of(back)) == notebook.pid != old
+
+    run(body, timeout=90)
+
+
 def test_newest_kernel_killed_gives_a_clear_error_then_the_new_newest_is_attached(
         tmp_path: Path) -> None:
     from mcp import Client
