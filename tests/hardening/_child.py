@@ -52,6 +52,26 @@ def write_forever(root: str, size: int) -> None:
         n += 1
 
 
+
+
+def bash_output(root: str, nbytes: int) -> None:
+    """Run ``yes | head -c NBYTES`` through the bash tool; report the child's peak memory."""
+    import time
+
+    from kli.tools import Workspace
+
+    ws = Workspace(root)
+    ws.call("bash", {"command": "true"})
+    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    started = time.monotonic()
+    r = ws.call("bash", {"command": f"yes | head -c {nbytes}", "timeout": 300})
+    elapsed = time.monotonic() - started
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(json.dumps({"ok": r.ok, "text_len": len(r.text), "tail": r.text[-600:],
+                      "seconds": elapsed, "base_kib": base, "peak_kib": peak,
+                      "details": {k: v for k, v in r.details.items() if isinstance(v, (int, str, bool))}}))
+
+
 if __name__ == "__main__":
     name = sys.argv[1]
     args = json.loads(sys.argv[2])
