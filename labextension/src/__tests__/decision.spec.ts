@@ -28,6 +28,20 @@ describe('fromReply', () => {
     expect(decisionText(d)).toBe('Refused: a.lisp changed since the preview; edit it again.');
   });
 
+  it('a candidate the kernel does not know is no longer pending, and final', () => {
+    const d = fromReply('accept', {
+      op: 'result',
+      id: 4,
+      ok: false,
+      text: 'unknown repair candidate c9',
+      details: { error: 'unknown_candidate' }
+    });
+    expect(d.state).toBe('gone');
+    expect(isFinal(d)).toBe(true);
+    expect(buttonsEnabled(d)).toBe(false);
+    expect(decisionText(d)).toBe('No longer pending: unknown repair candidate c9');
+  });
+
   it('other failures leave the buttons usable', () => {
     const d = fromReply('accept', {
       op: 'error',

@@ -4,7 +4,8 @@
  */
 import type { IErrorMsg, IResolvedMsg, IResultMsg } from '../protocol';
 
-export type DecisionState = 'open' | 'busy' | 'written' | 'rejected' | 'refused' | 'failed';
+export type DecisionState =
+  'open' | 'busy' | 'written' | 'rejected' | 'refused' | 'gone' | 'failed';
 
 export interface IDecision {
   state: DecisionState;
@@ -20,7 +21,9 @@ export const OPEN: IDecision = { state: 'open', text: '', by: '' };
 
 /** Final states: the buttons stay disabled. */
 export function isFinal(d: IDecision): boolean {
-  return d.state === 'written' || d.state === 'rejected' || d.state === 'refused';
+  return (
+    d.state === 'written' || d.state === 'rejected' || d.state === 'refused' || d.state === 'gone'
+  );
 }
 
 /** The buttons are usable only while the preview is open or the last attempt failed to reach it. */
@@ -42,6 +45,10 @@ export function fromReply(action: 'accept' | 'reject', reply: IResultMsg | IErro
   }
   const details = reply.op === 'result' ? (reply.details ?? {}) : {};
   const code = String(details.error ?? details.status ?? '');
+  if (code === 'unknown_candidate') {
+    // Resolved already, or made by a kernel that has since restarted: nothing to decide.
+    return { state: 'gone', text, by: 'ui' };
+  }
   const refused = action === 'accept' && (REFUSAL.test(code) || REFUSAL.test(text));
   return { state: refused ? 'refused' : 'failed', text, by: 'ui' };
 }
@@ -80,6 +87,8 @@ export function decisionText(d: IDecision): string {
         : `Rejected${by}.`;
     case 'refused':
       return `Refused${by}: ${d.text || 'the file changed since the preview.'}`;
+    case 'gone':
+      return `No longer pending: ${d.text || 'the kernel does not know this preview.'}`;
     case 'failed':
       return `Failed: ${d.text || 'no answer from the kernel.'}`;
   }

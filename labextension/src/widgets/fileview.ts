@@ -20,7 +20,8 @@ export interface IFileViewOptions {
 const STATUS_AFTER: Record<string, string> = {
   written: 'written',
   rejected: 'rejected',
-  refused: 'refused: the file changed since the preview'
+  refused: 'refused: the file changed since the preview',
+  gone: 'no longer pending'
 };
 
 export class FileChangeView extends Widget {
@@ -85,7 +86,7 @@ export class FileChangeView extends Widget {
     const after = STATUS_AFTER[decision.state];
     if (after) {
       this.node.dataset.status = decision.state;
-      this._setStatus(decision.state === 'refused' ? 'refused' : decision.state, after);
+      this._setStatus(decision.state, after);
     }
   }
 
