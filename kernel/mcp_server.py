@@ -447,6 +447,9 @@ def build_server(bridge: Bridge) -> Any:
     from mcp.shared.exceptions import MCPError
 
     known: dict[str, set[str]] = {}
+    # Input schemas of the last listing, for the SDK's per-call header validation on modern
+    # streamable HTTP (without it, the SDK would run tools/list — a kernel round trip — per call).
+    schemas: dict[str, dict[str, Any]] = {}
 
     async def in_thread(fn: Callable[[], Any]) -> Any:
         return await anyio.to_thread.run_sync(fn, abandon_on_cancel=True)
@@ -456,6 +459,7 @@ def build_server(bridge: Bridge) -> Any:
         key = _session_key(ctx, name)
         specs = await in_thread(lambda: bridge.specs(key, SESSION_PREFIX + name))
         known[key] = {s["name"] for s in specs}
+        schemas.update({s["name"]: s.get("parameters") or {"type": "object"} for s in specs})
         return types.ListToolsResult(tools=[
             types.Tool(name=s["name"], description=s.get("description") or "",
                        input_schema=s.get("parameters") or {"type": "object"})
@@ -480,6 +484,7 @@ def build_server(bridge: Bridge) -> Any:
         return types.CallToolResult(content=[types.TextContent(text=text)], is_error=is_error)
 
     return Server(SERVER_NAME, version=_version(), instructions=INSTRUCTIONS,
+                  get_tool_input_schema=schemas.get,
                   on_list_tools=list_tools, on_call_tool=call_tool)
 
 

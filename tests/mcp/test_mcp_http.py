@@ -17,7 +17,7 @@ import pytest
 
 from kli.tools.file.anchors import line_hash
 
-from .helpers import HttpServer, kernel_pid, pid_gone, run, text_of
+from .helpers import CLIENT_NAME, HttpServer, Notebook, kernel_pid, pid_gone, run, text_of
 
 pytestmark = [pytest.mark.kernel, pytest.mark.mcp]
 
@@ -148,3 +148,27 @@ def test_sigterm_stops_the_server_and_its_kernel(tmp_path: Path) -> None:
         code = s.stop()
     assert code == 0
     assert pid_gone(pid), "the server's own kernel outlived the server"
+
+
+def test_http_calls_share_one_kernel_session_shown_in_the_activity_panel(
+        tmp_path: Path, notebook: Notebook) -> None:
+    root = tmp_path / "root"
+    (root / "s.py").write_text("s = 1\n")
+    h = line_hash("s = 1")
+    s = HttpServer(tmp_path, "--connection-file", notebook.connection_file)
+    try:
+        async def body() -> None:
+            async with s.client() as c:
+                assert not (await c.call_tool("read", {"path": "s.py"})).is_error
+                edit = await c.call_tool("edit", {"input": f"@@ s.py\n= 1:{h}..1:{h}\n~s = 2\n"})
+                assert not edit.is_error, text_of(edit)  # the read's anchors were this session's
+
+        run(body)
+    finally:
+        s.stop()
+    edit = notebook.wait(lambda d: d.get("op") == "event" and d["event"]["tool"] == "edit")
+    events = [d["event"] for d in notebook.seen if d.get("op") == "event"]
+    assert {e["session"] for e in events} == {edit["event"]["session"]}
+    assert {e["session_label"] for e in events} == {f"mcp: {CLIENT_NAME}"}
+    assert [e["tool"] for e in events] == ["read", "edit"]
+    assert (root / "s.py").read_text() == "s = 2\n"
