@@ -145,17 +145,20 @@ class OwnKernel(Target):
         self.km = km
 
     def connect(self, label: str) -> AgentClient:
-        if self.km is None or not self.km.has_kernel:
-            raise KernelError("kli mcp has no kernel running (starting it failed); retry the "
-                              "call to start one.")
-        if not self.km.is_alive():
+        with self.lock:
+            if self.km is None:  # an earlier start failed: try again now
+                self.start()
+            km = self.km
+        if not km.is_alive():
             raise KernelDied("the kernel process has exited")
-        return AgentClient(_OwnedTransport(self.km), label=label, timeout=DEFAULT_TIMEOUT)
+        return AgentClient(_OwnedTransport(km), label=label, timeout=DEFAULT_TIMEOUT)
 
     def recovery(self) -> str:
         return "retry the call: kli mcp starts a fresh kernel."
 
     def _recover(self) -> str:
+        if self.km is not None and self.km.is_alive():  # only a connection broke
+            return "kli mcp's kernel is still running; the next call reconnects to it."
         self._shutdown()
         try:
             self.start()
@@ -367,15 +370,16 @@ class Bridge:
             except ProtocolError as exc:
                 return ToolResult.error(f"kli mcp: the kernel refused the {tool} request "
                                         f"({exc.code}): {exc}", error="protocol")
-            except KernelError as exc:  # the connection broke: the same as a death for us
-                return self._died(conn, generation, tool, str(exc))
+            except KernelError as exc:  # the connection broke: reconnect as after a death
+                return self._died(conn, generation, tool, str(exc), "lost its connection")
 
-    def _died(self, conn: _Conn, generation: int, tool: str, why: str) -> ToolResult:
+    def _died(self, conn: _Conn, generation: int, tool: str, why: str,
+              what: str = "died") -> ToolResult:
         _close_quietly(conn.client)
         conn.client = None
         recovery = self.target.died(generation)
         return ToolResult.error(
-            f"kli mcp: the kernel died while running {tool} ({self.target.description}; "
+            f"kli mcp: the kernel {what} while running {tool} ({self.target.description}; "
             f"{why.rstrip('.')}). The call's outcome is unknown. Recovery: {recovery}",
             error="kernel_died")
 
@@ -562,14 +566,23 @@ def http_app(bridge: Bridge, token: str) -> Any:
                                                  host="127.0.0.1"), token)
 
 
-async def serve_http(bridge: Bridge, token: str, port: int, out: Any = None) -> None:
+def listen(port: int) -> socket.socket:
+    """A listening socket on 127.0.0.1 (``port`` 0: any free port)."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(("127.0.0.1", port))
+        sock.listen(128)
+    except OSError:
+        sock.close()
+        raise
+    sock.set_inheritable(False)
+    return sock
+
+
+async def serve_http(bridge: Bridge, token: str, sock: socket.socket, out: Any = None) -> None:
     import uvicorn
 
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", port))
-    sock.listen(128)
-    sock.set_inheritable(False)
     url = f"http://127.0.0.1:{sock.getsockname()[1]}{HTTP_PATH}"
     out = out or sys.stdout
     print(f"kli mcp: streamable HTTP at {url}", file=out)
@@ -631,20 +644,30 @@ def main(argv: list[str] | None = None) -> int:
         parser().error("--kernel-id needs --server-url")
     import anyio
 
+    sock = None
+    if ns.transport == "http":
+        try:  # before a kernel starts, so a busy port costs nothing
+            sock = listen(ns.port)
+        except OSError as exc:
+            print(f"kli mcp: cannot listen on 127.0.0.1:{ns.port}: {exc.strerror or exc}; "
+                  "choose another --port (0 picks a free one).", file=sys.stderr)
+            return 1
     target = target_from(ns)
     try:
         target.start()
     except Exception as exc:
         print(f"kli mcp: could not start a kernel: {type(exc).__name__}: {exc}", file=sys.stderr)
+        if sock is not None:
+            sock.close()
         return 1
     bridge = Bridge(target, ns.profile)
     # SIGTERM (a client stopping the server) unwinds like Ctrl-C, so an owned kernel is shut
     # down rather than left running.
     signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
-        if ns.transport == "http":
+        if sock is not None:
             token = ns.token or secrets.token_urlsafe(24)
-            anyio.run(serve_http, bridge, token, ns.port)
+            anyio.run(serve_http, bridge, token, sock)
         else:
             anyio.run(serve_stdio, bridge)
     except KeyboardInterrupt:

@@ -172,3 +172,21 @@ def test_http_calls_share_one_kernel_session_shown_in_the_activity_panel(
     assert {e["session_label"] for e in events} == {f"mcp: {CLIENT_NAME}"}
     assert [e["tool"] for e in events] == ["read", "edit"]
     assert (root / "s.py").read_text() == "s = 2\n"
+
+
+def test_a_busy_port_is_refused_before_any_kernel_starts(tmp_path: Path) -> None:
+    import socket
+    import subprocess
+
+    from .helpers import mcp_command, server_env
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen(1)
+        port = busy.getsockname()[1]
+        out = subprocess.run(mcp_command("--transport", "http", "--port", str(port),
+                                         "--root", str(tmp_path)),
+                             capture_output=True, text=True, timeout=30, env=server_env(tmp_path))
+    assert out.returncode == 1
+    assert f"cannot listen on 127.0.0.1:{port}" in out.stderr and "--port" in out.stderr
+    assert "Kernel is running" not in out.stderr  # no kernel was started
