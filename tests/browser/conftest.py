@@ -263,7 +263,8 @@ class Console:
     def ours(self) -> list[str]:
         """Errors other than the browser's network noise (favicon, blocked fetches) and
         JupyterLab's own debugger complaint when a kernel restarts under it."""
-        noise = ("favicon", "net::ERR_", "Could not restore the debugger state")
+        noise = ("favicon", "net::ERR_", "Could not restore the debugger state",
+                 "Canceled future for debug_request")
         return [e for e in self.errors if not any(n in e for n in noise)]
 
 

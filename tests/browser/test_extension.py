@@ -283,3 +283,23 @@ def test_activity_panel_starts_over_after_a_kernel_restart(lab: Any) -> None:
     panel.locator(".kli-Row", has_text="echo after-restart").wait_for()
     assert panel.locator(".kli-Activity-where").inner_text().endswith("live")
     assert lab.console_errors() == []
+
+
+def test_activity_panel_follows_the_current_notebook(lab: Any) -> None:
+    lab.open("one.ipynb")
+    lab.command("kli-kernel:show-activity")
+    panel = lab.page.locator("#kli-activity")
+    lab.run("%kli bash echo in-notebook-one")
+    panel.locator(".kli-Row", has_text="echo in-notebook-one").wait_for()
+    lab.server.new_notebook("two.ipynb")
+    lab.command("docmanager:open", {"path": "two.ipynb"})
+    lab.page.wait_for_selector(".kli-Activity-where:has-text('two.ipynb')")
+    lab.wait_idle()
+    lab.run("%kli bash echo in-notebook-two")
+    panel.locator(".kli-Row", has_text="echo in-notebook-two").wait_for()
+    assert panel.locator(".kli-Row", has_text="in-notebook-one").count() == 0
+    lab.command("docmanager:open", {"path": "one.ipynb"})
+    panel.locator(".kli-Row", has_text="echo in-notebook-one").wait_for()
+    assert panel.locator(".kli-Row", has_text="in-notebook-two").count() == 0
+    assert panel.locator(".kli-Activity-where").inner_text().startswith("one.ipynb")
+    assert lab.console_errors() == []
