@@ -162,10 +162,13 @@ def test_activity_panel_shows_agent_calls_live_and_accepts_its_preview(lab: Any)
     agent = client.connect(str(lab.server.connection_file(lab.notebook)), label="test agent",
                            timeout=30)
     try:
-        # Before the panel opens: replayed by the kernel's hello when it does.
+        # Before this page's comm exists (the page reloads): replayed by the kernel's hello.
         assert agent.call("read", {"path": "early.py"}).ok
         h = line_hash("b = 2")
         assert agent.call("edit", {"input": f"@@ early.py\n= 2:{h}..2:{h}\n~b = 20\n"}).ok
+        lab.page.reload()
+        lab.page.wait_for_selector(".jp-Notebook .jp-Cell", state="visible")
+        lab.wait_idle()
         lab.command("kli-kernel:show-activity")
         panel = lab.page.locator("#kli-activity")
         panel.locator(".kli-Row[data-tool='edit']").first.wait_for()
