@@ -6,6 +6,7 @@ import {
   fromReply,
   fromResolved,
   isFinal,
+  matchPending,
   merge
 } from '../model/decision';
 
@@ -100,5 +101,38 @@ describe('merge', () => {
   it('starts open with both buttons enabled', () => {
     expect(buttonsEnabled(OPEN)).toBe(true);
     expect(decisionText(OPEN)).toBe('');
+  });
+});
+
+describe('matchPending', () => {
+  const pending = [
+    {
+      candidate: 'c1',
+      path: 'a.py',
+      file: { path: 'a.py', status: 'preview', after: 'x = (1)\n' }
+    },
+    { candidate: 'c2', path: 'b.py' }
+  ];
+
+  it('matches the same id, path and candidate text', () => {
+    expect(matchPending(pending, { candidate: 'c1', path: 'a.py', after: 'x = (1)\n' })).toBe(
+      'match'
+    );
+    expect(matchPending(pending, { candidate: 'c2', path: 'b.py', after: 'anything' })).toBe(
+      'match'
+    );
+  });
+
+  it('refuses an id reused by the kernel for another preview', () => {
+    expect(matchPending(pending, { candidate: 'c1', path: 'other.py', after: null })).toBe(
+      'mismatch'
+    );
+    expect(matchPending(pending, { candidate: 'c1', path: 'a.py', after: 'y = [2]\n' })).toBe(
+      'mismatch'
+    );
+  });
+
+  it('leaves an id the kernel does not list to the kernel', () => {
+    expect(matchPending(pending, { candidate: 'c9', path: 'a.py', after: null })).toBe('unknown');
   });
 });

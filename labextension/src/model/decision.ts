@@ -2,7 +2,7 @@
  * The state of one repair preview's Accept / Reject, from the user's click to the kernel's
  * answer (the reply to the request and, for every UI, the `resolved` message). Pure.
  */
-import type { IErrorMsg, IResolvedMsg, IResultMsg } from '../protocol';
+import type { ICandidate, IErrorMsg, IResolvedMsg, IResultMsg } from '../protocol';
 
 export type DecisionState =
   'open' | 'busy' | 'written' | 'rejected' | 'refused' | 'gone' | 'failed';
@@ -92,4 +92,35 @@ export function decisionText(d: IDecision): string {
     case 'failed':
       return `Failed: ${d.text || 'no answer from the kernel.'}`;
   }
+}
+
+/** What a preview shown on screen is: its candidate id, file path and candidate text. */
+export interface IPreviewIdentity {
+  candidate: string;
+  path: string;
+  after: string | null;
+}
+
+/**
+ * Whether the kernel's pending candidate with this id is the preview on screen. Candidate ids
+ * restart with the kernel, so an old notebook output may name an id that now belongs to
+ * another preview: `mismatch` then, and Accept must not send it. `unknown` when the kernel
+ * lists no such id (resolved already, or not announced yet): the kernel decides.
+ */
+export function matchPending(
+  pending: ICandidate[],
+  preview: IPreviewIdentity
+): 'match' | 'mismatch' | 'unknown' {
+  const c = pending.find(p => p.candidate === preview.candidate);
+  if (!c) {
+    return 'unknown';
+  }
+  if (c.path !== preview.path) {
+    return 'mismatch';
+  }
+  const after = c.file?.after;
+  if (typeof after === 'string' && preview.after !== null && after !== preview.after) {
+    return 'mismatch';
+  }
+  return 'match';
 }

@@ -72,7 +72,12 @@ export class FileChangeView extends Widget {
     }
 
     if (model.candidate && options.lookup) {
-      const controls = new RepairControls(model.candidate, model.reasonText, options.lookup);
+      const preview = {
+        candidate: model.candidate,
+        path: model.path,
+        after: typeof file.after === 'string' ? file.after : null
+      };
+      const controls = new RepairControls(preview, model.reasonText, options.lookup);
       controls.decisionChanged.connect(this._onDecision, this);
       this.repair = controls;
       layout.addWidget(controls);

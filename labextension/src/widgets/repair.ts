@@ -12,7 +12,9 @@ import {
   buttonsEnabled,
   decisionText,
   fromReply,
+  IPreviewIdentity,
   fromResolved,
+  matchPending,
   merge
 } from '../model/decision';
 import type { IResolvedMsg } from '../protocol';
@@ -22,13 +24,14 @@ export type ConnectionLookup = () => UiConnection | null;
 
 export class RepairControls extends Widget {
   constructor(
-    readonly candidate: string,
+    readonly preview: IPreviewIdentity,
     reasonText: string,
     private readonly _lookup: ConnectionLookup
   ) {
     super();
+    this.candidate = preview.candidate;
     this.addClass('kli-Repair');
-    this.node.dataset.candidate = candidate;
+    this.node.dataset.candidate = preview.candidate;
     const reason = document.createElement('p');
     reason.className = 'kli-Repair-reason';
     reason.textContent = reasonText
@@ -46,6 +49,8 @@ export class RepairControls extends Widget {
     this.node.append(reason, buttons);
     this._update();
   }
+
+  readonly candidate: string;
 
   get decision(): IDecision {
     return this._decision;
@@ -104,6 +109,14 @@ export class RepairControls extends Widget {
       this.apply({
         state: 'failed',
         text: 'no kernel for this notebook.',
+        by: 'ui'
+      });
+      return;
+    }
+    if (matchPending(conn.state.pending, this.preview) === 'mismatch') {
+      this.apply({
+        state: 'gone',
+        text: 'the kernel has another preview under this id (it restarted since).',
         by: 'ui'
       });
       return;
