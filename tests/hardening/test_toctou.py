@@ -90,3 +90,42 @@ def test_atomic_write_refuses_a_folder_that_is_not_the_checked_one(tmp_path: Pat
     with pytest.raises(OSError, match="changed"):
         atomic.write_many([(checked, b"x")])
     assert os.listdir(outside) == []
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("tool", ["read", "ws_read", "search", "ws_grep", "ws_edit"])
+def test_symlink_swapped_in_between_check_and_read_never_reads_outside(
+    tmp_path: Path, tool: str
+) -> None:
+    root = tmp_path / "root"
+    outside = tmp_path / "outside"
+    (root / "sw").mkdir(parents=True)
+    outside.mkdir()
+    (root / "sw" / "f.txt").write_text("inside text\n")
+    (outside / "f.txt").write_text("OUTSIDE-SECRET text\n")
+    ws = Workspace(str(root))
+    args = {
+        "read": {"path": "sw/f.txt"},
+        "ws_read": {"path": "sw/f.txt"},
+        "search": {"pattern": "text", "path": "sw/f.txt"},
+        "ws_grep": {"pattern": "text", "path": "sw/f.txt"},
+        "ws_edit": {"path": "sw/f.txt", "old_str": "text", "new_str": "text"},
+    }[tool]
+    stop = threading.Event()
+    flips = [0]
+    thread = threading.Thread(target=_flipper, args=(root, outside, stop, flips), daemon=True)
+    thread.start()
+    leaked = 0
+    calls = 0
+    try:
+        deadline = time.monotonic() + RACE_SECONDS
+        while time.monotonic() < deadline:
+            calls += 1
+            r = ws.call(tool, args)
+            leaked += "OUTSIDE-SECRET" in r.text or "OUTSIDE-SECRET" in repr(r.details)
+    finally:
+        stop.set()
+        thread.join(5)
+    assert flips[0] > 20, "the race did not run"
+    assert leaked == 0, f"{leaked} of {calls} calls read the file outside the root"
+    assert (outside / "f.txt").read_text() == "OUTSIDE-SECRET text\n"

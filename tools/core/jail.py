@@ -8,8 +8,10 @@ rewrite ``.kli/settings.json`` could grant itself every capability.
 
 from __future__ import annotations
 
+import errno
 import os
 from dataclasses import dataclass
+from typing import BinaryIO
 
 from kli.tools.core.result import ToolError
 from kli.tools.core.settings import CONTROL_DIR
@@ -84,6 +86,32 @@ class Jail:
                 "shorter path.",
                 error="path_too_long",
             )
+
+    def check_opened(self, fd: int, shown: str) -> None:
+        """Raise ``OSError`` when the file open on ``fd`` lies outside the root: a symlink was
+        swapped into its path after ``resolve`` checked it (time of check to time of use).
+        Where ``/proc`` is missing (macOS) the check is skipped (docs/reliability.md)."""
+        try:
+            actual = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            return
+        if not self._inside(actual):
+            raise OSError(
+                errno.ESTALE,
+                f"{shown} changed while it was being opened (it now leads to {actual}, outside "
+                "the workspace root); nothing was read. Check the path and retry",
+            )
+
+    def open_read(self, real: str) -> BinaryIO:
+        """``open(real, "rb")``, refused (``OSError``) when what was opened lies outside the
+        root (see ``check_opened``)."""
+        fh = open(real, "rb")
+        try:
+            self.check_opened(fh.fileno(), self.rel(real))
+        except BaseException:
+            fh.close()
+            raise
+        return fh
 
     def is_control(self, real: str) -> bool:
         """True for paths under ``.kli/`` other than ``.kli/scratch/``.

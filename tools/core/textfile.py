@@ -8,6 +8,10 @@ Bytes that are not UTF-8 survive a read/write round trip (``surrogateescape``).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from kli.tools.core.jail import Jail
 
 ENCODING = "utf-8"
 ERRORS = "surrogateescape"
@@ -42,9 +46,12 @@ def encode(text: str) -> bytes:
     return text.encode(ENCODING, ERRORS)
 
 
-def read_text(path: str) -> TextFile:
-    """Read ``path`` as text; raises ``NotText`` for binary files and ``OSError`` as usual."""
-    with open(path, "rb") as fh:
+def read_text(path: str, jail: Jail | None = None) -> TextFile:
+    """Read ``path`` as text; raises ``NotText`` for binary files and ``OSError`` as usual.
+
+    With ``jail``, a file that turns out to lie outside the root once opened (a symlink
+    swapped in after the jail resolved the path) is refused with ``OSError``."""
+    with (jail.open_read(path) if jail is not None else open(path, "rb")) as fh:
         data = fh.read()
     return TextFile(decode(data), len(data))
 

@@ -132,7 +132,7 @@ def load_text(call: Call, path: str) -> tuple[str, str, str, int]:
             size=st.st_size,
         )
     try:
-        with open(real, "rb") as fh:
+        with call.ws.jail.open_read(real) as fh:
             data = fh.read(MAX_READ_BYTES + 1)
     except OSError as exc:
         raise ToolError(f"read failed: cannot open {rel} ({exc.strerror}).", path=rel) from None

@@ -192,6 +192,7 @@ def _scan(
             scan.unreadable += 1
             continue
         try:
+            call.ws.jail.check_opened(fd, rel)  # a symlink swapped in since the walk/resolve
             size = os.fstat(fd).st_size
             if size > MAX_FILE_BYTES and not single:
                 scan.too_large.append(rel)

@@ -71,7 +71,7 @@ def open_text(call: Call, path: str, tool: str) -> tuple[Resolved, str]:
             error="not_found",
         )
     try:
-        return resolved, read_text(resolved.real).text
+        return resolved, read_text(resolved.real, call.ws.jail).text
     except NotText:
         raise ToolError(
             f"{tool}: {resolved.rel} is a binary file; {tool} changes text files only.",

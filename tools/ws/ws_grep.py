@@ -118,7 +118,7 @@ def _run(call: Call) -> ToolResult:
             if os.path.getsize(real) > MAX_FILE_BYTES:
                 skipped_large += 1
                 continue
-            text = read_text(real).text
+            text = read_text(real, call.ws.jail).text
         except (NotText, OSError):
             continue
         before = len(hits)

@@ -13,6 +13,7 @@ import os
 
 from wcmatch import glob as wc_glob
 
+from kli.tools.core.jail import Jail
 from kli.tools.core.registry import GATE_READ, Call, Tool
 from kli.tools.core.result import ToolError, ToolResult
 from kli.tools.core.session import FileView
@@ -40,12 +41,12 @@ exact ws_read call for the next page. To find where a symbol is, use ws_grep fir
 ws_read with offset near the hit. Reading a file is required before ws_write may overwrite it."""
 
 
-def _window(real: str, first: int, last: int) -> tuple[int, dict[int, str]]:
+def _window(real: str, first: int, last: int, jail: Jail | None = None) -> tuple[int, dict[int, str]]:
     """The file's line count and its lines ``first..last`` (1-based), streamed so a huge file
     is never held in memory. Lines are counted as ``split_lines`` counts them (a final newline
     does not start another line). Raises ``NotText`` for a binary file."""
     kept: dict[int, str] = {}
-    with open(real, "rb") as fh:
+    with (jail.open_read(real) if jail is not None else open(real, "rb")) as fh:
         if b"\x00" in fh.read(BINARY_SNIFF):
             raise NotText
         fh.seek(0)
@@ -119,7 +120,7 @@ def _run(call: Call) -> ToolResult:
             error="not_a_file",
         )
     try:
-        total, lines = _window(real, offset, offset + limit - 1)
+        total, lines = _window(real, offset, offset + limit - 1, call.ws.jail)
     except NotText:
         raise ToolError(
             f"ws_read: {rel} is a binary file ({os.path.getsize(real)} bytes); ws_read shows text "
