@@ -271,12 +271,20 @@ def test_notebook_7_renders_previews_accepts_them_and_shows_the_panel(lab: Any) 
 
 
 
-def test_activity_panel_starts_over_after_a_kernel_restart(lab: Any) -> None:
+def test_after_a_kernel_restart_the_panel_starts_over_and_old_previews_are_not_accepted(
+        lab: Any) -> None:
+    root: Path = lab.server.root
+    (root / "old.py").write_text(ORIGINAL)
+    (root / "new.py").write_text(ORIGINAL)
     lab.open("restart.ipynb")
     lab.command("kli-kernel:show-activity")
     panel = lab.page.locator("#kli-activity")
     lab.run("%kli bash echo before-restart")
     panel.locator(".kli-Row", has_text="echo before-restart").wait_for()
+    lab.run("%kli read old.py").locator(".jp-OutputArea-output").wait_for()
+    old_view = lab.run(edit_cell("old.py", "b = 2", "b = max(2, 3", repair="preview")).locator(
+        ".kli-FileChange")
+    old_view.locator(".kli-Repair").wait_for()
     lab.page.evaluate(
         "() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.restart()")
     lab.wait_idle()
@@ -285,6 +293,21 @@ def test_activity_panel_starts_over_after_a_kernel_restart(lab: Any) -> None:
     lab.run("%kli bash echo after-restart")
     panel.locator(".kli-Row", has_text="echo after-restart").wait_for()
     assert panel.locator(".kli-Activity-where").inner_text().endswith("live")
+
+    # The new kernel numbers its candidates afresh: the old output's Accept must not write the
+    # new kernel's preview (of another file) that may carry the same id.
+    lab.run("%kli read new.py").locator(".jp-OutputArea-output").wait_for()
+    new_view = lab.run(edit_cell("new.py", "b = 2", "b = [2, 3", repair="preview")).locator(
+        ".kli-FileChange")
+    new_view.locator(".kli-Repair").wait_for()
+    panel.locator(".kli-Pending-item", has_text="new.py").wait_for()
+    old_view.get_by_role("button", name="Accept").click()
+    old_view.locator(".kli-Repair[data-state='gone']").wait_for()
+    assert old_view.locator(".kli-Repair-outcome").inner_text().startswith("No longer pending")
+    assert old_view.get_by_role("button", name="Accept").is_disabled()
+    assert (root / "old.py").read_text() == ORIGINAL
+    assert (root / "new.py").read_text() == ORIGINAL
+    assert new_view.locator(".kli-Repair[data-state='open']").count() == 1
     assert lab.console_errors() == []
 
 
