@@ -140,7 +140,7 @@ def test_a_kernel_the_gateway_restarts_is_reported_then_reattached(stack: Stack)
                     with pytest.raises(client.KernelDied, match=r"restarted|died"):
                         await anyio.to_thread.run_sync(
                             lambda: direct.call("eval", {"code": "1"}))
-                    assert time.monotonic() - began < 20
+                    assert time.monotonic() - began < 30
                 died = await c.call_tool("eval", {"code": "1"})
                 assert died.is_error and "the kernel died while running eval" in text(died)
                 assert "restarts a dead kernel by itself" in text(died)

@@ -239,7 +239,7 @@ def test_own_kernel_killed_gives_a_clear_error_then_a_fresh_kernel(tmp_path: Pat
             os.kill(first, signal.SIGKILL)
             began = time.monotonic()
             died = await c.call_tool("read", {"path": "k.py"})
-            assert time.monotonic() - began < 10
+            assert time.monotonic() - began < 30  # far below the 330 s call timeout a missed death would cost
             assert died.is_error
             text = text_of(died)
             assert "the kernel died while running read" in text
@@ -273,7 +273,7 @@ def test_a_notebook_kernel_restarted_is_reported_then_reattached(tmp_path: Path,
             notebook.km.restart_kernel(now=True)
             began = time.monotonic()
             died = await c.call_tool("eval", {"code": "kept"})
-            assert time.monotonic() - began < 10
+            assert time.monotonic() - began < 30  # far below the 330 s call timeout a missed restart would cost
             assert died.is_error
             text = text_of(died)
             assert "the kernel died while running eval" in text and "restarted" in text
