@@ -22,11 +22,14 @@ BIN = Path(sys.executable).parent
 
 
 def test_package_is_installed_from_the_wheel_not_the_source_tree() -> None:
+    import kli.client
+    import kli.kernel
     import kli.tools
 
-    here = Path(__file__).resolve().parents[2]
-    assert Path(kli.tools.__file__).resolve().parents[1].name == "kli"
-    assert here not in Path(kli.tools.__file__).resolve().parents
+    for module in (kli.tools, kli.kernel, kli.client):
+        installed = Path(module.__file__ or "").resolve()
+        assert installed.parents[1].name == "kli", installed
+        assert installed.parents[2].name == "site-packages", installed
 
 
 def test_kernelspec_kli_is_listed_by_jupyter() -> None:
