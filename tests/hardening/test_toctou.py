@@ -129,3 +129,44 @@ def test_symlink_swapped_in_between_check_and_read_never_reads_outside(
     assert flips[0] > 20, "the race did not run"
     assert leaked == 0, f"{leaked} of {calls} calls read the file outside the root"
     assert (outside / "f.txt").read_text() == "OUTSIDE-SECRET text\n"
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("tool", ["ws_delete", "ws_mv_src", "ws_mv_dst"])
+def test_symlink_swapped_in_before_delete_or_move_touches_nothing_outside(
+    tmp_path: Path, tool: str
+) -> None:
+    root = tmp_path / "root"
+    outside = tmp_path / "outside"
+    (root / "sw").mkdir(parents=True)
+    (root / "in").mkdir()
+    outside.mkdir()
+    count = 3000
+    for n in range(count):
+        (root / "sw" / f"f{n}").write_text("inside\n")
+        (root / "in" / f"f{n}").write_text("inside\n")
+        (outside / f"f{n}").write_text("OUTSIDE-SECRET\n")
+    ws = Workspace(str(root))
+    stop = threading.Event()
+    flips = [0]
+    thread = threading.Thread(target=_flipper, args=(root, outside, stop, flips), daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + RACE_SECONDS
+        n = 0
+        while time.monotonic() < deadline and n < count:
+            if tool == "ws_delete":
+                ws.call("ws_delete", {"path": f"sw/f{n}"})
+            elif tool == "ws_mv_src":
+                ws.call("ws_mv", {"src": f"sw/f{n}", "dst": f"moved/f{n}"})
+            else:
+                ws.call("ws_mv", {"src": f"in/f{n}", "dst": f"sw/g{n}"})
+            n += 1
+    finally:
+        stop.set()
+        thread.join(5)
+    assert flips[0] > 20, "the race did not run"
+    assert sorted(os.listdir(outside)) == sorted(f"f{i}" for i in range(count)), \
+        "a file outside the root was deleted, moved or added"
+    leaked = [p for p in root.rglob("*") if p.is_file() and "OUTSIDE" in p.read_text(errors="replace")]
+    assert leaked == [], f"{len(leaked)} outside files' bytes were copied into the root"

@@ -149,6 +149,25 @@ def write_atomic(path: str, data: bytes) -> None:
         folders.close()
 
 
+def remove(path: str) -> None:
+    """``os.unlink(path)`` through the verified parent folder: a symlink swapped in after the
+    jail's check raises ``OSError`` ("changed") instead of removing a file elsewhere."""
+    folders = _Folders()
+    try:
+        os.unlink(folders.via(path))
+    finally:
+        folders.close()
+
+
+def rename(src: str, dst: str) -> None:
+    """``os.rename(src, dst)`` through both verified parent folders (see ``remove``)."""
+    folders = _Folders()
+    try:
+        os.rename(folders.via(src), folders.via(dst))
+    finally:
+        folders.close()
+
+
 def write_many(changes: Sequence[tuple[str, bytes]]) -> None:
     """Write every ``(path, data)`` or none of them.
 

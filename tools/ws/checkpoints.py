@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kli.tools.core.atomic import write_atomic
+from kli.tools.core.jail import Jail
 from kli.tools.core.result import ToolError
 from kli.tools.core.settings import CONTROL_DIR
 
@@ -79,7 +80,7 @@ def create(
         mode = 0o777
     else:
         link = None
-        with open(real, "rb") as fh:
+        with Jail(root).open_read(real) as fh:  # never an outside file swapped in
             data = fh.read()
         mode = stat.S_IMODE(os.stat(real).st_mode)
     cp = Checkpoint(

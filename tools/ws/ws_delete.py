@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 
+from kli.tools.core import atomic
 from kli.tools.core.changes import file_change
 from kli.tools.core.registry import GATE_WRITE, Call, Tool
 from kli.tools.core.result import ToolError, ToolResult
@@ -58,13 +59,13 @@ def _run(call: Call) -> ToolResult:
     with call.ws.file_lock:
         if not os.path.islink(target) and os.path.isfile(target):
             try:
-                with open(target, "rb") as fh:
+                with jail.open_read(target) as fh:
                     before = decode(fh.read())
             except (NotText, OSError):
                 before = None
         cp = checkpoints.save_before(call, target, rel, reason="delete")
         try:
-            os.unlink(target)
+            atomic.remove(target)  # through the checked folder: no swapped-in symlink
         except OSError as exc:
             raise ToolError(f"ws_delete: cannot delete {rel} ({exc.strerror}).") from None
     call.session.forget(target)

@@ -9,9 +9,11 @@ that path can be undone). A session's read of the source carries over to the tar
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 
+from kli.tools.core import atomic
 from kli.tools.core.changes import file_change
 from kli.tools.core.registry import GATE_WRITE, Call, Tool
 from kli.tools.core.result import ToolError, ToolResult
@@ -33,7 +35,13 @@ def _run(call: Call) -> ToolResult:
     src = jail.resolve(src_arg, write=True)
     dst = jail.resolve(dst_arg, write=True)
     src_lex = os.path.normpath(os.path.join(jail.root, src_arg))
-    src_path = src_lex if os.path.islink(src_lex) else src.real
+    if os.path.islink(src_lex):
+        # The link itself, in its folder as the jail resolves it now (checked again at the
+        # rename, so a symlink swapped into the folder's path afterwards is refused).
+        parent = jail.resolve(os.path.dirname(src_lex), write=True)
+        src_path = src_lex = os.path.join(parent.real, os.path.basename(src_lex))
+    else:
+        src_path = src.real
     src_rel = jail.rel(src_path) if src_path == src_lex else src.rel
     if not os.path.lexists(src_path):
         raise ToolError(missing_message(call, src.rel, "ws_mv"), error="not_found")
@@ -73,8 +81,12 @@ def _run(call: Call) -> ToolResult:
             how = "git mv"
         else:
             try:
-                os.rename(src_path, dst_real)
-            except OSError:
+                atomic.rename(src_path, dst_real)  # through the checked folders
+            except OSError as first:
+                if first.errno != errno.EXDEV:
+                    raise ToolError(
+                        f"ws_mv: cannot move {src_rel} to {dst.rel} ({first.strerror})."
+                    ) from None
                 try:
                     shutil.move(src_path, dst_real)
                 except OSError as exc:
