@@ -8,6 +8,7 @@ change with one kind of realistic drift:
   none              — what it read, exactly
   trailing_ws       — trailing blanks added to the lines it copied
   indent_shifted    — everything it emitted de-indented to column 0 (or indented by 4)
+  indent_width      — everything it emitted re-indented at half the width (4 spaces → 2)
   blank_dropped     — blank lines dropped from the text it copied
   gutter_pasted     — ws_read's ``%6d|`` gutter left on every copied line
   line_misremembered — one copied line that the edit does not change has one letter wrong
@@ -49,6 +50,7 @@ EDIT_DRIFTS = [
     "none",
     "trailing_ws",
     "indent_shifted",
+    "indent_width",
     "blank_dropped",
     "gutter_pasted",
     "line_misremembered",
@@ -112,8 +114,6 @@ def make_case(rng: random.Random, path: str, drift: str) -> Case | None:
             continue
         if drift == "blank_dropped" and not any(not ln.strip() for ln in region):
             continue
-        if drift == "indent_shifted" and len({_indent(ln) for ln in region if ln.strip()}) < 1:
-            continue
         # Make old_str unique as the contract asks: grow context until it is (or give up).
         while text.count("\n".join(lines[first : last + 1])) > 1 and last - first < 14:
             first, last = max(0, first - 1), min(len(lines) - 1, last + 1)
@@ -152,6 +152,11 @@ def misremember(line: str, rng: random.Random) -> str:
     return line[:i] + ("q" if line[i] != "q" else "z") + line[i + 1 :]
 
 
+def halve_indent(line: str) -> str:
+    body = line.lstrip(" ")
+    return " " * ((len(line) - len(body)) // 2) + body
+
+
 def edit_call(case: Case, drift: str, rng: random.Random) -> dict[str, object]:
     region = case.text.split("\n")[case.first : case.last + 1]
     old, new = list(region), list(case.new_region)
@@ -161,6 +166,8 @@ def edit_call(case: Case, drift: str, rng: random.Random) -> dict[str, object]:
             old[0] += " "
     elif drift == "indent_shifted":
         old, new = shift(old, region), shift(new, region)
+    elif drift == "indent_width":
+        old, new = [halve_indent(ln) for ln in old], [halve_indent(ln) for ln in new]
     elif drift == "blank_dropped":
         old = [ln for ln in old if ln.strip()]
     elif drift == "line_misremembered":
@@ -224,6 +231,8 @@ def drift_diff(diff: str, drift: str, case: Case, rng: random.Random) -> str:
             body += "  "
         elif drift == "indent_shifted":
             body = shift([body], bodies)[0]
+        elif drift == "indent_width":
+            body = halve_indent(body)
         elif drift == "blank_dropped" and tag == " " and not body.strip():
             if tag in " -":
                 old_no += 1

@@ -8,8 +8,9 @@ touches the disk, so a match can be printed and tested before anything is writte
 from __future__ import annotations
 
 import difflib
+import itertools
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 EXACT = "exact"
 TRAILING_WS = "trailing-whitespace-insensitive"
@@ -36,6 +37,8 @@ ANCHOR_MIN_LINES = 3
 ANCHOR_LENGTH_SLACK = 2
 ANCHOR_LENGTH_FRACTION = 0.25
 ANCHOR_MIN_SIMILARITY = 0.6
+# Columns a tab counts for when indentation levels are compared (only their order matters).
+INDENT_TAB_WIDTH = 4
 # Applying a hunk on a fuzzy span: an old line pairs with a different file line in the same
 # place only when at least this alike (then context is kept as the file has it, a removal
 # removes the file's line).
@@ -58,6 +61,7 @@ class Span:
     last_line: int
     reindent: tuple[str, str] | None = None
     crlf: bool = False
+    levels: tuple[tuple[str, str], ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -275,8 +279,35 @@ def _trailing_ws(lines: _Lines, needle: list[str], ends_nl: bool, starts: range)
     ]
 
 
+def _width(indent: str) -> int:
+    return len(indent.expandtabs(INDENT_TAB_WIDTH))
+
+
+def _level_map(needle: Sequence[str], window: Sequence[str]) -> tuple[tuple[str, str], ...] | None:
+    """The indentation levels of ``needle`` mapped onto ``window``'s, when the lines are equal
+    but for indentation and the mapping is consistent and keeps the nesting order (another
+    indent width, tabs for spaces); None otherwise, or with fewer than two levels."""
+    pairs: dict[str, str] = {}
+    for a, b in zip(needle, window, strict=True):
+        if a.strip() != b.strip():
+            return None
+        if not a.strip():
+            continue
+        ia, ib = _indent(a), _indent(b)
+        if pairs.setdefault(ia, ib) != ib:
+            return None
+    items = sorted(pairs.items(), key=lambda kv: _width(kv[0]))
+    if len(items) < 2 or len({_width(a) for a, _b in items}) != len(items):
+        return None
+    file_widths = [_width(b) for _a, b in items]
+    if any(w2 <= w1 for w1, w2 in itertools.pairwise(file_widths)):
+        return None
+    return tuple(items)
+
+
 def _indentation(lines: _Lines, needle: list[str], ends_nl: bool, starts: range) -> list[Span]:
     want, old_indent = _dedent(needle)
+    want_stripped = [ln.strip() for ln in needle]
     n = len(want)
     out = []
     for i in _clip(starts, len(lines.text) - n + 1):
@@ -284,6 +315,11 @@ def _indentation(lines: _Lines, needle: list[str], ends_nl: bool, starts: range)
         got, file_indent = _dedent(window)
         if got == want:
             out.append(_span(lines, i, i + n - 1, ends_nl, (old_indent, file_indent)))
+        elif [ln.strip() for ln in window] == want_stripped:
+            levels = _level_map(needle, window)
+            if levels is not None:
+                span = _span(lines, i, i + n - 1, ends_nl, None)
+                out.append(replace(span, levels=levels))
     return out
 
 
@@ -361,6 +397,37 @@ def reindent_lines(new_lines: Sequence[str], reindent: tuple[str, str] | None) -
     return out
 
 
+def relevel_lines(new_lines: Sequence[str], levels: Sequence[tuple[str, str]]) -> list[str]:
+    """Map each replacement line's indentation through ``levels`` (search-text indent → file
+    indent); an indent not in the map is extrapolated by the step between the two smallest
+    levels when it falls on that grid, else the line is left as it is."""
+    table = dict(levels)
+    (o0, f0), (o1, f1) = levels[0], levels[1]
+    step_old = _width(o1) - _width(o0)
+    step_file = f1[len(f0) :] if f1.startswith(f0) else ""
+    out = []
+    for line in new_lines:
+        ind = _indent(line)
+        if not line.strip():
+            out.append(line)
+        elif ind in table:
+            out.append(table[ind] + line[len(ind) :])
+        else:
+            k, rem = divmod(_width(ind) - _width(o0), step_old)
+            if rem == 0 and k >= 0 and step_file:
+                out.append(f0 + step_file * k + line[len(ind) :])
+            else:
+                out.append(line)
+    return out
+
+
+def reindent_for(span: Span, new_lines: Sequence[str]) -> list[str]:
+    """Replacement lines re-indented the way ``span`` was matched."""
+    if span.levels:
+        return relevel_lines(new_lines, span.levels)
+    return reindent_lines(new_lines, span.reindent)
+
+
 def replacement(new: str, span: Span, whole_lines: bool) -> str:
     """``new`` as it should be written over ``span``: re-indented and with the file's line
     endings when the match was line-based."""
@@ -370,7 +437,7 @@ def replacement(new: str, span: Span, whole_lines: bool) -> str:
     tail_nl = parts[-1] == "" and len(parts) > 1
     body = parts[:-1] if tail_nl else parts
     body = [ln[:-1] if ln.endswith("\r") else ln for ln in body]
-    body = reindent_lines(body, span.reindent)
+    body = reindent_for(span, body)
     sep = "\r\n" if span.crlf else "\n"
     return sep.join(body) + (sep if tail_nl else "")
 
@@ -395,8 +462,26 @@ def _indent_of(line: str) -> str:
     return line[: len(line) - len(line.lstrip())]
 
 
+def _local_reindent(line: str, ref_old: str, ref_file: str) -> str | None:
+    """``line`` re-indented relative to a nearby line: as ``ref_old`` was written vs as the
+    file has it (``ref_file``); None when the two indentations cannot be related."""
+    ip, io, if_ = _indent(line), _indent(ref_old), _indent(ref_file)
+    if io == if_:
+        return line
+    if ip.startswith(io):
+        return if_ + ip[len(io) :] + line[len(ip) :]
+    if io.startswith(ip) and len(if_) >= len(io) - len(ip):
+        return if_[: len(if_) - (len(io) - len(ip))] + line[len(ip) :]
+    return None
+
+
 def render_hunk(
-    body: Body, span_lines: list[str], span: Span, *, pair_removals: bool = False
+    body: Body,
+    span_lines: list[str],
+    span: Span,
+    *,
+    pair_removals: bool = False,
+    local_indent: bool = False,
 ) -> tuple[list[str] | None, str]:
     """The hunk's new lines for a matched span: context and removals are aligned to the file's
     lines (context is written as the FILE has it), added lines are re-indented like the match.
@@ -408,7 +493,11 @@ def render_hunk(
     Returns ``(None, why)`` when the hunk does not fit: a removed line has no counterpart in
     the span, or added lines sit in a gap of file lines the hunk does not show (blank lines it
     dropped) and nothing says on which side of the gap they belong: added lines right after a
-    removal replace it, right before one replace that; otherwise indentation decides."""
+    removal replace it, right before one replace that; otherwise indentation decides.
+
+    With ``local_indent`` (rung 5, whose first-line indentation says little about the rest) an
+    added line takes its indentation from the nearest old line the hunk landed — the one before
+    it, else the one after — as written vs as the file has it."""
     old = [t for tag, t in body if tag != "+"]
     body_tags = [tag for tag, _t in body if tag != "+"]
     sm = difflib.SequenceMatcher(
@@ -430,6 +519,50 @@ def render_hunk(
                     >= PAIR_MIN_SIMILARITY
                 ):
                     aligned[i1 + k] = j1 + k
+    # body position of an added line → the landed old lines before and after it, each as
+    # (as written, as the file has it)
+    refs: dict[int, list[tuple[str, str] | None]] = {}
+    if local_indent:
+        k = 0
+        last: tuple[str, str] | None = None
+        waiting: list[int] = []
+        for pos, (tag, text) in enumerate(body):
+            if tag == "+":
+                refs[pos] = [last, None]
+                waiting.append(pos)
+                continue
+            if k in aligned:
+                last = (text, span_lines[aligned[k]])
+                for w in waiting:
+                    refs[w][1] = last
+                waiting = []
+            k += 1
+
+    def added_line(pos: int, text: str) -> str | None:
+        """The added line re-indented; None when its neighbours disagree (see below)."""
+        near = [r for r in refs.get(pos, []) if r is not None]
+        same = [r for r in near if _indent(r[0]) == _indent(text)]
+        if len(same) == 2:
+            # Both neighbours were written at this line's indentation but the file indents
+            # them differently: the drift lost which one the line belongs with.
+            found = {_local_reindent(text, *r) for r in same}
+            if len(found) > 1:
+                return None
+        # the neighbour written at the added line's own indentation says most; else the one
+        # before it
+        for ref_old, ref_file in (same or near)[:1]:
+            local = _local_reindent(text, ref_old, ref_file)
+            if local is not None:
+                return local
+        return reindent_for(span, [text])[0]
+
+    def unclear(text: str) -> tuple[None, str]:
+        return None, (
+            f"the indentation of its added line {text.strip()!r} is unclear: the lines around "
+            "it are written alike in the hunk but indented differently in the file; copy the "
+            "indentation exactly as ws_read shows it."
+        )
+
     cr = "\r" if span.crlf else ""
     out: list[str] = []
     fi = 0
@@ -448,9 +581,11 @@ def render_hunk(
                 if nxt is not None and nxt > fi:
                     # Unshown file lines lie between the previous and next landed lines.
                     end = next((i for i in range(pos, len(body)) if body[i][0] != "+"), len(body))
-                    run = [t for _tg, t in body[pos:end]]
-                    added = next((ln for ln in run if ln.strip()), "")
-                    mine = _indent_of(reindent_lines([added], span.reindent)[0])
+                    first_added = next((i for i in range(pos, end) if body[i][1].strip()), pos)
+                    placed = added_line(first_added, body[first_added][1])
+                    if placed is None:
+                        return unclear(body[first_added][1])
+                    mine = _indent_of(placed)
                     before = _indent_of(prev_file) if prev_file is not None else None
                     after = _indent_of(span_lines[nxt])
                     tail = body[end][0] if end < len(body) else ""
@@ -464,7 +599,10 @@ def render_hunk(
                             "hunk does not show; include those lines as context so the place is "
                             "unambiguous."
                         )
-            out.append(reindent_lines([text], span.reindent)[0] + cr)
+            placed = added_line(pos, text)
+            if placed is None:
+                return unclear(text)
+            out.append(placed + cr)
             continue
         j = aligned.get(oi)
         oi += 1
@@ -506,7 +644,7 @@ def _anchored_replacement(text: str, span: Span, old: str, new: str) -> str:
     trailing = seg.endswith("\n")
     raw = (seg[:-1] if trailing else seg).split("\n")
     body = line_diff(search_lines(old)[0], search_lines(new)[0])
-    rendered, why = render_hunk(body, raw, span, pair_removals=True)
+    rendered, why = render_hunk(body, raw, span, pair_removals=True, local_indent=True)
     if rendered is None:
         raise DoesNotFit(why)
     if rendered and not trailing and rendered[-1].endswith("\r"):
@@ -547,7 +685,7 @@ def _absorb_blank_edges(text: str, span: Span, old: str, new: str) -> Span:
         if not ends_nl and end > probe and text[end - 1] == "\r":
             end -= 1
         extra_tail -= 1
-    return Span(start, end, span.first_line, span.last_line, span.reindent, span.crlf)
+    return replace(span, start=start, end=end)
 
 
 def apply(

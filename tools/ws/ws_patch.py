@@ -207,7 +207,9 @@ def plan_file(text: str, hunks: list[Hunk], *, window_lines: int = ANCHOR_WINDOW
             continue
         span = match.spans[0]
         a, b = span.first_line - 1, span.last_line - 1
-        new_lines, why = ladder.render_hunk(body, lines[a : b + 1], span)
+        new_lines, why = ladder.render_hunk(
+            body, lines[a : b + 1], span, local_indent=match.rung == ladder.ANCHORED
+        )
         if new_lines is None:
             report.message = (
                 f"its old lines best match lines {a + 1 - delta}–{b + 1 - delta} "

@@ -317,3 +317,28 @@ def test_any_patch_text_gets_an_answer_never_an_internal_error(lines: list[str])
         r = Workspace(tmp).call("ws_patch", {"path": "f.txt", "patch": "\n".join(lines)})
         assert r.details.get("error") != "internal", r.details.get("traceback")
         assert r.text
+
+
+def test_anchored_hunk_indents_added_lines_by_their_neighbours() -> None:
+    # the model halved every indent; the hanging indents (13 and 16) do not map uniformly
+    text = "    keys = ('if',\n             'do',\n             'for')\n    other = 1\n"
+    patch = (
+        "@@ -1,4 +1,5 @@\n  keys = ('if',\n+      # note\n       'do',\n-      'for')\n"
+        "+      'for', 'x')\n  other = 1\n"
+    )
+    plan = plan_file(text, patch_parse.parse(patch).files[0].hunks)
+    assert plan.ok, plan.reports[0].message
+    assert plan.after == (
+        "    keys = ('if',\n             # note\n             'do',\n             'for', 'x')\n"
+        "    other = 1\n"
+    )
+
+
+def test_added_line_between_lines_the_drift_made_alike_is_refused() -> None:
+    text = "x = (a,\n        b,\n         c)\ny = 1\n"
+    # 8 and 9 spaces both written as 4: which one does the new line follow?
+    patch = "@@ -1,4 +1,5 @@\n x = (a,\n     b,\n+    z,\n     c)\n y = 1\n"
+    plan = plan_file(text, patch_parse.parse(patch).files[0].hunks)
+    assert (
+        not plan.ok and "indentation of its added line 'z,' is unclear" in plan.reports[0].message
+    )
