@@ -160,3 +160,13 @@ def test_random_regexes_get_a_result_or_a_bad_regex_error_in_time(
     assert r.ok or r.details["error"] == "bad_regex"
     assert g.details.get("error") is None or (pattern == "" and g.details["error"] == "bad_arguments"), g.text
     assert elapsed < 30, (pattern, elapsed)
+
+
+def test_ws_mv_into_a_path_under_a_file_is_a_clear_error(root: Path) -> None:
+    """Found by the long fuzz run: os.makedirs raised FileExistsError (an internal error)."""
+    (root / "a.py").write_text("x\n")
+    (root / "b.py").write_text("y\n")
+    r = Workspace(str(root)).call("ws_mv", {"src": "b.py", "dst": "a.py/x"})
+    assert not r.ok and r.details["error"] == "bad_destination", r.text
+    assert "Nothing was moved" in r.text and "a.py" in r.text
+    assert (root / "b.py").read_text() == "y\n" and (root / "a.py").read_text() == "x\n"

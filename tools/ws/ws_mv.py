@@ -67,7 +67,15 @@ def _run(call: Call) -> ToolResult:
     if os.path.isdir(src_path) and (dst_real + os.sep).startswith(src_path + os.sep):
         raise ToolError(f"ws_mv refused — cannot move folder {src_rel} into itself ({dst.rel}).")
     with call.ws.file_lock:
-        os.makedirs(os.path.dirname(dst_real), exist_ok=True)
+        try:
+            os.makedirs(os.path.dirname(dst_real), exist_ok=True)
+        except OSError as exc:  # a file where a folder of dst should be, a name too long…
+            raise ToolError(
+                f"ws_mv: cannot create the folder for {dst.rel} ({exc.strerror}: "
+                f"{jail.rel(exc.filename) if exc.filename else dst.rel} is not a folder?). "
+                "Nothing was moved; choose a dst whose parent is a folder (ws_list shows them).",
+                error="bad_destination",
+            ) from None
         how = "rename"
         root = call.ws.root
         if in_work_tree(root) and is_tracked(root, src_rel):
