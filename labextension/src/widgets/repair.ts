@@ -5,7 +5,7 @@
  */
 import { ISignal, Signal } from '@lumino/signaling';
 import { Widget } from '@lumino/widgets';
-import type { UiConnection } from '../connection';
+import { UiConnection, isKliKernel } from '../connection';
 import {
   IDecision,
   OPEN,
@@ -80,7 +80,9 @@ export class RepairControls extends Widget {
   }
 
   private _watch(): UiConnection | null {
-    const conn = this._lookup();
+    const found = this._lookup();
+    // An old output in a notebook now running another kernel: that kernel knows no kli.ui.
+    const conn = found && isKliKernel(found.kernel) ? found : null;
     if (conn && conn !== this._conn) {
       this._conn?.resolved.disconnect(this._onResolved, this);
       this._conn = conn;
@@ -108,7 +110,7 @@ export class RepairControls extends Widget {
     if (!conn) {
       this.apply({
         state: 'failed',
-        text: 'no kernel for this notebook.',
+        text: 'this notebook has no kli kernel running.',
         by: 'ui'
       });
       return;
