@@ -147,6 +147,14 @@ def test_repair_preview_accept_writes_reject_keeps_and_stale_accept_is_refused(l
     assert view.locator(".kli-Repair-outcome").inner_text() == "Written (by magic)."
     assert view.get_by_role("button", name="Accept").is_disabled()
     assert (root / "else.py").read_text() == "a = 1\nb = max(2, 3)\nc = 3\n"
+
+    # The dark theme: the same views, coloured from --jp-* variables.
+    lab.command("apputils:change-theme", {"theme": "JupyterLab Dark"})
+    lab.page.wait_for_selector("body[data-jp-theme-light='false']", state="attached")
+    lab.page.wait_for_timeout(300)
+    lab.screenshot("repair-dark", lab.page)
+    lab.command("apputils:change-theme", {"theme": "JupyterLab Light"})
+    lab.page.wait_for_selector("body[data-jp-theme-light='true']", state="attached")
     assert lab.console_errors() == []
 
 
@@ -232,14 +240,6 @@ def test_activity_panel_shows_agent_calls_live_and_accepts_its_preview(lab: Any)
             assert (root / name).read_text() == ORIGINAL
         wait_until(lambda: tab.get_attribute("data-kli-pending") is None, "the badge to clear")
 
-        # The dark theme: the same views from --jp-* variables.
-        row.locator(".kli-Row-toggle").click()
-        lab.command("apputils:change-theme", {"theme": "JupyterLab Dark"})
-        lab.page.wait_for_selector("body[data-jp-theme-light='false']", state="attached")
-        lab.page.wait_for_timeout(300)
-        lab.screenshot("activity-panel-dark", lab.page)
-        lab.command("apputils:change-theme", {"theme": "JupyterLab Light"})
-        lab.page.wait_for_selector("body[data-jp-theme-light='true']", state="attached")
     finally:
         agent.close()
     assert lab.console_errors() == []
