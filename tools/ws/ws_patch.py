@@ -6,8 +6,9 @@ none.
 
 Landing a hunk:
 - a hunk with @@ line numbers is searched for with the match ladder inside a window of
-  ±``ANCHOR_WINDOW_LINES`` around its @@ line, shifted by the line delta of the hunks before
-  it (and never before the previous hunk's end); one candidate lands, two or more refuse it;
+  ±``ANCHOR_WINDOW_LINES`` around its @@ line, shifted by the line delta of the hunks applied
+  before it above it (``_Numbering``: hunks may come in any order), and never before the
+  previous hunk's end when it follows it; one candidate lands, two or more refuse it;
 - a hunk with no old lines (``@@ -N,0 +M,K @@``) is a pure insertion after line N (0 = top);
 - an anchorless hunk (SEARCH/REPLACE, bare -/+) runs the ladder over the whole file;
 - context lines are kept as the FILE has them (the hunk is aligned line by line to the span it
@@ -17,6 +18,7 @@ If any hunk fails nothing is written and the result reports every hunk.
 
 from __future__ import annotations
 
+import bisect
 import os
 from dataclasses import dataclass, field
 from typing import Any
@@ -143,13 +145,43 @@ def _split(text: str) -> tuple[list[str], bool]:
     return lines, False
 
 
+class _Numbering:
+    """The original line number of every working line, kept through each splice, so a hunk's
+    @@ line (original numbering) finds where it now is — whatever order the hunks come in —
+    and reports speak the original numbering. Lines a hunk wrote get numbers interpolated over
+    the span they replaced (monotone, which is all a window needs)."""
+
+    def __init__(self, n: int) -> None:
+        self.orig: list[float] = [float(i) for i in range(1, n + 1)]
+
+    def working(self, original: int) -> int:
+        """1-based working line where original line ``original`` now is (or would be)."""
+        return bisect.bisect_left(self.orig, original) + 1
+
+    def original(self, working: int) -> int:
+        if not self.orig:
+            return 0
+        return int(self.orig[min(max(working - 1, 0), len(self.orig) - 1)])
+
+    def splice(self, a: int, b: int, new_len: int) -> None:
+        """Working lines ``a..b`` (0-based, inclusive; ``b = a - 1`` inserts) became
+        ``new_len`` lines."""
+        if b >= a:
+            lo, hi = self.orig[a], self.orig[b]
+        else:
+            lo = hi = self.orig[a - 1] if a > 0 else 0.0
+        step = (hi - lo) / max(new_len - 1, 1)
+        self.orig[a : b + 1] = [lo + step * i for i in range(new_len)]
+
+
 def plan_file(text: str, hunks: list[Hunk], *, window_lines: int = ANCHOR_WINDOW_LINES) -> FilePlan:
     """Land ``hunks`` on ``text`` in order; the plan's ``after`` is meaningful only when
     every hunk applied."""
     lines, trailing_nl = _split(text)
     crlf_file = sum(ln.endswith("\r") for ln in lines) * 2 > len(lines) > 0
     plan = FilePlan(text, text)
-    delta = 0
+    total = len(lines)
+    numbering = _Numbering(total)
     prev: tuple[int, int] | None = None  # (old_start, end line in working numbering)
     for index, hunk in enumerate(hunks, 1):
         report = HunkReport(index, hunk.header, False)
@@ -162,26 +194,26 @@ def plan_file(text: str, hunks: list[Hunk], *, window_lines: int = ANCHOR_WINDOW
                     "add 2–3 unchanged lines around the insertion as ' ' context."
                 )
                 continue
-            at = hunk.old_start + delta
-            if not 0 <= at <= len(lines):
+            if not 0 <= hunk.old_start <= total:
                 report.message = (
                     f"a pure insertion after line {hunk.old_start} is past the end of the file "
-                    f"({len(lines) - delta} lines); fix the @@ -N,0 line number."
+                    f"({total} lines); fix the @@ -N,0 line number."
                 )
                 continue
+            at = numbering.working(hunk.old_start + 1) - 1
             cr = "\r" if crlf_file else ""
             new = [t + cr for tag, t in hunk.body if tag == "+"]
             lines[at:at] = new
+            numbering.splice(at, at - 1, len(new))
             report.applied, report.rung = True, "pure-insertion"
             report.first, report.last = hunk.old_start, hunk.old_start
             plan.telemetry.append("ws_patch.hunk.pure_insertion")
-            delta += len(new)
             prev = (hunk.old_start, at + len(new))
             continue
         window: ladder.Window | None = None
         expected = None
         if hunk.old_start is not None:
-            expected = hunk.old_start + delta
+            expected = numbering.working(hunk.old_start)
             lo = max(1, expected - window_lines)
             if prev is not None and hunk.old_start > prev[0]:
                 lo = max(lo, prev[1] + 1)
@@ -191,10 +223,10 @@ def plan_file(text: str, hunks: list[Hunk], *, window_lines: int = ANCHOR_WINDOW
         if match.count == 0 and window is not None:
             match, body, fuzz = _fuzzed(working, hunk, window)
         if match.count == 0:
-            report.message = _miss(working, hunk, window, expected, delta, window_lines)
+            report.message = _miss(working, hunk, window, numbering, window_lines)
             continue
         if match.count > 1:
-            where = ", ".join(str(s.first_line - delta) for s in match.spans[:10])
+            where = ", ".join(str(numbering.original(s.first_line)) for s in match.spans[:10])
             scope = (
                 f"within ±{window_lines} lines of line {hunk.old_start}"
                 if window
@@ -212,16 +244,18 @@ def plan_file(text: str, hunks: list[Hunk], *, window_lines: int = ANCHOR_WINDOW
         )
         if new_lines is None:
             report.message = (
-                f"its old lines best match lines {a + 1 - delta}–{b + 1 - delta} "
+                f"its old lines best match lines {numbering.original(a + 1)}–"
+                f"{numbering.original(b + 1)} "
                 f"({match.rung}), but {why}"
             )
             continue
+        report.first, report.last = numbering.original(a + 1), numbering.original(b + 1)
         lines[a : b + 1] = new_lines
+        numbering.splice(a, b, len(new_lines))
         report.applied, report.rung = True, match.rung
         if fuzz:
             report.rung = f"{match.rung}, fuzz {fuzz}"
             plan.telemetry.append("ws_patch.repair.fuzz")
-        report.first, report.last = span.first_line - delta, span.last_line - delta
         plan.telemetry.append(f"ws_patch.hunk.{match.rung}")
         if alt_used:
             plan.telemetry.append("ws_patch.repair.forgotten_prefix_reading")
@@ -229,7 +263,6 @@ def plan_file(text: str, hunks: list[Hunk], *, window_lines: int = ANCHOR_WINDOW
             plan.telemetry.append("ws_patch.repair.off_anchor")
         if hunk.no_newline_new and a + len(new_lines) == len(lines):
             trailing_nl = False
-        delta += len(new_lines) - (b - a + 1)
         prev = (hunk.old_start or 0, a + len(new_lines))
     if plan.ok:
         eol = "\n"
@@ -241,15 +274,14 @@ def _miss(
     working: str,
     hunk: Hunk,
     window: ladder.Window | None,
-    expected: int | None,
-    delta: int,
+    numbering: _Numbering,
     window_lines: int,
 ) -> str:
     old = hunk.old_lines
     if window is not None:
         anywhere = ladder.seek(working, old, whole_lines=True)
         if anywhere.count == 1 and anywhere.rung in (ladder.EXACT, ladder.TRAILING_WS):
-            at = anywhere.spans[0].first_line - delta
+            at = numbering.original(anywhere.spans[0].first_line)
             return (
                 f"no match within ±{window_lines} lines of line {hunk.old_start}; its old lines "
                 f"are at line {at}, outside that window — fix the @@ line number to -{at}."
@@ -259,7 +291,8 @@ def _miss(
     hint = ""
     if near is not None and near.ratio >= 0.5:
         hint = (
-            f"; closest: lines {near.first_line - delta}–{near.last_line - delta} "
+            f"; closest: lines {numbering.original(near.first_line)}–"
+            f"{numbering.original(near.last_line)} "
             f"({near.ratio:.0%} similar) — re-read them with ws_read and copy the context exactly"
         )
     return f"its context/removed lines match nowhere {scope}{hint}."

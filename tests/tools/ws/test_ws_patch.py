@@ -342,3 +342,15 @@ def test_added_line_between_lines_the_drift_made_alike_is_refused() -> None:
     assert (
         not plan.ok and "indentation of its added line 'z,' is unclear" in plan.reports[0].message
     )
+
+
+def test_hunks_out_of_order_still_find_their_lines() -> None:
+    # the later hunk first: it adds 30 lines that must not shift the earlier hunk's anchor
+    grow = "@@ -150,1 +150,31 @@\n v150 = 150\n" + "".join(f"+n{i}\n" for i in range(30))
+    early = "@@ -120,0 +121,1 @@\n+after120\n" + hunk_at(100)
+    plan = plan_file(NUM, patch_parse.parse(grow + early).files[0].hunks)
+    assert plan.ok, [r.message for r in plan.reports]
+    lines = plan.after.split("\n")
+    assert lines[120] == "after120" and lines[119] == "v120 = 120"
+    assert lines[99] == "v100 = X"
+    assert [r.first for r in plan.reports] == [150, 120, 99]
