@@ -115,10 +115,26 @@ def not_found_message(rel: str, text: str, old: str) -> str:
     )
 
 
-def _refuse(call: Call, rel: str, text: str, reason: str, message: str, **extra: Any) -> ToolError:
-    keys = telemetry.record(call.session, ["ws_edit.calls", f"ws_edit.refused.{reason}"])
+def _refuse(
+    call: Call,
+    rel: str,
+    text: str,
+    reason: str,
+    message: str,
+    *,
+    keys: list[str] | None = None,
+    notes: list[str] | None = None,
+    **extra: Any,
+) -> ToolError:
+    """The refusal error: counted in the session's telemetry, the file reported unchanged.
+    ``keys`` are the call's telemetry so far, ``notes`` in-band notes to keep (a stripped
+    gutter stays visible even when the edit then fails)."""
+    counted = telemetry.record(
+        call.session, [*(keys or ["ws_edit.calls"]), f"ws_edit.refused.{reason}"]
+    )
+    message = "\n".join([message, *(notes or [])])
     change = file_change(rel, text, text, "rejected", reason=reason, message=message)
-    return ToolError(message, error=reason, files=[change], telemetry=keys, **extra)
+    return ToolError(message, error=reason, files=[change], telemetry=counted, **extra)
 
 
 def _run(call: Call) -> ToolResult:
@@ -142,8 +158,11 @@ def _run(call: Call) -> ToolResult:
                 new = gutter.strip_marked(new)
                 keys.append("ws_edit.gutter_stripped")
                 notes_end.append(found.note("old_str"))
+        ctx: dict[str, Any] = {"keys": keys, "notes": notes_end}
+        if old.strip() == "":  # only gutters, no text
+            raise _refuse(call, rel, text, "empty_old_str", MSG_EMPTY, **ctx)
         if old == new:
-            raise _refuse(call, rel, text, "no_op", MSG_NO_OP)
+            raise _refuse(call, rel, text, "no_op", MSG_NO_OP, **ctx)
         file_lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
         old_lines = len(ladder.search_lines(old)[0])
         if file_lines >= OVER_EDIT_MIN_LINES and old_lines >= OVER_EDIT_FRACTION * file_lines:
@@ -159,10 +178,11 @@ def _run(call: Call) -> ToolResult:
                 "changing: one ws_edit per function or block (old_str = that block plus 2–3 "
                 "lines of context), or one ws_patch with a unified diff of just the changed "
                 "hunks.",
+                **ctx,
             )
         match = ladder.seek(text, old)
         if match.count == 0:
-            raise _refuse(call, rel, text, "not_found", not_found_message(rel, text, old))
+            raise _refuse(call, rel, text, "not_found", not_found_message(rel, text, old), **ctx)
         if match.count > 1 and not replace_all:
             where = _line_list(match.spans)
             if match.rung == ladder.EXACT:
@@ -176,6 +196,7 @@ def _run(call: Call) -> ToolResult:
                     "or after) so old_str matches exactly one place. Nothing was changed. "
                     "Do NOT use ws_write.",
                     count=match.count,
+                    **ctx,
                 )
             raise _refuse(
                 call,
@@ -188,6 +209,7 @@ def _run(call: Call) -> ToolResult:
                 "one place, or pass replace_all:true to replace every one of them.",
                 count=match.count,
                 rung=match.rung,
+                **ctx,
             )
         try:
             after, replaced = ladder.apply(text, match, new, replace_all=replace_all, old=old)
@@ -201,6 +223,7 @@ def _run(call: Call) -> ToolResult:
                 f"old_str matched lines {span.first_line}–{span.last_line} of {rel} only on its "
                 f"first and last lines ({match.rung}), and there {exc.args[0]} Nothing was "
                 "changed.\n" + show_lines(text, span.first_line, span.last_line),
+                **ctx,
             ) from None
         if after == text:
             raise _refuse(
@@ -210,6 +233,7 @@ def _run(call: Call) -> ToolResult:
                 "no_op",
                 f"No-op edit refused — replacing the matched text leaves {rel} unchanged "
                 f"({match.rung} match at {_line_list(match.spans)}).",
+                **ctx,
             )
         keys.append(f"ws_edit.rung.{match.rung}")
         if replace_all and match.count > 1:

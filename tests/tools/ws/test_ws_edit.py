@@ -313,3 +313,17 @@ def test_any_edit_gets_an_answer_and_a_refusal_changes_nothing(
             # an exact unique match replaces exactly that text
             assert text.count(old) == 1
             assert path.read_bytes() == text.replace(old, new).encode()
+
+
+def test_refusal_after_stripping_keeps_the_gutter_note(ws: Workspace, root: Path) -> None:
+    (root / "a.py").write_text("x = 1\n")
+    r = edit(ws, path="a.py", old_str="     1|x = 9", new_str="     1|x = 2")
+    assert not r.ok and r.details["error"] == "not_found"
+    assert r.text.endswith("[stripped ws_read line numbers from old_str — do not include them]")
+    assert r.details["telemetry"] == [
+        "ws_edit.calls",
+        "ws_edit.gutter_stripped",
+        "ws_edit.refused.not_found",
+    ]
+    r = edit(ws, path="a.py", old_str="     1|", new_str="x")
+    assert not r.ok and r.details["error"] == "empty_old_str"
