@@ -240,6 +240,19 @@ def test_activity_panel_shows_agent_calls_live_and_accepts_its_preview(lab: Any)
             assert (root / name).read_text() == ORIGINAL
         wait_until(lambda: tab.get_attribute("data-kli-pending") is None, "the badge to clear")
 
+        # Bulk: two more, Accept all, both written.
+        for name in ("p3.py", "p4.py"):
+            (root / name).write_text(ORIGINAL)
+            assert agent.call("read", {"path": name}).ok
+            agent.call("edit", {"input": f"@@ {name}\n= 2:{h}..2:{h}\n~b = (3\n",
+                                "repair": "preview"})
+        wait_until(lambda: tab.get_attribute("data-kli-pending") == "2", "two pending")
+        panel.get_by_role("button", name="Accept all").click()
+        for name in ("p3.py", "p4.py"):
+            wait_until(lambda n=name: (root / n).read_text() == "a = 1\nb = (3)\nc = 3\n",
+                       f"{name} to be written")
+        wait_until(lambda: tab.get_attribute("data-kli-pending") is None, "the badge to clear")
+
     finally:
         agent.close()
     assert lab.console_errors() == []
