@@ -404,7 +404,8 @@ def _run(call: Call) -> ToolResult:
                 f"ws_patch refused — {len(failed)} of {len(reports)} hunk(s) did not apply, so "
                 "nothing was written (all or nothing).\n" + "\n".join(listing) + "\n"
                 "Fix the FAILED hunk(s) — re-read that region with ws_read and copy the context "
-                "lines exactly, or correct the @@ line numbers — then send the whole patch again.",
+                "lines exactly, or correct the @@ line numbers — then send the whole patch again."
+                + (f"\n{gutter_note}" if gutter_note else ""),
                 keys,
                 files=refusal_files,
                 hunks=[_report_json(rel, r) for rel, r in reports],
