@@ -248,9 +248,9 @@ def test_activity_panel_shows_agent_calls_live_and_accepts_its_preview(lab: Any)
                                 "repair": "preview"})
         wait_until(lambda: tab.get_attribute("data-kli-pending") == "2", "two pending")
         panel.get_by_role("button", name="Accept all").click()
-        for name in ("p3.py", "p4.py"):
-            wait_until(lambda n=name: (root / n).read_text() == "a = 1\nb = (3)\nc = 3\n",
-                       f"{name} to be written")
+        accepted = "a = 1\nb = (3)\nc = 3\n"
+        wait_until(lambda: all((root / n).read_text() == accepted for n in ("p3.py", "p4.py")),
+                   "p3.py and p4.py to be written")
         wait_until(lambda: tab.get_attribute("data-kli-pending") is None, "the badge to clear")
 
     finally:
