@@ -7,14 +7,21 @@ call; the pytest timeout below would fail them.
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kli.tools import Workspace
+from kli.tools.core import rx
+from kli.tools.file import search as search_mod
 from kli.tools.file import walk as walk_mod
 from kli.tools.ws import ws_grep
+
+from .conftest import examples
 
 BUDGET = 1.0
 # regex counts CPU seconds; on two busy cores the wall clock runs up to ~3x that.
@@ -79,3 +86,25 @@ def test_invalid_pattern_still_reports_re_syntax_errors(ws: Workspace, root: Pat
     assert not r.ok and "missing ), unterminated subpattern at position 3" in r.text
     g = ws.call("ws_grep", {"pattern": "foo("})
     assert "searched for it as a literal string" in g.text
+
+
+_ATOMS = st.sampled_from(["a", "b", ".", "\\s", "\\n", "^", "$", "a*", "b+", "(?<=a)", "(?=b)",
+                          "[ab]", "|", "\\b", " ", "a?", "(ab)+", "\\w*"])
+_TEXT = st.lists(st.sampled_from(["a", "b", " ", "\n", "ab", "\r\n", "é"]), max_size=60).map("".join)
+
+
+@settings(max_examples=examples(4))
+@given(st.lists(_ATOMS, min_size=1, max_size=5).map("".join), _TEXT, st.integers(1, 5))
+def test_timed_line_matching_finds_exactly_the_lines_re_finds(pattern: str, text: str,
+                                                             keep: int) -> None:
+    """The time-bounded scan (regex + one shared finditer) reports the same lines as the plain
+    ``re`` scan it replaced, for every pattern and text."""
+    try:
+        plain = re.compile(pattern, re.MULTILINE)
+    except re.error:
+        return
+    timed = rx.compile(pattern, rx.MULTILINE)
+    a, b = search_mod._FileHits(), search_mod._FileHits()
+    search_mod.match_lines(plain, text, 0, a, keep)
+    search_mod.match_lines(timed, text, 0, b, keep, time.monotonic() + 30)
+    assert (a.count, a.hits) == (b.count, b.hits)

@@ -60,14 +60,23 @@ class _FileHits:
 
 
 def match_lines(
-    rx: Any, text: str, base: int, out: _FileHits, keep: int, deadline: float | None = None
+    rx: Any,
+    text: str,
+    base: int,
+    out: _FileHits,
+    keep: int,
+    deadline: float | None = None,
+    *,
+    count_all: bool = True,
 ) -> None:
     """Add the 0-based numbers (offset by ``base``) of lines of ``text`` that ``rx`` matches.
 
-    ``text`` is whole lines (it ends with ``\\n`` unless it is the file's tail). One
-    ``rx.search`` per matching line; non-matching stretches are skipped by the regex engine.
-    With a ``deadline`` (``time.monotonic()``), ``rx`` is a ``kli.tools.core.rx`` pattern and
-    every match call gets the time left: ``TimeoutError`` when a call runs out.
+    ``text`` is whole lines (it ends with ``\\n`` unless it is the file's tail). The next match
+    at or after a position is looked up once per matching line; non-matching stretches are
+    skipped by the regex engine. With a ``deadline`` (``time.monotonic()``), ``rx`` is a
+    ``kli.tools.core.rx`` pattern, the lookups share one ``finditer`` given the time left
+    (a timer per call would cost more than the match), and ``TimeoutError`` is raised when it
+    runs out. With ``count_all=False`` the scan stops once ``keep`` lines are kept.
     """
     n = len(text)
     tail_ends_line = n == 0 or text.endswith("\n")
@@ -75,15 +84,18 @@ def match_lines(
     line = base
     counted_to = 0
     if deadline is None:
-        search = rx.search
-    else:
-        clock = time.monotonic
+        find = rx.search
 
-        def search(s: str, p: int, e: int | None = None) -> Any:
-            return rx.search(s, p, e, timeout=rx_mod.budget(deadline, clock()))
+        def recheck(start: int, end: int) -> Any:
+            return rx.search(text, start, end)
+    else:
+        find = _Finder(rx, text, deadline)
+
+        def recheck(start: int, end: int) -> Any:
+            return rx.search(text, start, end, timeout=rx_mod.budget(deadline, time.monotonic()))
 
     while pos <= n:
-        m = search(text, pos)
+        m = find(text, pos)
         if m is None:
             break
         s = m.start()
@@ -95,11 +107,45 @@ def match_lines(
         line_end = text.find("\n", s)
         if line_end < 0:
             line_end = n
-        if m.end() <= line_end or search(text, line_start, line_end) is not None:
+        if m.end() <= line_end or recheck(line_start, line_end) is not None:
             out.count += 1
             if len(out.hits) < keep:
                 out.hits.append(line)
+            elif not count_all:
+                break
         pos = line_end + 1
+
+
+class _Finder:
+    """``find(text, pos)``: the leftmost match starting at or after ``pos``, from one
+    ``finditer`` (restarted when ``pos`` falls inside ground it already covered, or when its
+    next match starts before ``pos``)."""
+
+    def __init__(self, rx: Any, text: str, deadline: float) -> None:
+        self.rx, self.text, self.deadline = rx, text, deadline
+        self.it: Iterator[Any] | None = None
+        self.resume = 0  # where the iterator goes on from
+
+    def _restart(self, pos: int) -> None:
+        budget = rx_mod.budget(self.deadline, time.monotonic())
+        self.it = self.rx.finditer(self.text, pos, timeout=budget)
+        self.resume = pos
+
+    def __call__(self, text: str, pos: int) -> Any:
+        if self.it is None or pos < self.resume:
+            self._restart(pos)
+        assert self.it is not None
+        for m in self.it:
+            self.resume = m.end()
+            if m.start() >= pos:
+                return m
+            # Another match on a line already counted: start afresh at pos rather than pull
+            # every match of a busy line (or one that overlaps pos and could hide another).
+            self._restart(pos)
+            return self(text, pos)
+        self.it = None
+        self.resume = len(text) + 1
+        return None
 
 
 def _chunks(fh: Any, first: bytes) -> Iterator[bytes]:

@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterable
 from typing import Any
 
 from kli.tools.core import rx as rx_mod
 from kli.tools.core.registry import GATE_READ, Call, Tool
 from kli.tools.core.result import ToolError, ToolResult
 from kli.tools.core.textfile import NotText, read_text
+from kli.tools.file.search import _FileHits, match_lines
 from kli.tools.file.walk import walk
 from kli.tools.ws.common import compact_json
 from kli.tools.ws.ws_glob import join_pattern, skipped_segment
@@ -123,19 +125,28 @@ def _run(call: Call) -> ToolResult:
             continue
         before = len(hits)
         try:
-            if (
-                prefilter is not None
-                and prefilter.search(text, timeout=rx_mod.budget(deadline, clock())) is None
-            ):
-                continue
-            for n, line in enumerate(text.split("\n"), 1):
+            candidates: Iterable[int]
+            if prefilter is not None:
+                # The lines the MULTILINE pattern matches, found in one pass over the whole
+                # text (a timed match call per line would cost ~10x); each is confirmed below.
+                found = _FileHits()
+                match_lines(prefilter, text, 0, found, GREP_MAX_HITS + 1, deadline,
+                            count_all=False)
+                if not found.count:
+                    continue
+                candidates = found.hits
+            else:
+                candidates = range(text.count("\n") + 1)
+            lines = text.split("\n")
+            for i in candidates:
+                line = lines[i]
                 m = regex.search(line, timeout=rx_mod.budget(deadline, clock()))
                 if m is None:
                     continue
                 if len(hits) >= GREP_MAX_HITS:
                     more = True
                     break
-                hits.append(f"{rel}:{n}: {_clip(line, m)}")
+                hits.append(f"{rel}:{i + 1}: {_clip(line, m)}")
         except TimeoutError:
             pattern_timeout = rel
         files_with_hits += len(hits) > before
