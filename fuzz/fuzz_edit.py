@@ -13,6 +13,8 @@ import atheris
 with atheris.instrument_imports():
     from _common import snapshot, workspace_with_files
 
+    import kli.tools.registry  # noqa: F401 - every tool module, instrumented for coverage
+
 
 def test_one_input(data: bytes) -> None:
     fdp = atheris.FuzzedDataProvider(data)
