@@ -174,6 +174,7 @@ def test_activity_panel_shows_agent_calls_live_and_accepts_its_preview(lab: Any)
         assert agent.call("read", {"path": "early.py"}).ok
         h = line_hash("b = 2")
         assert agent.call("edit", {"input": f"@@ early.py\n= 2:{h}..2:{h}\n~b = 20\n"}).ok
+        lab.command("docmanager:save")
         lab.page.reload()
         lab.page.wait_for_selector(".jp-Notebook .jp-Cell", state="visible")
         lab.wait_idle()
