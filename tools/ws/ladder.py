@@ -176,7 +176,8 @@ def seek(
     anchor window). An empty or all-blank ``old`` never matches.
 
     Defensive cases: overlapping exact occurrences count separately (``"aa"`` in ``"aaa"`` is
-    ambiguous); a search text of blank lines only never reaches rungs 3–5.
+    ambiguous); when ``old`` starts with whitespace and every exact occurrence starts inside a
+    line's indentation, rung 1 has none (``"    x"`` inside ``"        x"`` is x re-indented); a search text of blank lines only never reaches rungs 3–5.
     """
     if not isinstance(old, str):
         # Already lines (ws_patch's hunks): compared whole, the last one's terminator kept.
@@ -228,7 +229,17 @@ def _line_of(lines: _Lines, offset: int) -> int:
     return lo + 1
 
 
+def inside_indentation(text: str, pos: int) -> bool:
+    """True when ``pos`` lies strictly inside the leading whitespace of its line."""
+    start = text.rfind("\n", 0, pos) + 1
+    return pos > start and text[start:pos].strip(" \t") == ""
+
+
 def _exact_substring(text: str, old: str, lines: _Lines) -> list[Span]:
+    """Every occurrence of ``old`` (overlapping ones too) — or none when ``old`` starts with
+    whitespace and EVERY occurrence starts inside a line's indentation: that is a line
+    re-emitted at a shallower indentation (its other lines would land wrong), which the
+    indentation rung handles."""
     spans = []
     pos = text.find(old)
     while pos >= 0:
@@ -236,6 +247,8 @@ def _exact_substring(text: str, old: str, lines: _Lines) -> list[Span]:
         last = max(end - 1, pos)
         spans.append(Span(pos, end, _line_of(lines, pos), _line_of(lines, last)))
         pos = text.find(old, pos + 1)
+    if old[:1] in (" ", "\t") and all(inside_indentation(text, sp.start) for sp in spans):
+        return []
     return spans
 
 

@@ -144,7 +144,14 @@ def _oracle(text: str, old: str) -> dict[str, int]:
     if flines and flines[-1] == "":
         flines.pop()
     needle = old.split("\n")
-    exact = sum(1 for i in range(len(text)) if text.startswith(old, i))
+    at = [i for i in range(len(text)) if text.startswith(old, i)]
+
+    def mid_indent(i: int) -> bool:
+        start = text.rfind("\n", 0, i) + 1
+        return i > start and text[start:i].strip() == ""
+
+    # a re-indented line (every occurrence inside indentation) is not an exact match
+    exact = 0 if old[:1] == " " and all(mid_indent(i) for i in at) else len(at)
     n = len(needle)
 
     def dedent(block: list[str]) -> list[str]:
@@ -198,3 +205,16 @@ def test_no_ambiguous_match_is_ever_applied(
         span = m.spans[0]
         got = text.split("\n")[span.first_line - 1 : span.last_line]
         assert [ln.strip() for ln in got] == [ln.strip() for ln in ladder.search_lines(old)[0]]
+
+
+def test_a_line_re_emitted_shallower_is_not_an_exact_match_inside_indentation() -> None:
+    text = "def f(self):\n        # c\n        return self.x(1)\n\n\nclass U(R):\n    pass\n"
+    old = "    return self.x(1)\n\n\nclass U(R):"  # 'return' written at 4, not 8
+    m = seek(text, old)
+    assert m.rung == ladder.INDENTATION
+    new = "    # ins\n    return self.x(1)\n\n\nclass U(R):  # e"
+    assert apply(text, m, new, old=old)[0] == text.replace(
+        "        return", "        # ins\n        return"
+    ).replace("class U(R):", "class U(R):  # e")
+    # an occurrence at the start of a line still makes the inner one count: ambiguous
+    assert seek("    a\n  a\n", "  a").count == 2
