@@ -488,6 +488,27 @@ def _local_reindent(line: str, ref_old: str, ref_file: str) -> str | None:
     return None
 
 
+def _replacing(body: Body, run_start: int, removed: int) -> int:
+    """How many lines at the start of the '+' run at ``run_start`` stand in for the ``removed``
+    '-' lines before it: through the last one that resembles a removed line, else as many as
+    were removed. Those go where the removed lines were; the rest are insertions after them."""
+    if not removed:
+        return 0
+    gone = [t.strip() for _tag, t in body[run_start - removed : run_start]]
+    end = run_start
+    while end < len(body) and body[end][0] == "+":
+        end += 1
+    alike = [
+        i - run_start
+        for i in range(run_start, end)
+        if any(
+            difflib.SequenceMatcher(None, body[i][1].strip(), g, autojunk=False).ratio() >= 0.5
+            for g in gone
+        )
+    ]
+    return max(alike) + 1 if alike else min(removed, end - run_start)
+
+
 def render_hunk(
     body: Body,
     span_lines: list[str],
@@ -586,10 +607,11 @@ def render_hunk(
             run_start = pos
             while run_start > 0 and body[run_start - 1][0] == "+":
                 run_start -= 1
-            removed = 0  # the '-' lines right before this run: its first lines replace them
+            removed = 0  # the '-' lines right before this run: some of its lines replace them
             while run_start - removed > 0 and body[run_start - removed - 1][0] == "-":
                 removed += 1
-            if pos - run_start == removed:  # the first added line that is an insertion
+            if pos - run_start == _replacing(body, run_start, removed):
+                # the first added line that is an insertion after what was removed
                 nxt = next((aligned[k] for k in range(oi, len(old)) if k in aligned), None)
                 if nxt is not None and nxt > fi:
                     # Unshown file lines lie between the previous and next landed lines.

@@ -354,3 +354,16 @@ def test_hunks_out_of_order_still_find_their_lines() -> None:
     assert lines[120] == "after120" and lines[119] == "v120 = 120"
     assert lines[99] == "v100 = X"
     assert [r.first for r in plan.reports] == [150, 120, 99]
+
+
+def test_added_lines_standing_in_for_a_removal_stay_before_an_unshown_blank() -> None:
+    text = "    a = 1\n    b = 2\n\n    c = 3\n"
+    # blank line dropped from the hunk; the '+' run replaces b (its 2nd line resembles b)
+    patch = "@@ -1,4 +1,5 @@\n     a = 1\n-    b = 2\n+    # note\n+    b = 20\n     c = 3\n"
+    plan = plan_file(text, patch_parse.parse(patch).files[0].hunks)
+    assert plan.ok, plan.reports[0].message
+    assert plan.after == "    a = 1\n    # note\n    b = 20\n\n    c = 3\n"
+    # an insertion after the replacement, at the indentation of both sides of the gap: refused
+    patch = "@@ -1,4 +1,5 @@\n     a = 1\n-    b = 2\n+    b = 20\n+    # note\n     c = 3\n"
+    plan = plan_file(text, patch_parse.parse(patch).files[0].hunks)
+    assert not plan.ok and "could go before or after lines 3–3" in plan.reports[0].message
