@@ -1,6 +1,6 @@
 """A symlink swapped in between the jail's check and the write (TOCTOU).
 
-A thread flips ``root/sw`` between a real folder and a symlink to a folder outside the root
+A child process flips ``root/sw`` between a real folder and a symlink to a folder outside the root
 while the tools write through ``sw/``. The jail's check happens first; the write happens a few
 hundred microseconds later, through the path. Writes go through ``kli.tools.core.atomic``,
 which opens the parent folder, verifies the opened folder's real path is the one the jail
@@ -12,10 +12,11 @@ Reads are not closed this way; the residual risk is documented in docs/reliabili
 
 from __future__ import annotations
 
+import multiprocessing
 import os
-import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -25,7 +26,9 @@ from kli.tools.core import atomic
 RACE_SECONDS = 3.0
 
 
-def _flipper(root: Path, outside: Path, stop: threading.Event, flips: list[int]) -> None:
+def _flipper(root: Path, outside: Path, stop: Any, flips: Any) -> None:
+    """Runs in its own process (no GIL shared with the tools): flips ``root/sw`` between the
+    real folder and a symlink to ``outside`` until ``stop`` is set."""
     sw = root / "sw"
     held = root / "held_dir"
     link = root / "held_link"
@@ -34,13 +37,40 @@ def _flipper(root: Path, outside: Path, stop: threading.Event, flips: list[int])
         try:
             os.rename(sw, held)  # sw: folder -> (gone)
             os.rename(link, sw)  # sw: symlink to outside
-            time.sleep(0)
             os.rename(sw, link)
             os.rename(held, sw)  # sw: folder again
-            flips[0] += 1
-            time.sleep(0)
+            with flips.get_lock():
+                flips.value += 1
         except OSError:
             pass
+    # Leave sw a folder, as the test found it.
+    if not sw.exists() and held.is_dir():
+        os.rename(held, sw)
+
+
+class _Race:
+    """The flipper in a child process, for the body of a ``with`` block."""
+
+    def __init__(self, root: Path, outside: Path) -> None:
+        ctx = multiprocessing.get_context("fork")
+        self.stop = ctx.Event()
+        self.flips = ctx.Value("i", 0)
+        self.proc = ctx.Process(target=_flipper, args=(root, outside, self.stop, self.flips),
+                                daemon=True)
+
+    def __enter__(self) -> _Race:
+        self.proc.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.proc.join(10)
+        if self.proc.is_alive():
+            self.proc.kill()
+
+    @property
+    def count(self) -> int:
+        return int(self.flips.value)
 
 
 @pytest.mark.timeout(120)
@@ -53,10 +83,8 @@ def test_symlink_swapped_in_between_check_and_write_never_writes_outside(
     (root / "sw").mkdir(parents=True)
     outside.mkdir()
     ws = Workspace(str(root))
-    stop = threading.Event()
-    flips = [0]
-    thread = threading.Thread(target=_flipper, args=(root, outside, stop, flips), daemon=True)
-    thread.start()
+    race = _Race(root, outside)
+    race.__enter__()
     written = refused = 0
     try:
         deadline = time.monotonic() + RACE_SECONDS
@@ -67,10 +95,9 @@ def test_symlink_swapped_in_between_check_and_write_never_writes_outside(
             written += r.ok
             refused += not r.ok
     finally:
-        stop.set()
-        thread.join(5)
+        race.__exit__()
     escaped = sorted(os.listdir(outside))
-    assert flips[0] > 20, "the race did not run"
+    assert race.count > 20, "the race did not run"
     assert escaped == [], f"{len(escaped)} of {written + refused} writes landed outside the root"
     assert written > 0
 
@@ -111,10 +138,8 @@ def test_symlink_swapped_in_between_check_and_read_never_reads_outside(
         "ws_grep": {"pattern": "text", "path": "sw/f.txt"},
         "ws_edit": {"path": "sw/f.txt", "old_str": "text", "new_str": "text"},
     }[tool]
-    stop = threading.Event()
-    flips = [0]
-    thread = threading.Thread(target=_flipper, args=(root, outside, stop, flips), daemon=True)
-    thread.start()
+    race = _Race(root, outside)
+    race.__enter__()
     leaked = 0
     calls = 0
     try:
@@ -124,9 +149,8 @@ def test_symlink_swapped_in_between_check_and_read_never_reads_outside(
             r = ws.call(tool, args)
             leaked += "OUTSIDE-SECRET" in r.text or "OUTSIDE-SECRET" in repr(r.details)
     finally:
-        stop.set()
-        thread.join(5)
-    assert flips[0] > 20, "the race did not run"
+        race.__exit__()
+    assert race.count > 20, "the race did not run"
     assert leaked == 0, f"{leaked} of {calls} calls read the file outside the root"
     assert (outside / "f.txt").read_text() == "OUTSIDE-SECRET text\n"
 
@@ -147,10 +171,8 @@ def test_symlink_swapped_in_before_delete_or_move_touches_nothing_outside(
         (root / "in" / f"f{n}").write_text("inside\n")
         (outside / f"f{n}").write_text("OUTSIDE-SECRET\n")
     ws = Workspace(str(root))
-    stop = threading.Event()
-    flips = [0]
-    thread = threading.Thread(target=_flipper, args=(root, outside, stop, flips), daemon=True)
-    thread.start()
+    race = _Race(root, outside)
+    race.__enter__()
     try:
         deadline = time.monotonic() + RACE_SECONDS
         n = 0
@@ -163,10 +185,49 @@ def test_symlink_swapped_in_before_delete_or_move_touches_nothing_outside(
                 ws.call("ws_mv", {"src": f"in/f{n}", "dst": f"sw/g{n}"})
             n += 1
     finally:
-        stop.set()
-        thread.join(5)
-    assert flips[0] > 20, "the race did not run"
+        race.__exit__()
+    assert race.count > 20, "the race did not run"
     assert sorted(os.listdir(outside)) == sorted(f"f{i}" for i in range(count)), \
         "a file outside the root was deleted, moved or added"
     leaked = [p for p in root.rglob("*") if p.is_file() and "OUTSIDE" in p.read_text(errors="replace")]
     assert leaked == [], f"{len(leaked)} outside files' bytes were copied into the root"
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("tool", ["write", "ws_write", "edit"])
+def test_symlink_swapped_in_before_a_rewrite_never_shows_or_changes_the_outside_file(
+    tmp_path: Path, tool: str
+) -> None:
+    """The prior-content read of a rewrite (for the diff and the read-before-edit check) is
+    verified too: the outside file's bytes never appear in a result, and it never changes."""
+    from kli.tools.file.anchors import line_hash
+
+    root = tmp_path / "root"
+    outside = tmp_path / "outside"
+    (root / "sw").mkdir(parents=True)
+    outside.mkdir()
+    (root / "sw" / "t.txt").write_text("inside\n")
+    (outside / "t.txt").write_text("OUTSIDE-SECRET\n")
+    ws = Workspace(str(root))
+    assert ws.call("read", {"path": "sw/t.txt"}).ok
+    assert ws.call("ws_read", {"path": "sw/t.txt"}).ok
+    race = _Race(root, outside)
+    race.__enter__()
+    leaked = calls = 0
+    try:
+        deadline = time.monotonic() + RACE_SECONDS
+        while time.monotonic() < deadline:
+            calls += 1
+            if tool == "write":
+                r = ws.call("write", {"path": "sw/t.txt", "content": "inside\n"})
+            elif tool == "ws_write":
+                r = ws.call("ws_write", {"path": "sw/t.txt", "content": "inside\n"})
+            else:
+                r = ws.call("edit", {"input": f"@@ sw/t.txt\n= 1:{line_hash('inside')}\n~inside\n"})
+            leaked += "OUTSIDE-SECRET" in r.text or "OUTSIDE-SECRET" in repr(r.details)
+    finally:
+        race.__exit__()
+    assert race.count > 20, "the race did not run"
+    assert leaked == 0, f"{leaked} of {calls} results showed the outside file"
+    assert (outside / "t.txt").read_text() == "OUTSIDE-SECRET\n"
+    assert sorted(os.listdir(outside)) == ["t.txt"]

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from kli.tools.core.atomic import write_atomic, write_many
 from kli.tools.core.changes import file_change
+from kli.tools.core.jail import Jail
 from kli.tools.core.registry import GATE_EDIT, Call, Tool
 from kli.tools.core.result import ToolError, ToolResult
 from kli.tools.core.session import Candidate, FileView, Session
@@ -87,7 +88,9 @@ class _Target:
 
 
 # -- loading -----------------------------------------------------------------------------------
-def _load(real: str, rel: str) -> str:
+def _load(real: str, rel: str, jail: Jail | None = None) -> str:
+    """The text of ``real``; with ``jail``, an outside file swapped in after the path was
+    resolved is refused (``Jail.open_read``)."""
     if os.path.isdir(real):
         raise ToolError(
             f"edit rejected: {rel} is a directory, not a file. Nothing was written.",
@@ -101,7 +104,7 @@ def _load(real: str, rel: str) -> str:
                 "changes text files only. Nothing was written.",
                 error="not_regular", path=rel,
             )
-        with open(real, "rb") as fh:
+        with (jail.open_read(real) if jail is not None else open(real, "rb")) as fh:
             data = fh.read()
     except FileNotFoundError:
         raise ToolError(
@@ -293,7 +296,7 @@ def _apply_patch(call: Call, patch_text: str, policy: str) -> ToolResult:
     with call.ws.file_lock:
         targets = _targets(call, list(patch.sections))
         for t in targets:
-            t.before = _load(t.real, t.rel)
+            t.before = _load(t.real, t.rel, call.ws.jail)
         for t in targets:
             view = call.session.views.get(t.real)
             try:
@@ -569,7 +572,7 @@ def _accept(call: Call, candidate_id: str) -> ToolResult:
     details = cand.details
     with call.ws.file_lock:
         try:
-            disk = _load(cand.real, cand.path)
+            disk = _load(cand.real, cand.path, call.ws.jail)
         except ToolError:
             disk = None
         if disk != cand.disk_text:

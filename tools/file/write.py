@@ -21,20 +21,21 @@ import os
 
 from kli.tools.core.atomic import write_atomic
 from kli.tools.core.changes import MAX_DIFF_TEXT, file_change
+from kli.tools.core.jail import Jail
 from kli.tools.core.registry import GATE_WRITE, Call, Tool
 from kli.tools.core.result import ToolError, ToolResult
 from kli.tools.core.textfile import NotText, decode, encode, split_lines
 
 
-def _prior(real: str) -> tuple[bool, str | None, int]:
+def _prior(real: str, jail: Jail) -> tuple[bool, str | None, int]:
     """(existed, prior text or None when too large / binary, prior line count)."""
     try:
         st = os.stat(real)
     except (FileNotFoundError, NotADirectoryError):
         return False, None, 0
     if st.st_size > MAX_DIFF_TEXT:
-        return True, None, _count_lines(real)
-    with open(real, "rb") as fh:
+        return True, None, _count_lines(real, jail)
+    with jail.open_read(real) as fh:  # never an outside file swapped in since the resolve
         data = fh.read()
     try:
         text = decode(data)
@@ -43,11 +44,11 @@ def _prior(real: str) -> tuple[bool, str | None, int]:
     return True, text, len(split_lines(text))
 
 
-def _count_lines(real: str) -> int:
+def _count_lines(real: str, jail: Jail) -> int:
     """Lines of a file too large to carry, counted block by block (no text held)."""
     count = 0
     last = b"\n"
-    with open(real, "rb") as fh:
+    with jail.open_read(real) as fh:
         while block := fh.read(1 << 20):
             count += block.count(b"\n")
             last = block[-1:]
@@ -78,7 +79,7 @@ def _run(call: Call) -> ToolResult:
     created_dirs = not os.path.isdir(parent)
     with call.ws.file_lock:
         try:
-            existed, before, before_lines = _prior(real)
+            existed, before, before_lines = _prior(real, call.ws.jail)
             write_atomic(real, data)
         except OSError as exc:
             raise ToolError(

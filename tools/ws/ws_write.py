@@ -177,7 +177,7 @@ def _run(call: Call) -> ToolResult:
         before: str | None = None
         if exists:
             try:
-                with open(real, "rb") as fh:
+                with call.ws.jail.open_read(real) as fh:  # never an outside file swapped in
                     before = decode(fh.read())
             except NotText:
                 before = None
