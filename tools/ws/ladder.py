@@ -572,8 +572,22 @@ def render_hunk(
                 waiting = []
             k += 1
 
+    # added lines that stand in for removed ones take the removed line's indentation
+    stands_in: set[int] = set()
+    for rs in range(len(body)):
+        if body[rs][0] == "+" and rs > 0 and body[rs - 1][0] == "-":
+            m = 0
+            while rs - m > 0 and body[rs - m - 1][0] == "-":
+                m += 1
+            stands_in.update(range(rs, rs + _replacing(body, rs, m)))
+
     def added_line(pos: int, text: str) -> str | None:
         """The added line re-indented; None when its neighbours disagree (see below)."""
+        before = refs.get(pos, [None])[0]
+        if pos in stands_in and before is not None:
+            local = _local_reindent(text, *before)
+            if local is not None:
+                return local
         near = [r for r in refs.get(pos, []) if r is not None]
         same = [r for r in near if _indent(r[0]) == _indent(text)]
         if len(same) == 2:
