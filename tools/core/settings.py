@@ -50,24 +50,49 @@ class SettingsLoader:
     root: str
     overrides: dict[str, Any] = field(default_factory=dict)
     _key: tuple[Any, ...] | None = None
+    _ancestors: list[str] | None = None
     _value: dict[str, Any] = field(default_factory=dict)
     _error: str | None = None
 
-    def _stamp(self, path: str | None) -> tuple[Any, ...]:
-        if path is None:
-            return (None,)
+    def _candidates(self) -> list[str]:
+        """``.kli/settings.json`` at the root and at each ancestor, nearest first (computed once:
+        the folders do not move; whether each file exists is checked on every load)."""
+        if self._ancestors is None:
+            found, here = [], os.path.abspath(self.root)
+            while True:
+                found.append(os.path.join(here, CONTROL_DIR, SETTINGS_NAME))
+                parent = os.path.dirname(here)
+                if parent == here:
+                    break
+                here = parent
+            self._ancestors = found
+        return self._ancestors
+
+    @staticmethod
+    def _stat(path: str) -> tuple[int, int] | None:
         try:
             st = os.stat(path)
         except OSError:
-            return (path, None)
-        return (path, st.st_mtime_ns, st.st_size)
+            return None
+        return (st.st_mtime_ns, st.st_size)
 
     def load(self) -> tuple[dict[str, Any], str | None]:
-        """Current settings and the error that makes them unusable (None when fine)."""
-        files = [user_settings_path(), project_settings_path(self.root)]
-        key = tuple(self._stamp(p) for p in files)
+        """Current settings and the error that makes them unusable (None when fine).
+
+        Runs on every tool call, so it only stats the candidate files and re-reads them when
+        one appeared, vanished or changed.
+        """
+        user = user_settings_path()
+        project, project_stamp = None, None
+        for candidate in self._candidates():
+            project_stamp = self._stat(candidate)
+            if project_stamp is not None:
+                project = candidate
+                break
+        key = (user, self._stat(user), project, project_stamp)
         if key == self._key:
             return self._value, self._error
+        files = [user, project]
         merged: dict[str, Any] = {}
         error = None
         for path in files:
