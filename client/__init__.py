@@ -9,28 +9,5 @@
 The implementation lives in ``kli.kernel.client``; this package is its public name.
 """
 
-from kli.kernel.client import (
-    DEFAULT_TIMEOUT,
-    AgentClient,
-    KernelDied,
-    KernelError,
-    KernelTimeout,
-    ProtocolError,
-    ToolResult,
-    connect,
-    connect_server,
-    start,
-)
-
-__all__ = [
-    "DEFAULT_TIMEOUT",
-    "AgentClient",
-    "KernelDied",
-    "KernelError",
-    "KernelTimeout",
-    "ProtocolError",
-    "ToolResult",
-    "connect",
-    "connect_server",
-    "start",
-]
+from kli.kernel.client import *  # noqa: F403
+from kli.kernel.client import __all__ as __all__
