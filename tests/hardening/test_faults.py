@@ -160,3 +160,29 @@ def test_next_write_removes_only_dead_writers_stale_temporaries(root: Path) -> N
         assert "kli-tmp" not in ws.call("find", {"pattern": "**"}).text
     finally:
         os.close(holder)
+
+
+def test_multi_file_patch_whose_second_file_sits_under_a_regular_file_changes_nothing(
+    root: Path,
+) -> None:
+    """A real fault that binds root too: the second file's parent is a regular file (ENOTDIR /
+    EEXIST while creating it). Was an internal error in ws_patch."""
+    (root / "a.txt").write_text("alpha\nbeta\n")
+    (root / "blocker").write_text("a file\n")
+    ws = Workspace(str(root))
+    ws.call("ws_read", {"path": "a.txt"})
+    patch = ("--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n-alpha\n+ALPHA\n beta\n"
+             "--- /dev/null\n+++ b/blocker/new.txt\n@@ -0,0 +1 @@\n+new\n")
+    r = ws.call("ws_patch", {"patch": patch})
+    assert not r.ok and r.details.get("error") == "write_failed", r.text
+    assert "Nothing was written" in r.text and "blocker" in r.text
+    assert (root / "a.txt").read_text() == "alpha\nbeta\n"
+    assert (root / "blocker").read_text() == "a file\n"
+    assert _no_temp_files(root) == []
+    ws.call("read", {"path": "a.txt"})
+    from kli.tools.file.anchors import line_hash
+
+    r = ws.call("edit", {"input": f"@@ a.txt\n= 1:{line_hash('alpha')}\n~ALPHA\n"
+                                  "@@ blocker/new.txt\n+\n~new\n"})
+    assert not r.ok and r.details.get("error") != "internal", r.text
+    assert (root / "a.txt").read_text() == "alpha\nbeta\n"

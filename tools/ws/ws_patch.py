@@ -463,7 +463,15 @@ def _run(call: Call) -> ToolResult:
                 error="no_op",
                 telemetry=keys,
             )
-        write_many(writes)
+        try:
+            write_many(writes)  # every file or none
+        except OSError as exc:  # a file where a folder should be, disk full, …
+            where = call.ws.jail.rel(exc.filename) if exc.filename else "a target"
+            raise ToolError(
+                f"ws_patch: cannot write {where} ({exc.strerror}). Nothing was written — every "
+                "file is as it was. Check the paths (ws_list shows what is a folder) and retry.",
+                error="write_failed",
+            ) from None
     telemetry.record(call.session, keys)
     rels = [state[real][0].rel for real in order]
     head = (
