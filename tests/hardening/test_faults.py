@@ -55,6 +55,7 @@ def test_multi_file_edit_whose_second_write_hits_disk_full_changes_no_file(
     assert (root / "b.txt").read_text() == B_TEXT
     assert _no_temp_files(root) == []
     assert "File too large" in str(result["text"]) or "EFBIG" in str(result["text"]), result
+    assert result["error"] != "internal", result
 
 
 @pytest.mark.parametrize("patch_kind", ["edit", "ws_patch"])
