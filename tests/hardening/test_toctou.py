@@ -33,6 +33,7 @@ def _flipper(root: Path, outside: Path, stop: Any, flips: Any) -> None:
     held = root / "held_dir"
     link = root / "held_link"
     os.symlink(outside, link)
+    strays = 0
     while not stop.is_set():
         try:
             os.rename(sw, held)  # sw: folder -> (gone)
@@ -42,7 +43,18 @@ def _flipper(root: Path, outside: Path, stop: Any, flips: Any) -> None:
             with flips.get_lock():
                 flips.value += 1
         except OSError:
-            pass
+            # A tool created a new folder at sw while it was gone (a write's makedirs): set it
+            # aside (inside the root) and put the real folder back, so the race goes on.
+            try:
+                if sw.is_symlink() and not link.is_symlink():
+                    os.rename(sw, link)
+                if held.is_dir() and not held.is_symlink():
+                    if os.path.lexists(sw):
+                        strays += 1
+                        os.rename(sw, root / f"stray{strays}")
+                    os.rename(held, sw)
+            except OSError:
+                pass
     # Leave sw a folder, as the test found it.
     if not sw.exists() and held.is_dir():
         os.rename(held, sw)
@@ -97,7 +109,7 @@ def test_symlink_swapped_in_between_check_and_write_never_writes_outside(
     finally:
         race.__exit__()
     escaped = sorted(os.listdir(outside))
-    assert race.count > 20, "the race did not run"
+    assert race.count > 20, f"the race did not run ({race.count} flips)"
     assert escaped == [], f"{len(escaped)} of {written + refused} writes landed outside the root"
     assert written > 0
 
@@ -150,7 +162,7 @@ def test_symlink_swapped_in_between_check_and_read_never_reads_outside(
             leaked += "OUTSIDE-SECRET" in r.text or "OUTSIDE-SECRET" in repr(r.details)
     finally:
         race.__exit__()
-    assert race.count > 20, "the race did not run"
+    assert race.count > 20, f"the race did not run ({race.count} flips)"
     assert leaked == 0, f"{leaked} of {calls} calls read the file outside the root"
     assert (outside / "f.txt").read_text() == "OUTSIDE-SECRET text\n"
 
@@ -186,7 +198,7 @@ def test_symlink_swapped_in_before_delete_or_move_touches_nothing_outside(
             n += 1
     finally:
         race.__exit__()
-    assert race.count > 20, "the race did not run"
+    assert race.count > 20, f"the race did not run ({race.count} flips)"
     assert sorted(os.listdir(outside)) == sorted(f"f{i}" for i in range(count)), \
         "a file outside the root was deleted, moved or added"
     leaked = [p for p in root.rglob("*") if p.is_file() and "OUTSIDE" in p.read_text(errors="replace")]
@@ -227,7 +239,7 @@ def test_symlink_swapped_in_before_a_rewrite_never_shows_or_changes_the_outside_
             leaked += "OUTSIDE-SECRET" in r.text or "OUTSIDE-SECRET" in repr(r.details)
     finally:
         race.__exit__()
-    assert race.count > 20, "the race did not run"
+    assert race.count > 20, f"the race did not run ({race.count} flips)"
     assert leaked == 0, f"{leaked} of {calls} results showed the outside file"
     assert (outside / "t.txt").read_text() == "OUTSIDE-SECRET\n"
     assert sorted(os.listdir(outside)) == ["t.txt"]
