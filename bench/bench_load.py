@@ -27,6 +27,7 @@ import json
 import os
 import random
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -213,6 +214,7 @@ def run(duration: float = 60.0, agents: int = 4, max_calls: int = 200_000,
                 p.kill()
                 p.wait(10)
         km.shutdown_kernel(now=True)
+        shutil.rmtree(tmp, ignore_errors=True)
     return _summarise(reports, _shared_text(), final, rss, wall, duration, agents, quiet)
 
 
