@@ -100,7 +100,10 @@ def binder_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path | dic
     for rel in _checkout_files():
         dest = repo / rel
         dest.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(ROOT / rel, dest)
+        try:
+            shutil.copy2(ROOT / rel, dest)
+        except FileNotFoundError:  # an untracked scratch file removed meanwhile (shared tree)
+            continue
     jupyter_home = work / "jupyter"
     env = {k: v for k, v in os.environ.items() if k not in _SCRUB}
     env.update(
