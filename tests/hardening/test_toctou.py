@@ -126,6 +126,29 @@ def test_symlink_swapped_in_between_check_and_write_never_writes_outside(
     assert written > 0
 
 
+def test_missing_parent_swapped_for_a_symlink_while_created_makes_nothing_outside(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Missing parent folders are made relative to their verified parent's handle: when an
+    attacker puts a symlink where a folder is being made (the race won every time here), the
+    write is refused and no folder or file appears at the symlink's target."""
+    root = tmp_path / "root"
+    root.mkdir()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    real_mkdir = os.mkdir
+
+    def attacker_wins(name: Any, mode: int = 0o777, *, dir_fd: int | None = None) -> None:
+        if name == "a":
+            os.symlink(outside, root / "a")
+        real_mkdir(name, mode, dir_fd=dir_fd)
+
+    monkeypatch.setattr(os, "mkdir", attacker_wins)
+    with pytest.raises(OSError, match="changed while it was being created"):
+        atomic.write_atomic(str(root / "a" / "b" / "f.txt"), b"x")
+    assert list(outside.iterdir()) == []
+
+
 def test_atomic_write_refuses_a_folder_that_is_not_the_checked_one(tmp_path: Path) -> None:
     """The check itself: a canonical path whose folder was swapped for a symlink is refused,
     and nothing is created at the symlink's target."""

@@ -86,24 +86,70 @@ class _Folders:
         self._open.clear()
 
 
-def _open_folder(directory: str) -> tuple[int, str]:
-    os.makedirs(directory, exist_ok=True)
-    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+def _verify(fd: int, expected: str) -> str:
+    """The ``/proc`` path of folder handle ``fd`` after checking it is ``expected``.
+
+    Raises ESTALE when the handle leads elsewhere (a symlink was swapped in between the jail's
+    check and the open). Without ``/proc`` (macOS) nothing can be checked: ``expected`` is
+    returned as is (see docs/reliability.md)."""
     proc = f"/proc/self/fd/{fd}"
     try:
         actual = os.readlink(proc)
-    except OSError:  # no /proc (macOS): unverified, see docs/reliability.md
-        return fd, directory
-    expected = os.path.abspath(directory)
+    except OSError:
+        return expected
     if actual != expected:
-        os.close(fd)
         raise OSError(
             errno.ESTALE,
             f"the folder {expected} changed while it was being written (it now leads to "
             f"{actual}: a symlink was swapped in?); nothing was written. Check the path and "
             "retry.",
         )
-    return fd, proc
+    return proc
+
+
+def _open_folder(directory: str) -> tuple[int, str]:
+    """Open ``directory`` (creating missing folders) and verify the handle leads there.
+
+    Missing folders are made one at a time relative to the handle of their verified parent
+    (``mkdir`` + ``open(O_NOFOLLOW)`` through ``dir_fd``), never by path: a symlink swapped in
+    meanwhile can neither redirect the creation outside the root nor be followed."""
+    expected = os.path.abspath(directory)
+    missing: list[str] = []
+    base = expected
+    while not os.path.isdir(base):
+        parent = os.path.dirname(base)
+        if parent == base:
+            break
+        missing.append(os.path.basename(base))
+        base = parent
+    fd = os.open(base, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        _verify(fd, base)
+        for name in reversed(missing):
+            swapped = False
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(name, 0o777, dir_fd=fd)
+            try:
+                child = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+            except OSError as exc:
+                with contextlib.suppress(OSError):
+                    swapped = stat.S_ISLNK(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode)
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR) and swapped:
+                    # a symlink stands where the folder was made
+                    raise OSError(
+                        errno.ESTALE,
+                        f"the folder {os.path.join(base, name)} changed while it was being "
+                        "created (a symlink was swapped in?); nothing was written. Check the "
+                        "path and retry.",
+                    ) from exc
+                raise
+            os.close(fd)
+            fd = child
+            base = os.path.join(base, name)
+        return fd, _verify(fd, expected)
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def _stage(path: str, data: bytes) -> str:
