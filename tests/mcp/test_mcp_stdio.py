@@ -202,6 +202,11 @@ def test_a_malformed_line_gets_a_parse_error_and_the_server_goes_on(tmp_path: Pa
         assert reply()["error"]["code"] == -32602
         send(json.dumps({"jsonrpc": "2.0", "id": 3, "method": "no/such/method"}))
         assert reply()["error"]["code"] == -32601
+        # Valid JSON with a readable id but not a valid message: the error names that id, so a
+        # client waiting on it is answered rather than left to its own timeout.
+        send(json.dumps({"jsonrpc": "2.0", "id": 5, "method": "tools/list", "params": []}))
+        invalid = reply()
+        assert invalid["id"] == 5 and invalid["error"]["code"] == -32600
         send(json.dumps({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
                          "params": {"name": "eval", "arguments": {"code": "20 + 22"}}}))
         answer = reply()
