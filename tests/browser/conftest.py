@@ -238,7 +238,10 @@ def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
         pytest.fail(str(why))
 
 
-@pytest.fixture(scope="session")
+# Module scope, not session: Playwright's sync API keeps an asyncio loop marked as running in
+# the main thread while it is started, so a session-long browser breaks every later test that
+# calls asyncio.run (the MCP SDK's client in tests/mcp and tests/gateway).
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     try:
         from playwright.sync_api import sync_playwright
