@@ -23,6 +23,7 @@ requires ``Authorization: Bearer TOKEN`` on every request.
 
 from __future__ import annotations
 
+import abc
 import argparse
 import hmac
 import json
@@ -75,7 +76,7 @@ the recovery the message gives, then read files again before editing."""
 
 
 # -- where the kernel is -----------------------------------------------------------------------
-class Target:
+class Target(abc.ABC):
     """How to reach the kernel, and what to do when it dies.
 
     ``generation`` grows each time the kernel is known to have died, so every connection made
@@ -89,15 +90,16 @@ class Target:
         self.lock = threading.Lock()
         self._last_recovery = ""
 
-    def start(self) -> None:
+    def start(self) -> None:  # noqa: B027 - an optional hook: most targets have nothing to do
         """Get ready before serving (start an owned kernel); errors are fatal at start."""
 
+    @abc.abstractmethod
     def connect(self, label: str) -> AgentClient:
-        raise NotImplementedError
+        """A new agent connection (its own tool session) labelled ``label``."""
 
+    @abc.abstractmethod
     def recovery(self) -> str:
         """What the user or model does to get a kernel back."""
-        raise NotImplementedError
 
     def died(self, generation: int) -> str:
         """The kernel of ``generation`` died: recover what can be, and say what to do."""
@@ -110,7 +112,7 @@ class Target:
     def _recover(self) -> str:
         return self.recovery()
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - an optional hook: most targets own nothing
         """Release what the target owns."""
 
 
