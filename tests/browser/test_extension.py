@@ -7,6 +7,7 @@ refused), and the activity panel fed by an agent attached with kli.client.
 from __future__ import annotations
 
 import importlib.util
+import re
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -64,8 +65,12 @@ def test_kli_edit_cell_renders_a_diff_with_added_and_removed_lines(lab: Any) -> 
     assert view.locator(".kli-FileChange-status").inner_text() == "written"
     assert added_lines(view) == ["import math", "return math.pi * r ** 2"]
     assert removed_lines(view) == ["return 3.14 * r * r"]
-    # Python highlighting from JupyterLab's languages: keywords are styled spans.
+    # Python highlighting from JupyterLab's languages: keywords are styled spans — in the added
+    # lines and in the deleted ones (drawn once: the view must have its language by then).
     assert view.locator(".cm-content span", has_text="import").count() >= 1
+    deleted_keyword = view.locator(".cm-deletedChunk .cm-deletedLine span",
+                                   has_text=re.compile(r"^return$"))
+    deleted_keyword.first.wait_for()
     assert (root / "calc.py").read_text().startswith("def area(r):\n    import math\n")
     lab.screenshot("inline-diff-unified", cell)
 

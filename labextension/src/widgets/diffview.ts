@@ -76,13 +76,13 @@ export async function languageSupport(
   }
 }
 
-function baseExtensions(language: Compartment): Extension[] {
+function baseExtensions(language: Compartment, support: Extension | null): Extension[] {
   return [
     lineNumbers(),
     EditorState.readOnly.of(true),
     EditorView.editable.of(false),
     jupyterTheme,
-    language.of([])
+    language.of(support ?? [])
   ];
 }
 
@@ -99,7 +99,13 @@ export class DiffView extends Widget {
     void languageSupport(this._languages, model.path, model.language).then(support => {
       if (support && !this.isDisposed) {
         this._support = support;
-        this._applyLanguage();
+        if (this._mode === 'unified') {
+          // The unified view draws its deleted lines once, with the language it has when it
+          // is built; reconfiguring later would leave them unhighlighted. Build it again.
+          this._render();
+        } else {
+          this._applyLanguage();
+        }
       }
     });
   }
@@ -130,7 +136,7 @@ export class DiffView extends Widget {
         state: EditorState.create({
           doc: m.modified,
           extensions: [
-            ...baseExtensions(this._language),
+            ...baseExtensions(this._language, this._support),
             unifiedMergeView({
               original: m.original,
               mergeControls: false,
@@ -148,10 +154,10 @@ export class DiffView extends Widget {
       const langA = new Compartment();
       this._split = new MergeView({
         parent: this.node,
-        a: { doc: m.original, extensions: baseExtensions(langA) },
+        a: { doc: m.original, extensions: baseExtensions(langA, this._support) },
         b: {
           doc: m.modified,
-          extensions: [...baseExtensions(this._language), marksExtension(m.marks)]
+          extensions: [...baseExtensions(this._language, this._support), marksExtension(m.marks)]
         },
         highlightChanges: true,
         gutter: true,
