@@ -278,3 +278,52 @@ def test_symlink_swapped_in_before_a_rewrite_never_shows_or_changes_the_outside_
     assert leaked == 0, f"{leaked} of {calls} results showed the outside file"
     assert (outside / "t.txt").read_text() == "OUTSIDE-SECRET\n"
     assert sorted(os.listdir(outside)) == ["t.txt"]
+
+
+def test_checkpoint_restore_never_shows_an_outside_file_swapped_in_for_its_target(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ws_checkpoints restore reads the file it replaces (for the diff's "before"). An attacker
+    who swaps the target's folder for a symlink just before that read and back just after it
+    would have the outside file's text shown in the result; the read goes through the jail's
+    verified open, so the restore is refused instead and nothing outside is shown."""
+    import kli.tools.ws.ws_checkpoints as ws_checkpoints
+
+    root = tmp_path / "root"
+    outside = tmp_path / "outside"
+    (root / "sw").mkdir(parents=True)
+    outside.mkdir()
+    (root / "sw" / "f.txt").write_text("checkpointed inside\n")
+    (outside / "f.txt").write_text("OUTSIDE-SECRET text\n")
+    ws = Workspace(str(root))
+    deleted = ws.call("ws_delete", {"path": "sw/f.txt"})
+    assert deleted.ok, deleted.text
+    cp_id = deleted.details["checkpoint"]
+    (root / "sw" / "f.txt").write_text("current inside\n")
+
+    sw, held = root / "sw", root / "sw_held"
+    target = str((root / "sw" / "f.txt").resolve())
+    real_isfile, real_decode = os.path.isfile, ws_checkpoints.decode
+
+    def swap_in(path: Any) -> bool:
+        answer = real_isfile(path)
+        if str(path) == target and not sw.is_symlink():
+            os.rename(sw, held)
+            os.symlink(outside, sw)
+        return answer
+
+    def swap_back(data: bytes) -> str:
+        if sw.is_symlink():
+            os.unlink(sw)
+            os.rename(held, sw)
+        return real_decode(data)
+
+    monkeypatch.setattr(os.path, "isfile", swap_in)
+    monkeypatch.setattr(ws_checkpoints, "decode", swap_back)
+    r = ws.call("ws_checkpoints", {"action": "restore", "id": cp_id})
+    monkeypatch.undo()
+    if sw.is_symlink():  # the refused read left the attacker's swap in place
+        os.unlink(sw)
+        os.rename(held, sw)
+    assert "OUTSIDE-SECRET" not in r.text and "OUTSIDE-SECRET" not in repr(r.details)
+    assert (outside / "f.txt").read_text() == "OUTSIDE-SECRET text\n"

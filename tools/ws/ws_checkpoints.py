@@ -72,7 +72,7 @@ def _restore(call: Call) -> ToolResult:
                 )
             same = False
             if not os.path.islink(dest.real) and cp.kind == "file":
-                with open(dest.real, "rb") as fh:
+                with call.ws.jail.open_read(dest.real) as fh:  # never an outside file swapped in
                     current = fh.read()
                 same = current == data
                 try:
