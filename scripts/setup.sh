@@ -42,22 +42,13 @@ pip_install() {
   "$venv/bin/python" -m pip install -q "$@" 2> >(grep -v '^WARNING: Location' >&2)
 }
 
-# Build the prebuilt JupyterLab extension into labextension/kli_kernel_labextension/.
-# $1 = "check" also runs the extension's linters and unit tests.
+# Build the prebuilt JupyterLab extension into labextension/kli_kernel_labextension/ with
+# labextension/build.sh (the one place that knows the npm steps). $1 = "check" also runs the
+# extension's linters and unit tests.
 build_labextension() {
   local mode="${1:-}"
   [ -f "$KLI_ROOT/labextension/package.json" ] || { say "no labextension/package.json: skipping the extension"; return 0; }
   ensure_debian_packages node:nodejs npm:npm
-  local venv="$2"
   say "building the JupyterLab extension"
-  (
-    cd "$KLI_ROOT/labextension"
-    export PATH="$venv/bin:$PATH"
-    if [ -f package-lock.json ]; then npm ci --no-audit --no-fund --loglevel=error; else npm install --no-audit --no-fund --loglevel=error; fi
-    if [ "$mode" = check ]; then
-      npm run --silent lint:check
-      npm test --silent
-    fi
-    npm run --silent build
-  )
+  if [ "$mode" = check ]; then bash "$KLI_ROOT/labextension/build.sh"; else bash "$KLI_ROOT/labextension/build.sh" --fast; fi
 }
