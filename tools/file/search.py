@@ -31,6 +31,7 @@ from typing import Any
 from wcmatch import glob as wc_glob
 
 from kli.tools.core import rx as rx_mod
+from kli.tools.core.jail import Jail
 from kli.tools.core.registry import GATE_READ, Call, Tool
 from kli.tools.core.result import ToolError, ToolResult
 from kli.tools.core.textfile import (
@@ -310,12 +311,13 @@ def _read_small(fd: int, size: int) -> bytes | None:
     return b"".join(parts)
 
 
-def _needed_lines(real: str, wanted: set[int]) -> dict[int, str]:
-    """Lines (0-based numbers in ``wanted``) of a large file, read again block by block."""
+def _needed_lines(jail: Jail, real: str, wanted: set[int]) -> dict[int, str]:
+    """Lines (0-based numbers in ``wanted``) of a large file, read again block by block (through
+    the jail's verified open, like the first pass)."""
     got: dict[int, str] = {}
     base = 0
     top = max(wanted)
-    with open(real, "rb") as fh:
+    with jail.open_read(real) as fh:
         for block in _chunks(fh, b""):
             count = block.count(b"\n") + (0 if block.endswith(b"\n") else 1)
             if any(base <= w < base + count for w in wanted):
@@ -341,7 +343,7 @@ def _render_file(
             windows.append((lo, hi))
     if lines is None:
         wanted = {i for lo, hi in windows for i in range(max(lo, 0), hi + 1)}
-        got = _needed_lines(real, wanted)
+        got = _needed_lines(call.ws.jail, real, wanted)
     else:
         got = None
     hit_set = set(hits.hits)
