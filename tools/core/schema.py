@@ -55,21 +55,23 @@ def validate(tool_name: str, schema: dict[str, Any], args: Any) -> tuple[dict[st
     Returns ``(cleaned_args, None)`` on success — integers given as integral floats become
     ints — or ``(args, message)`` naming the first problem found.
     """
-    hint = f"Usage: {usage(tool_name, schema)}"
+    def hint() -> str:  # built only for an error message: validation runs on every call
+        return f"Usage: {usage(tool_name, schema)}"
+
     if not isinstance(args, dict):
-        return {}, f"{tool_name}: arguments must be a JSON object, got {type(args).__name__}. {hint}"
+        return {}, f"{tool_name}: arguments must be a JSON object, got {type(args).__name__}. {hint()}"
     props: dict[str, Any] = schema.get("properties", {})
     cleaned: dict[str, Any] = {}
     for name in schema.get("required", []):
         if name not in args or args[name] is None:
-            return args, f"{tool_name}: missing required argument '{name}'. {hint}"
+            return args, f"{tool_name}: missing required argument '{name}'. {hint()}"
     for name, value in args.items():
         prop = props.get(name)
         if prop is None:
             if schema.get("additionalProperties", True) is False:
                 accepted = ", ".join(props) or "none"
                 return args, (
-                    f"{tool_name}: unknown argument '{name}' (accepted: {accepted}). {hint}"
+                    f"{tool_name}: unknown argument '{name}' (accepted: {accepted}). {hint()}"
                 )
             cleaned[name] = value
             continue
@@ -79,7 +81,7 @@ def validate(tool_name: str, schema: dict[str, Any], args: Any) -> tuple[dict[st
         if expected and not _type_ok(value, expected):
             return args, (
                 f"{tool_name}: argument '{name}' must be {expected}, got "
-                f"{type(value).__name__} {value!r:.60}. {hint}"
+                f"{type(value).__name__} {value!r:.60}. {hint()}"
             )
         if expected == "integer" and isinstance(value, float):
             value = int(value)
@@ -96,7 +98,7 @@ def validate(tool_name: str, schema: dict[str, Any], args: Any) -> tuple[dict[st
                 if not _type_ok(item, item_type):
                     return args, (
                         f"{tool_name}: argument '{name}[{i}]' must be {item_type}, got "
-                        f"{type(item).__name__}. {hint}"
+                        f"{type(item).__name__}. {hint()}"
                     )
         cleaned[name] = value
     return cleaned, None
