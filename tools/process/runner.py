@@ -27,7 +27,7 @@ import codecs
 import contextlib
 import fcntl
 import os
-import selectors
+import select
 import signal
 import subprocess
 import time
@@ -174,64 +174,77 @@ def run_command(
     head only). ``executable`` is the program to start when it is not ``argv[0]`` looked up
     in PATH (``argv[0]`` is still what the program sees as its name). Raises ``OSError`` when
     the program cannot be started (missing shell, bad ``cwd``).
+
+    The common case — a short command that prints little — is kept lean (``bash`` running
+    ``true`` is benchmarked against a bare ``subprocess.run``): one ``poll`` object, no
+    selector layer, and the sinks and decoders of a stream are made only when it has data.
     """
     started = time.monotonic()
     deadline = started + timeout
-    proc = subprocess.Popen(
-        argv,
-        executable=executable,
-        cwd=cwd,
-        env=env,
-        stdin=subprocess.PIPE if input_text else subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-        close_fds=True,
-    )
+    # The pipes are made here and handed to Popen as descriptors: Popen's own PIPE wraps each
+    # in a buffered file object this loop never uses (a measurable cost on short commands).
+    # Python makes them close-on-exec; the child's dup2 onto 0, 1 and 2 clears that there.
+    fds: list[int] = []  # every descriptor this call owns, closed at the end
+    try:
+        out_fd, out_w = os.pipe()
+        fds += (out_fd, out_w)
+        err_fd, err_w = os.pipe()
+        fds += (err_fd, err_w)
+        stdin_r, stdin_fd = os.pipe() if input_text else (-1, -1)
+        if input_text:
+            fds += (stdin_fd, stdin_r)
+        proc = subprocess.Popen(
+            argv,
+            executable=executable,
+            cwd=cwd,
+            env=env,
+            stdin=stdin_r if input_text else subprocess.DEVNULL,
+            stdout=out_w,
+            stderr=err_w,
+            start_new_session=True,
+            close_fds=True,
+        )
+    except BaseException:
+        for fd in fds:
+            os.close(fd)
+        raise
+    # The child holds its own copies: only the ends this process reads or writes stay open.
+    for fd in (out_w, err_w, stdin_r):
+        if fd >= 0:
+            os.close(fd)
+            fds.remove(fd)
     pgid = proc.pid
-    assert proc.stdout is not None and proc.stderr is not None
-    sinks = {
-        proc.stdout.fileno(): (
-            BoundedText(cap, tail),
-            codecs.getincrementaldecoder("utf-8")("replace"),
-        ),
-        proc.stderr.fileno(): (
-            BoundedText(cap, tail),
-            codecs.getincrementaldecoder("utf-8")("replace"),
-        ),
-    }
-    out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()
+    # Made on a stream's first data: fd -> (sink, incremental decoder).
+    streams: dict[int, tuple[BoundedText, codecs.IncrementalDecoder]] = {}
     enlarged: set[int] = set()
 
     # poll(2) needs no kernel object of its own (epoll would), which matters for short commands.
-    sel = selectors.PollSelector()
-    for fd in sinks:
-        sel.register(fd, selectors.EVENT_READ)
+    poller = select.poll()
+    poller.register(out_fd, select.POLLIN)
+    poller.register(err_fd, select.POLLIN)
     # A memoryview, so slicing off what was sent copies nothing.
     pending = memoryview(input_text.encode("utf-8", "surrogateescape") if input_text else b"")
     sent = 0
-    stdin_fd: int | None = None
-    if proc.stdin is not None:
-        stdin_fd = proc.stdin.fileno()
+    if stdin_fd >= 0:
         os.set_blocking(stdin_fd, False)
-        sel.register(stdin_fd, selectors.EVENT_WRITE)
-    pidfd: int | None = None
+        poller.register(stdin_fd, select.POLLOUT)
+    pidfd = -1
     with contextlib.suppress(AttributeError, OSError):
         pidfd = os.pidfd_open(proc.pid)  # type: ignore[attr-defined,unused-ignore]
-        sel.register(pidfd, selectors.EVENT_READ)
+        poller.register(pidfd, select.POLLIN)
 
     timed_out = False
     orphans_killed = False
-    open_reads = set(sinks)
+    open_reads = 2
     leader_exited_at: float | None = None
     try:
         # With a pidfd the loop also waits for the leader's exit after both pipes close, so
         # no polling wait is needed afterwards (Popen.wait(timeout) sleeps in steps).
-        while open_reads or (pidfd is not None and leader_exited_at is None):
+        while open_reads or (pidfd >= 0 and leader_exited_at is None):
             if not open_reads and proc.poll() is not None:
                 break  # already a zombie: no need to sleep until the pidfd says so
             now = time.monotonic()
-            if leader_exited_at is None and (pidfd is None) and proc.poll() is not None:
+            if leader_exited_at is None and pidfd < 0 and proc.poll() is not None:
                 leader_exited_at = now
             if (
                 open_reads
@@ -249,12 +262,12 @@ def run_command(
             wait = deadline - now
             if leader_exited_at is not None:
                 wait = min(wait, leader_exited_at + ORPHAN_GRACE - now)
-            elif pidfd is None:
+            elif pidfd < 0:
                 wait = min(wait, POLL_INTERVAL)
-            for key, _ in sel.select(max(wait, 0.0)):
-                fd = key.fd
+            # poll takes milliseconds and rounds a fraction up, so a wait never ends early.
+            for fd, _ in poller.poll(max(wait, 0.0) * 1000):
                 if fd == pidfd:
-                    sel.unregister(pidfd)
+                    poller.unregister(pidfd)
                     leader_exited_at = time.monotonic()
                 elif fd == stdin_fd:
                     try:
@@ -262,24 +275,30 @@ def run_command(
                     except OSError:  # EPIPE: the child stopped reading its stdin
                         sent = len(pending)
                     if sent >= len(pending):
-                        sel.unregister(fd)
-                        assert proc.stdin is not None
-                        with contextlib.suppress(OSError):
-                            proc.stdin.close()
-                        stdin_fd = None
+                        poller.unregister(fd)
+                        os.close(fd)  # the child sees the end of its input
+                        fds.remove(fd)
+                        stdin_fd = -1
                 else:
                     data = os.read(fd, READ_SIZE)
-                    sink, decoder = sinks[fd]
-                    if len(data) >= 65536 and fd not in enlarged:
-                        # A full default pipe: a big producer, worth fewer, larger reads.
-                        enlarged.add(fd)
-                        _enlarge_pipe(fd)
                     if data:
-                        sink.add(decoder.decode(data))
+                        stream = streams.get(fd)
+                        if stream is None:
+                            stream = streams[fd] = (
+                                BoundedText(cap, tail),
+                                codecs.getincrementaldecoder("utf-8")("replace"),
+                            )
+                        if len(data) >= 65536 and fd not in enlarged:
+                            # A full default pipe: a big producer, worth fewer, larger reads.
+                            enlarged.add(fd)
+                            _enlarge_pipe(fd)
+                        stream[0].add(stream[1].decode(data))
                     else:
-                        sink.add(decoder.decode(b"", final=True))
-                        sel.unregister(fd)
-                        open_reads.discard(fd)
+                        if fd in streams:
+                            sink, decoder = streams[fd]
+                            sink.add(decoder.decode(b"", final=True))
+                        poller.unregister(fd)
+                        open_reads -= 1
     except BaseException:
         # Interrupted (KeyboardInterrupt, a deadline exception from a caller): leave nothing
         # running behind.
@@ -287,15 +306,13 @@ def run_command(
         _kill_group(pgid, proc)
         raise
     finally:
-        sel.close()
-        if pidfd is not None:
+        if pidfd >= 0:
             with contextlib.suppress(OSError):
                 os.close(pidfd)
-        for stream in (proc.stdin, proc.stdout, proc.stderr):
-            if stream is not None:
-                with contextlib.suppress(OSError):
-                    stream.close()
-        if proc.poll() is None:
+        for fd in fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        if proc.returncode is None and proc.poll() is None:
             if not timed_out and not orphans_killed:
                 # Both pipes closed but the leader runs on (it closed its own output): wait
                 # for it within the deadline, then treat it as a timeout.
@@ -318,14 +335,14 @@ def run_command(
     code = proc.returncode
     killed_by = -code if code is not None and code < 0 else None
     exit_code = None if timed_out else (128 + killed_by if killed_by is not None else code)
-    (out_head, out_tail) = sinks[out_fd][0].kept()
-    (err_head, err_tail) = sinks[err_fd][0].kept()
+    out_head, out_tail, out_total = _kept(streams.get(out_fd))
+    err_head, err_tail, err_total = _kept(streams.get(err_fd))
     return RunOutcome(
         exit_code=exit_code,
         stdout=out_head,
         stderr=err_head,
-        stdout_total=sinks[out_fd][0].total,
-        stderr_total=sinks[err_fd][0].total,
+        stdout_total=out_total,
+        stderr_total=err_total,
         timed_out=timed_out,
         duration=time.monotonic() - started,
         stdout_tail=out_tail,
@@ -333,3 +350,11 @@ def run_command(
         orphans_killed=orphans_killed,
         signal=killed_by,
     )
+
+
+def _kept(stream: tuple[BoundedText, codecs.IncrementalDecoder] | None) -> tuple[str, str, int]:
+    """(head, tail, total) of a stream; a stream that never had data is empty."""
+    if stream is None:
+        return "", "", 0
+    head, tail = stream[0].kept()
+    return head, tail, stream[0].total

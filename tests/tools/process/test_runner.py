@@ -6,6 +6,7 @@ import os
 import time
 from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -107,3 +108,31 @@ def test_input_is_delivered_whole_to_a_slow_reader(tmp_path: Path) -> None:
     import hashlib
 
     assert o.stdout.split()[0] == hashlib.md5(data.encode()).hexdigest()
+
+
+def test_a_command_that_prints_nothing_has_empty_streams(tmp_path: Path) -> None:
+    o = run_command(["sh", "-c", "true"], cwd=str(tmp_path), timeout=5, cap=100, tail=10)
+    assert o.exit_code == 0 and not o.timed_out and not o.orphans_killed
+    assert (o.stdout, o.stdout_tail, o.stdout_total) == ("", "", 0)
+    assert (o.stderr, o.stderr_tail, o.stderr_total) == ("", "", 0)
+
+
+def test_without_pidfd_exit_orphans_and_deadline_still_work(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where pidfd_open is missing (macOS, old Linux) the leader's exit is polled instead."""
+    monkeypatch.delattr(os, "pidfd_open", raising=False)
+    o = run_command(
+        ["sh", "-c", "echo out; echo err >&2; exit 3"], cwd=str(tmp_path), timeout=5, cap=100
+    )
+    assert (o.exit_code, o.stdout, o.stderr) == (3, "out\n", "err\n")
+
+    started = time.monotonic()
+    o = run_command(["sh", "-c", "sleep 30 & echo started"], cwd=str(tmp_path), timeout=10, cap=100)
+    assert o.exit_code == 0 and o.orphans_killed and o.stdout == "started\n"
+    assert time.monotonic() - started < 5
+
+    o = run_command(
+        ["sh", "-c", "exec >/dev/null 2>&1; sleep 30"], cwd=str(tmp_path), timeout=0.5, cap=100
+    )
+    assert o.timed_out and o.exit_code is None
