@@ -27,9 +27,19 @@ def deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+_user_paths: dict[tuple[str | None, str | None], str] = {}
+
+
 def user_settings_path() -> str:
-    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-    return os.path.join(base, "kli", SETTINGS_NAME)
+    """``$XDG_CONFIG_HOME/kli/settings.json`` (default ``~/.config``), following the variables
+    as they are now; the path is remembered per (XDG_CONFIG_HOME, HOME), as every call asks."""
+    environ = os.environ
+    key = (environ.get("XDG_CONFIG_HOME"), environ.get("HOME"))
+    path = _user_paths.get(key)
+    if path is None:
+        base = key[0] or os.path.join(os.path.expanduser("~"), ".config")
+        path = _user_paths[key] = os.path.join(base, "kli", SETTINGS_NAME)
+    return path
 
 
 def project_settings_path(root: str) -> str | None:

@@ -130,6 +130,8 @@ class Workspace:
         session = session or self.default_session
         started = time.perf_counter()
         result = self._call(name, args if args is not None else {}, session, source)
+        if not self._listeners:
+            return result  # nobody watches: the event is not built
         duration = time.perf_counter() - started
         self.emit(
             {
