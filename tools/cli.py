@@ -82,6 +82,10 @@ def main(argv: list[str] | None = None) -> int:
     p_tools = sub.add_parser("tools", help="print the JSON-Schema specs of the tools")
     p_tools.add_argument("--profile", default="kli", choices=["kli", "slmcode", "all"])
 
+    p_prompt = sub.add_parser(
+        "prompt", help="print the system prompt for an agent using a profile's tools")
+    p_prompt.add_argument("--profile", default="kli", choices=["kli", "slmcode", "all"])
+
     p_serve = sub.add_parser("serve", help="answer JSON requests, one per line")
     p_serve.add_argument("--stdio", action="store_true", required=True)
     p_serve.add_argument("--root", default=os.getcwd())
@@ -100,6 +104,11 @@ def main(argv: list[str] | None = None) -> int:
     if ns.command == "tools":
         ws = Workspace(os.getcwd())
         print(json.dumps(ws.specs(None if ns.profile == "all" else ns.profile), indent=2))
+        return 0
+    if ns.command == "prompt":
+        from kli.tools.agent import system_prompt
+
+        print(system_prompt(ns.profile))
         return 0
     if ns.command == "serve":
         return serve(Workspace(ns.root), sys.stdin, sys.stdout)

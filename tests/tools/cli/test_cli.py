@@ -1,4 +1,4 @@
-"""The ``kli`` console script: call, tools, and serve --stdio, run as real processes."""
+"""The ``kli`` console script: call, tools, prompt and serve --stdio, run as real processes."""
 
 from __future__ import annotations
 
@@ -24,6 +24,17 @@ def test_tools_prints_specs_of_the_profile() -> None:
         assert out.returncode == 0
         specs = json.loads(out.stdout)
         assert [s["name"] for s in specs] == REGISTRY.names(profile)
+
+
+def test_prompt_prints_the_system_prompt_of_the_profile() -> None:
+    from kli.tools.agent import system_prompt
+
+    for profile in ("kli", "slmcode", "all"):
+        out = _kli("prompt", "--profile", profile)
+        assert out.returncode == 0 and out.stdout == system_prompt(profile) + "\n"
+    assert "Worked repair" in _kli("prompt", "--profile", "slmcode").stdout
+    bad = _kli("prompt", "--profile", "nope")
+    assert bad.returncode == 2 and "invalid choice: 'nope'" in bad.stderr
 
 
 def test_tools_all_lists_every_tool() -> None:
