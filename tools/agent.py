@@ -129,6 +129,11 @@ def _message(response: dict[str, Any]) -> dict[str, Any]:
         ) from None
     if not isinstance(message, dict):
         raise ValueError(f"choices[0].message is not an object: {message!r}")
+    calls = message.get("tool_calls")
+    if calls is not None and not (
+        isinstance(calls, list) and all(isinstance(c, dict) for c in calls)
+    ):
+        raise ValueError(f"choices[0].message.tool_calls is not a list of objects: {calls!r}")
     return message
 
 
@@ -161,8 +166,8 @@ def run_agent(
 
     ``system`` replaces ``system_prompt(profile)``. ``on_step`` is called after every tool call
     (a notebook prints progress with it). Raises ``ValueError`` when a model response does not
-    have the chat-completions shape; a failing tool is a result the model sees, never an
-    exception.
+    have the chat-completions shape. A failing tool is a result the model sees, never an
+    exception; the host's own errors (a kernel that died, a request that timed out) propagate.
     """
     if max_turns < 1:
         raise ValueError(f"max_turns must be at least 1 (got {max_turns})")

@@ -205,7 +205,15 @@ def test_system_prompts_per_profile() -> None:
 
 
 @pytest.mark.parametrize(
-    "response", [{}, {"choices": []}, {"choices": [{"message": "text"}]}, None]
+    "response",
+    [
+        {},
+        {"choices": []},
+        {"choices": [{"message": "text"}]},
+        None,
+        {"choices": [{"message": {"content": None, "tool_calls": ["read"]}}]},
+        {"choices": [{"message": {"content": None, "tool_calls": {"name": "read"}}}]},
+    ],
 )
 def test_a_response_not_shaped_like_chat_completions_raises_naming_the_shape(
     ws: Workspace, response: Any
