@@ -41,9 +41,11 @@ def _root(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize("profile", ["kli", "slmcode", "all"])
-def test_tools_list_is_the_kernels_registry_for_the_profile(tmp_path: Path, profile: str) -> None:
+def test_tools_list_is_the_kernels_registry_for_the_profile_with_its_instructions(
+        tmp_path: Path, profile: str) -> None:
     from mcp import Client
 
+    from kli.kernel.mcp_server import instructions
     from kli.tools.registry import REGISTRY
 
     expected = [t.spec() for t in REGISTRY.tools.values()
@@ -53,9 +55,12 @@ def test_tools_list_is_the_kernels_registry_for_the_profile(tmp_path: Path, prof
         params = stdio_params(tmp_path, "--start", "--root", str(_root(tmp_path)),
                               "--profile", profile)
         async with Client(params, client_info=client_info()) as c:
-            return (await c.list_tools()).tools
+            return (await c.list_tools()).tools, c.instructions
 
-    tools = run(body)
+    tools, given = run(body)
+    assert given == instructions(profile)
+    assert ("Worked repair" in given) == (profile != "kli")
+    assert ("LINE:HH" in given) == (profile != "slmcode")
     assert [t.name for t in tools] == [s["name"] for s in expected]
     for tool, spec in zip(tools, expected, strict=True):
         assert tool.description == spec["description"]

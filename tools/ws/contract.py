@@ -107,14 +107,12 @@ def _render(steps: tuple[Step, ...]) -> str:
     return "\n".join(lines)
 
 
-EDIT_CONTRACT = f"""\
-{EDIT_RULES}
-
-{TURN_RULES}
-
+WORKED = f"""\
 Worked example — {EXAMPLE_PATH} should count each item's quantity:
 {_render(WORKED_EXAMPLE)}
 
 Worked repair — then round the total; the first try pasted the `4|` prefix on one line:
 {_render(WORKED_REPAIR)}
 The fix was to copy the lines without their prefixes, exactly as the file holds them."""
+
+EDIT_CONTRACT = f"{EDIT_RULES}\n\n{TURN_RULES}\n\n{WORKED}"
