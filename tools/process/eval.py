@@ -18,6 +18,10 @@ Rules (spec/kli-tools.txt "eval", read for Python; issue 3), each with its const
   interrupted, but a blocking C call (``time.sleep``, a socket read) is interrupted only when
   it returns. The result says the image may have been left partially modified.
 - KeyboardInterrupt (the kernel's interrupt button) ends the eval with an "interrupted" error.
+- Memory: code that grows the process's resident memory by more than ``memguard.SHARE`` of
+  the memory available when it started gets a ``MemoryError`` (``memguard``: Linux, caught at
+  Python level), so a runaway eval does not get the kernel killed; the error says what may
+  still be held.
 - What the code prints to ``sys.stdout``/``sys.stderr`` from the evaluating thread is captured
   (``capture``), each stream capped at ``OUTPUT_CAP`` characters counted and dropped as it is
   written; other threads' prints are not captured.
@@ -48,6 +52,7 @@ from typing import Any
 
 from kli.tools.core.registry import GATE_EVAL, Call, Tool
 from kli.tools.core.result import ToolError, ToolResult
+from kli.tools.process import memguard
 from kli.tools.process.bash import CAPTURE_TAIL, DEFAULT_TIMEOUT, MAX_TIMEOUT, clamp_timeout
 from kli.tools.process.capture import capture_thread_output
 from kli.tools.process.present import stream_section
@@ -68,7 +73,8 @@ must already be imported); timeout in seconds (default {DEFAULT_TIMEOUT}, at mos
 {MAX_TIMEOUT}). Code past the timeout is interrupted and may have left the image partially \
 modified. Printed output keeps at most 1 MiB per stream; values print bounded (100 items, \
 depth 20, long strings cut). An exception is an error result with its traceback; fix the code \
-and call again."""
+and call again. Code that grows the kernel's memory past its allowance (75% of the memory \
+available) is stopped with MemoryError: work in smaller pieces."""
 
 PARAMETERS = {
     "type": "object",
@@ -281,6 +287,10 @@ def _message(exc: BaseException) -> str:
 
 
 # -- the tool --------------------------------------------------------------------------------
+def _mb(size: int) -> str:
+    return f"{size / 2**20:,.0f} MB"
+
+
 def _run(call: Call) -> ToolResult:
     code: str = call.args["code"]
     timeout, clamp_note = clamp_timeout(call.args.get("timeout"))
@@ -295,9 +305,10 @@ def _run(call: Call) -> ToolResult:
     at_line: int | None = None
     started = time.monotonic()
     budget = _Budget(timeout)
+    memory: memguard.Guard | None = None
     with capture_thread_output(OUTPUT_CAP, CAPTURE_TAIL) as (out, err):
         try:
-            with budget.running():
+            with budget.running(), memguard.guarded() as memory:
                 for line, is_expr, unit in units:
                     at_line = line
                     if is_expr:
@@ -312,6 +323,10 @@ def _run(call: Call) -> ToolResult:
             stopped = "timeout"
         except KeyboardInterrupt:
             stopped = "interrupted"
+        except MemoryError as exc:
+            failure = exc
+            if memory is not None and memory.fired:
+                stopped = "memory"
         except BaseException as exc:
             failure = exc
     duration = time.monotonic() - started
@@ -329,6 +344,16 @@ def _run(call: Call) -> ToolResult:
             "interrupted code may have left image state partially modified (statements before "
             "it completed). Retry with a larger timeout (at most "
             f"{MAX_TIMEOUT} s) or make the code faster."
+        )
+    elif stopped == "memory":
+        assert memory is not None
+        parts.append(
+            f"stopped with MemoryError at line {at_line}: the evaluation grew the kernel's "
+            f"memory by more than {_mb(memory.allowance)} ({memory.reason}), the limit that "
+            "keeps the out-of-memory killer away from the kernel. What it allocated may still "
+            "be held by variables it assigned: "
+            "del them (or restart the kernel) to free it. Retry with less data, in chunks, or "
+            "free memory first; a notebook cell run by a person has no such limit."
         )
     elif stopped == "interrupted":
         parts.append(
@@ -351,6 +376,8 @@ def _run(call: Call) -> ToolResult:
         parts.append("done: no value (None values are not shown) and nothing printed.")
     if clamp_note:
         parts.append(f"[{clamp_note}]")
+    if memory is not None and memory.note:
+        parts.append(f"[{memory.note}]")
     details: dict[str, Any] = {
         "module": module_name,
         "values": values,
@@ -361,6 +388,8 @@ def _run(call: Call) -> ToolResult:
         **err_facts,
     }
     text = "\n".join(parts)
+    if memory is not None and memory.active:
+        details["memory_allowance"] = memory.allowance
     if stopped is not None:
         return ToolResult.error(text, error=stopped, line=at_line, **details)
     if failure is not None:
