@@ -38,7 +38,6 @@ import __future__
 
 import ast
 import contextlib
-import ctypes
 import itertools
 import linecache
 import signal
@@ -98,14 +97,6 @@ _eval_ids = itertools.count(1)
 
 class _Deadline(BaseException):
     """Raised inside the evaluated code when its time is up (never escapes this module)."""
-
-
-# Two private handles on one C function (indexing makes a new one; attribute access is shared
-# with every other user of ctypes.pythonapi): one raises, one clears (a NULL exception).
-_SET_ASYNC_EXC = ctypes.pythonapi["PyThreadState_SetAsyncExc"]
-_SET_ASYNC_EXC.argtypes = [ctypes.c_ulong, ctypes.py_object]
-_CLEAR_ASYNC_EXC = ctypes.pythonapi["PyThreadState_SetAsyncExc"]
-_CLEAR_ASYNC_EXC.argtypes = [ctypes.c_ulong, ctypes.c_void_p]
 
 
 # -- deadlines -------------------------------------------------------------------------------
@@ -170,7 +161,7 @@ class _Budget:
                     if not self.active or done.is_set():
                         return
                     self.fired = True
-                    _SET_ASYNC_EXC(ident, _Deadline)
+                    memguard.raise_in_thread(ident, _Deadline)
                 if done.wait(REINTERRUPT):
                     return
 
@@ -190,7 +181,8 @@ class _Budget:
                     watcher.join()
                 finally:
                     self.active = False
-                    _CLEAR_ASYNC_EXC(ident, None)  # drop an interrupt raised but not yet delivered
+                    # drop an interrupt raised but not yet delivered
+                    memguard.clear_in_thread(ident)
 
 
 # -- compiling -------------------------------------------------------------------------------

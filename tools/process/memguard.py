@@ -45,11 +45,23 @@ AVAILABLE_TTL = 1.0
 
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
-# Private handles on one C function (see eval.py): one raises, one clears (a NULL exception).
+# Two private handles on one C function (indexing makes a new one; attribute access is shared
+# with every other user of ctypes.pythonapi): one raises, one clears (a NULL exception).
 _SET_ASYNC_EXC = ctypes.pythonapi["PyThreadState_SetAsyncExc"]
 _SET_ASYNC_EXC.argtypes = [ctypes.c_ulong, ctypes.py_object]
 _CLEAR_ASYNC_EXC = ctypes.pythonapi["PyThreadState_SetAsyncExc"]
 _CLEAR_ASYNC_EXC.argtypes = [ctypes.c_ulong, ctypes.c_void_p]
+
+
+def raise_in_thread(ident: int, exc_type: type[BaseException]) -> None:
+    """Raise ``exc_type`` in thread ``ident`` at its next bytecode (shared with eval's
+    deadline on threads other than the main one)."""
+    _SET_ASYNC_EXC(ident, exc_type)
+
+
+def clear_in_thread(ident: int) -> None:
+    """Drop an exception raised in thread ``ident`` and not yet delivered."""
+    _CLEAR_ASYNC_EXC(ident, None)
 
 
 _statm: tuple[int, int] | None = None  # (pid, descriptor) of /proc/self/statm, kept open
@@ -233,7 +245,7 @@ class _Watcher:
                 for guard in self.guards:  # only guards still running: never finished code
                     if rss - guard.baseline > guard.allowance:
                         guard.fired = True
-                        _SET_ASYNC_EXC(guard.ident, MemoryError)
+                        raise_in_thread(guard.ident, MemoryError)
 
 
 _watcher = _Watcher()
@@ -267,4 +279,4 @@ def guarded(allowance: int | None = None) -> Iterator[Guard]:
             except MemoryError:
                 pass
         if guard.fired:  # one raised but not yet delivered must not land after the block
-            _CLEAR_ASYNC_EXC(guard.ident, None)
+            clear_in_thread(guard.ident)
