@@ -154,7 +154,7 @@ def _arguments(raw: Any) -> tuple[dict[str, Any] | None, str | None]:
 
 def run_agent(
     task: str,
-    model: Model | Callable[..., dict[str, Any]],
+    model: Model,
     host: Host,
     *,
     profile: str = "kli",

@@ -280,7 +280,7 @@ def _message(exc: BaseException) -> str:
 
 # -- the tool --------------------------------------------------------------------------------
 def _mb(size: int) -> str:
-    return f"{size / 2**20:,.0f} MB"
+    return f"{size / memguard.MB:,.0f} MB"
 
 
 def _run(call: Call) -> ToolResult:

@@ -166,23 +166,27 @@ def default_allowance() -> tuple[int | None, str, str | None]:
 
     ``ENV`` unset: ``SHARE`` of ``available_bytes()``. ``ENV=0``: no guard. ``ENV=N``: N MB,
     but never more than the share (beyond it the OOM killer, not the guard, would act)."""
+    raw = os.environ.get(ENV, "").strip()
+    mb: int | None = None
+    note = None
+    if raw:
+        try:
+            mb = int(raw)
+            if mb < 0:
+                raise ValueError
+        except ValueError:
+            mb = None
+            note = (
+                f"{ENV}={os.environ[ENV]!r} is not a whole number of megabytes (0 turns the "
+                f"guard off); the default, {SHARE:.0%} of the memory available, applies"
+            )
+    if mb == 0:
+        return None, f"{ENV}=0", None  # off: the available memory is not even read
     available = available_bytes()
     share = int(available * SHARE) if available is not None else None
     share_reason = f"{SHARE:.0%} of the memory available when it started"
-    raw = os.environ.get(ENV)
-    if raw is None or not raw.strip():
-        return share, share_reason, None
-    try:
-        mb = int(raw)
-        if mb < 0:
-            raise ValueError
-    except ValueError:
-        return share, share_reason, (
-            f"{ENV}={raw!r} is not a whole number of megabytes (0 turns the guard off); "
-            f"the default, {share_reason.replace(' when it started', '')}, applies"
-        )
-    if mb == 0:
-        return None, f"{ENV}=0", None
+    if mb is None:
+        return share, share_reason, note
     if share is not None and mb * MB > share:
         return share, share_reason + f" (less than {ENV}={mb})", None
     return mb * MB, f"{ENV}={mb}", None
