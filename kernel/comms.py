@@ -98,7 +98,7 @@ def candidate_json(ws: Workspace, cand: Candidate) -> dict[str, Any]:
 def reject_candidate_in(ws: Workspace, candidate_id: str) -> ToolResult:
     """Discard a pending candidate through the edit tool's own ``reject_candidate``."""
     from kli.tools.core.result import ToolResult
-    from kli.tools.file.edit import reject_candidate
+    from kli.tools.file.candidates import reject_candidate
 
     cand = ws.find_candidate(candidate_id)
     path = cand.path if cand is not None else "?"

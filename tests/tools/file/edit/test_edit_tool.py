@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 
 from kli.tools import Workspace
+from kli.tools.file import candidates as candidates_module
 from kli.tools.file import edit as edit_module
 from kli.tools.file.anchors import line_hash
-from kli.tools.file.edit import accept_call, reject_candidate
+from kli.tools.file.candidates import accept_call, reject_candidate
 from kli.tools.file.read import MAX_LINE_CHARS
 
 LISP = "(defun f (x)\n  (let ((y 1))\n    (+ x y)))\n\n(defun g () 1)\n"
@@ -408,11 +409,11 @@ def test_module_constants_match_the_spec() -> None:
 
 def test_pending_candidates_per_session_are_bounded(ws: Workspace, root: Path) -> None:
     ids = []
-    for _ in range(edit_module.MAX_PENDING_CANDIDATES + 3):
+    for _ in range(candidates_module.MAX_PENDING_CANDIDATES + 3):
         _p, cid = _preview(ws, root)
         ids.append(cid)
     pending = ws.default_session.candidates
-    assert len(pending) == edit_module.MAX_PENDING_CANDIDATES
+    assert len(pending) == candidates_module.MAX_PENDING_CANDIDATES
     assert ids[0] not in pending and ids[-1] in pending
 
 

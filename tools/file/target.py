@@ -1,0 +1,145 @@
+"""A file ``edit`` changes: loading it (guarded), and what the model is told once it is written.
+
+Shared by the patch pipeline (``edit.py``) and accepting a repair candidate
+(``candidates.py``); both load the file the same way and report a written file the same way:
+``Edited PATH (+a -r)``, an optional note, and fresh ``LINE:HH|`` anchors of the changed regions,
+which are also recorded as the session's new view of the file (lines the patch kept keep what
+the session saw of them, renumbered), so a follow-up edit needs no read.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+from kli.tools.core.jail import Jail
+from kli.tools.core.result import ToolError
+from kli.tools.core.session import FileView, Session
+from kli.tools.core.textfile import NotText, decode, split_lines
+from kli.tools.file.plan import MAX_SHOWN_ROWS, FilePlan, merge_regions
+from kli.tools.file.read import render_row
+
+EMPTY_FILE = "(empty file)"
+
+
+def load_text(real: str, rel: str, jail: Jail | None = None) -> str:
+    """The text of ``real``; with ``jail``, an outside file swapped in after the path was
+    resolved is refused (``Jail.open_read``). Errors are ``ToolError``s naming ``rel``."""
+    if os.path.isdir(real):
+        raise ToolError(
+            f"edit rejected: {rel} is a directory, not a file. Nothing was written.",
+            error="is_directory",
+            path=rel,
+        )
+    try:
+        if not stat.S_ISREG(os.stat(real).st_mode):
+            raise ToolError(
+                f"edit rejected: {rel} is not a regular file (a pipe, socket or device); edit "
+                "changes text files only. Nothing was written.",
+                error="not_regular",
+                path=rel,
+            )
+        with jail.open_read(real) if jail is not None else open(real, "rb") as fh:
+            data = fh.read()
+    except FileNotFoundError:
+        raise ToolError(
+            f"edit rejected: {rel} does not exist. Create it with write (write path='{rel}' "
+            "content=...), then edit it. Nothing was written.",
+            error="not_found",
+            path=rel,
+        ) from None
+    except OSError as exc:
+        raise ToolError(
+            f"edit rejected: cannot read {rel} ({exc.strerror}). Nothing was written.",
+            error="io",
+            path=rel,
+        ) from None
+    try:
+        return decode(data)
+    except NotText:
+        raise ToolError(
+            f"edit rejected: {rel} is a binary file; edit changes text files only. "
+            "Nothing was written.",
+            error="binary",
+            path=rel,
+        ) from None
+
+
+def _render(
+    lines: tuple[str, ...] | list[str], regions: list[tuple[int, int]], rel: str
+) -> tuple[list[str], dict[int, str], set[int]]:
+    """Rows for ``regions`` with ``…`` between them; returns rows, hashes shown, cut rows."""
+    rows: list[str] = []
+    hashes: dict[int, str] = {}
+    cut: set[int] = set()
+    shown = 0
+    for i, (a, b) in enumerate(regions):
+        if i:
+            rows.append("…")
+        for n in range(a, b + 1):
+            if shown >= MAX_SHOWN_ROWS:
+                rest = sum(y - x + 1 for x, y in regions) - shown
+                rows.append(
+                    f"[… {rest} more changed line(s) not shown; read path='{rel}' start={n} "
+                    "to see them]"
+                )
+                return rows, hashes, cut
+            row, hh, was_cut = render_row(n, lines[n - 1])
+            rows.append(row)
+            hashes[n] = hh
+            if was_cut:
+                cut.add(n)
+            shown += 1
+    return rows, hashes, cut
+
+
+def _record(
+    session: Session,
+    real: str,
+    old: FileView | None,
+    kept: dict[int, str],
+    kept_cut: set[int],
+    shown: dict[int, str],
+    shown_cut: set[int],
+    written: set[int],
+) -> None:
+    hashes = dict(kept)
+    hashes.update(shown)
+    # A payload line the model wrote itself is known whole even if shown cut.
+    cut = (kept_cut | shown_cut) - written
+    session.record_view(real, FileView(hashes=hashes, cut=cut, whole=old.whole if old else False))
+
+
+def written_report(
+    rel: str,
+    real: str,
+    plan: FilePlan,
+    text: str,
+    spans: list[tuple[int, int]],
+    session: Session,
+    *,
+    header_note: str = "",
+) -> str:
+    """``Edited PATH (+a -r)`` and fresh anchors of ``spans`` in ``text`` (what was written:
+    the patched text, or a repair of it); records ``session``'s new view of ``real``."""
+    old = session.views.get(real)
+    lines = plan.lines if text is plan.after else split_lines(text)
+    head = f"Edited {rel} (+{plan.added} -{plan.removed})"
+    if header_note:
+        head += "\n" + header_note
+    kept: dict[int, str] = {}
+    kept_cut: set[int] = set()
+    if old is not None:
+        kept = plan.remap(old.hashes)
+        kept_cut = set(plan.remap({n: "" for n in old.cut}))
+    if not lines:
+        _record(session, real, old, {}, set(), {}, set(), set())
+        return f"{head}\n{EMPTY_FILE}"
+    rows, shown, shown_cut = _render(lines, merge_regions(spans, len(lines)), rel)
+    written = {n for a, b in plan.payload for n in range(a, b + 1)}
+    # Lines a repair changed now have different hashes from what the session saw.
+    for n in list(kept):
+        if n in shown and kept[n] != shown[n]:
+            kept.pop(n)
+    _record(session, real, old, kept, kept_cut, shown, shown_cut, written)
+    return "\n".join([head, *rows])
