@@ -5,9 +5,10 @@
     kli serve --stdio [--root DIR]
     kli mcp [--start | --newest | --connection-file F | --server-url U] [--transport http]
 
-``mcp`` serves a live kli kernel's tools over the Model Context Protocol
-(``kli.kernel.mcp_server``, imported only when the subcommand runs: the core stays free of
-Jupyter and MCP; ``kli mcp --help`` lists its options).
+``mcp`` serves a live kli kernel's tools over the Model Context Protocol. Its entry point lives
+in the kernel package (``kli.kernel.mcp.cli``), which ``kli mcp`` loads by name when the
+subcommand runs: ``tools/`` imports nothing from the kernel, Jupyter or MCP (``kli mcp --help``
+lists its options).
 
 ``serve --stdio`` reads one JSON request per line — ``{"id": 1, "tool": "read", "args": {...}}``
 (``{"op": "list"}`` returns the specs) — and writes one JSON reply per line, all in one session,
@@ -17,6 +18,7 @@ so a read and a following edit share anchors. A bad line gets an error reply; th
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import sys
@@ -24,6 +26,10 @@ from typing import Any, TextIO
 
 from kli.tools.core.result import ToolResult
 from kli.tools.core.workspace import Workspace
+
+# Subcommands whose entry point lives in a host package, loaded by name when they run (the
+# arrow goes from the hosts to tools/, never back): subcommand -> module with ``main(argv)``.
+HOST_COMMANDS = {"mcp": "kli.kernel.mcp.cli"}
 
 
 def _dump(data: Any) -> str:
@@ -90,15 +96,14 @@ def main(argv: list[str] | None = None) -> int:
     p_serve.add_argument("--stdio", action="store_true", required=True)
     p_serve.add_argument("--root", default=os.getcwd())
 
-    # Its options are kli.kernel.mcp_server's own; they pass through unparsed here.
+    # Its options are its own module's; they pass through unparsed here.
     sub.add_parser("mcp", add_help=False,
                    help="serve a live kli kernel's tools over MCP (see kli mcp --help)")
 
     ns, rest = parser.parse_known_args(argv)
-    if ns.command == "mcp":
-        from kli.kernel.mcp_server import main as mcp_main
-
-        return mcp_main(rest)
+    if ns.command in HOST_COMMANDS:
+        host_main: Any = importlib.import_module(HOST_COMMANDS[ns.command]).main
+        return int(host_main(rest))
     if rest:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
     if ns.command == "tools":

@@ -35,25 +35,39 @@ __all__ = [
     "KernelTimeout",
     "ProtocolError",
     "ToolResult",
+    "attach_manager",
     "connect",
     "connect_server",
+    "launch",
+    "resolve_connection_file",
     "start",
 ]
+
+
+def launch(kernel_name: str = "kli", *, cwd: str | None = None,
+           env: dict[str, str] | None = None, stdout: int | None = None) -> Any:
+    """Start a kernel process (its working directory — the tools' root — is ``cwd``) and return
+    its jupyter_client ``KernelManager``; ``stdout``, a descriptor, receives the kernel's own
+    output (default: this process's)."""
+    from jupyter_client.manager import KernelManager
+
+    km = KernelManager(kernel_name=kernel_name)
+    kwargs: dict[str, Any] = {"cwd": cwd or os.getcwd()}
+    if env is not None:
+        kwargs["env"] = env
+    if stdout is not None:
+        kwargs["stdout"] = stdout
+    km.start_kernel(**kwargs)
+    return km
 
 
 def start(kernel_name: str = "kli", *, cwd: str | None = None, label: str = "agent",
           timeout: float = DEFAULT_TIMEOUT, env: dict[str, str] | None = None) -> AgentClient:
     """Launch a kernel (its working directory — the tools' root — is ``cwd``) and attach to it.
     Closing the client shuts the kernel down."""
-    from jupyter_client.manager import KernelManager
-
     from kli.kernel.client.zmq import ZmqTransport
 
-    km = KernelManager(kernel_name=kernel_name)
-    kwargs: dict[str, Any] = {"cwd": cwd or os.getcwd()}
-    if env is not None:
-        kwargs["env"] = env
-    km.start_kernel(**kwargs)
+    km = launch(kernel_name, cwd=cwd, env=env)
     try:
         transport = ZmqTransport(km.client(), km)
     except Exception:
@@ -62,31 +76,56 @@ def start(kernel_name: str = "kli", *, cwd: str | None = None, label: str = "age
     return AgentClient(transport, label=label, timeout=timeout)
 
 
+def attach_manager(km: Any, *, label: str = "agent", timeout: float = DEFAULT_TIMEOUT,
+                   ready_timeout: float = 60) -> AgentClient:
+    """Attach to a kernel whose ``KernelManager`` this process holds (see ``launch``), leaving
+    the kernel to its owner on close; liveness comes from the process itself, so a kill is seen
+    at once."""
+    from kli.kernel.client.zmq import ZmqTransport
+
+    transport = ZmqTransport(km.client(), km, shutdown_on_close=False, ready_timeout=ready_timeout)
+    return AgentClient(transport, label=label, timeout=timeout)
+
+
+def resolve_connection_file(path: str | None = None) -> str:
+    """The connection file to attach to: ``path`` itself, or found by name in the Jupyter
+    runtime dir (``OSError`` when there is none); None: the newest ``kernel-*.json`` there
+    (``KernelError`` when there is none)."""
+    from kli.kernel.client.zmq import newest_connection_file
+
+    if not path:
+        return newest_connection_file()
+    if os.path.isfile(path):
+        return path
+    from jupyter_client.connect import find_connection_file
+
+    found: str = find_connection_file(path)
+    return found
+
+
 def connect(connection_file: str | None = None, *, label: str = "agent",
-            timeout: float = DEFAULT_TIMEOUT) -> AgentClient:
+            timeout: float = DEFAULT_TIMEOUT, ready_timeout: float = 60) -> AgentClient:
     """Attach to a running kernel by its connection file (None: the newest ``kernel-*.json``
     in the Jupyter runtime dir). Closing the client leaves the kernel running."""
     from jupyter_client.blocking.client import BlockingKernelClient
 
-    from kli.kernel.client.zmq import ZmqTransport, newest_connection_file
+    from kli.kernel.client.zmq import ZmqTransport
 
-    path = connection_file or newest_connection_file()
-    if not os.path.isfile(path):
-        from jupyter_client.connect import find_connection_file
-
-        path = find_connection_file(path)
-    kc = BlockingKernelClient(connection_file=path)
+    kc = BlockingKernelClient(connection_file=resolve_connection_file(connection_file))
     kc.load_connection_file()
-    return AgentClient(ZmqTransport(kc), label=label, timeout=timeout)
+    return AgentClient(ZmqTransport(kc, ready_timeout=ready_timeout), label=label,
+                       timeout=timeout)
+
 
 
 def connect_server(url: str, token: str = "", kernel_id: str | None = None, *,
                    kernel_name: str = "kli", label: str = "agent",
-                   timeout: float = DEFAULT_TIMEOUT) -> AgentClient:
+                   timeout: float = DEFAULT_TIMEOUT, ready_timeout: float = 60) -> AgentClient:
     """Attach through a Jupyter server (``url`` like ``http://127.0.0.1:8888``). ``kernel_id``
     None picks the most recently active ``kernel_name`` kernel, or starts one (shut down on
     close)."""
     from kli.kernel.client.server import ServerTransport
 
-    return AgentClient(ServerTransport(url, token, kernel_id, kernel_name=kernel_name),
-                       label=label, timeout=timeout)
+    transport = ServerTransport(url, token, kernel_id, kernel_name=kernel_name,
+                                ready_timeout=ready_timeout)
+    return AgentClient(transport, label=label, timeout=timeout)

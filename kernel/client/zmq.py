@@ -14,11 +14,14 @@ from kli.kernel.client.base import KernelError
 
 class ZmqTransport:
     """``client`` is a started BlockingKernelClient; ``manager`` the KernelManager when this
-    process owns the kernel (it is shut down on close)."""
+    process holds the kernel's process (liveness and interrupts go through it; it is shut down
+    on close unless ``shutdown_on_close`` is False)."""
 
-    def __init__(self, client: Any, manager: Any | None = None, *, ready_timeout: float = 60) -> None:
+    def __init__(self, client: Any, manager: Any | None = None, *, ready_timeout: float = 60,
+                 shutdown_on_close: bool = True) -> None:
         self.client = client
         self.manager = manager
+        self.shutdown_on_close = shutdown_on_close
         client.start_channels()
         try:
             self._sync_iopub(ready_timeout)
@@ -84,7 +87,7 @@ class ZmqTransport:
         try:
             self.client.stop_channels()
         finally:
-            if self.manager is not None:
+            if self.manager is not None and self.shutdown_on_close:
                 self.manager.shutdown_kernel(now=False)
 
 

@@ -45,7 +45,7 @@ def test_tools_list_is_the_kernels_registry_for_the_profile_with_its_instruction
         tmp_path: Path, profile: str) -> None:
     from mcp import Client
 
-    from kli.kernel.mcp_server import instructions
+    from kli.kernel.mcp.instructions import instructions
     from kli.tools.registry import REGISTRY
 
     expected = [t.spec() for t in REGISTRY.tools.values()
@@ -345,4 +345,4 @@ def test_the_cli_core_imports_nothing_from_mcp_until_kli_mcp_runs() -> None:
     loaded = json.loads(out.stdout)
     heavy = ("mcp", "mcp_types", "uvicorn", "starlette", "anyio", "jupyter_client")
     assert [m for m in loaded if m.split(".")[0] in heavy] == []
-    assert "kli.kernel.mcp_server" not in loaded
+    assert [m for m in loaded if m.startswith("kli.kernel")] == []

@@ -1,0 +1,148 @@
+"""The bridge of a ``kli mcp`` server: MCP client sessions onto agent connections.
+
+Each MCP client session gets its own agent connection (its own kernel tool session: anchors,
+pending previews), made on first use and remade after the kernel died; every way a call can
+fail to get a result becomes an error result saying what happened and how to recover.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
+
+from kli.kernel.client import (
+    AgentClient,
+    KernelDied,
+    KernelError,
+    KernelTimeout,
+    ProtocolError,
+)
+from kli.kernel.mcp.targets import Target
+from kli.tools.core.result import ToolResult
+
+PROFILES = ("kli", "slmcode", "all")
+# Agent connections kept at once (one per MCP client session); the least recently used closes.
+MAX_SESSIONS = 32
+
+
+@dataclass
+class _Conn:
+    label: str
+    client: AgentClient | None = None
+    generation: int = -1
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class Bridge:
+    """One agent connection (one kernel tool session) per MCP client session, made on first
+    use and remade after the kernel died. Blocking: the MCP handlers call it from threads."""
+
+    def __init__(self, target: Target, profile: str = "kli") -> None:
+        if profile not in PROFILES:
+            raise ValueError(f"profile must be one of {', '.join(PROFILES)}, got {profile!r}")
+        self.target = target
+        self.profile = profile
+        self._conns: OrderedDict[str, _Conn] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def _conn(self, key: str, label: str) -> _Conn:
+        with self._lock:
+            conn = self._conns.get(key)
+            if conn is None:
+                conn = self._conns[key] = _Conn(label)
+            self._conns.move_to_end(key)
+            old = []
+            while len(self._conns) > MAX_SESSIONS:
+                old.append(self._conns.popitem(last=False)[1])
+        for stale in old:
+            with stale.lock:
+                _close_quietly(stale.client)
+                stale.client = None
+        return conn
+
+    def _attached(self, conn: _Conn) -> AgentClient:
+        """The connection's client, (re)connected if it is missing or from a dead kernel."""
+        if conn.client is not None and conn.generation == self.target.generation:
+            return conn.client
+        _close_quietly(conn.client)
+        conn.client = None
+        generation = self.target.generation
+        conn.client = self.target.connect(conn.label)
+        conn.generation = generation
+        return conn.client
+
+    def specs(self, key: str, label: str) -> list[dict[str, Any]]:
+        """The profile's tool specs as the kernel's registry has them; the local registry's
+        when no kernel answers (calls then report the kernel's state)."""
+        conn = self._conn(key, label)
+        with conn.lock:
+            try:
+                return self._attached(conn).specs(self.profile)
+            except KernelError:
+                from kli.tools.registry import REGISTRY
+
+                profile = None if self.profile == "all" else self.profile
+                return [t.spec() for t in REGISTRY.tools.values()
+                        if profile is None or t.profile == profile]
+
+    def call(self, key: str, label: str, tool: str, args: dict[str, Any]) -> ToolResult:
+        """Run ``tool`` in the kernel; failures to get a result become error results whose
+        text says what happened and how to recover."""
+        conn = self._conn(key, label)
+        with conn.lock:
+            generation = self.target.generation
+            try:
+                client = self._attached(conn)
+            except KernelDied as exc:
+                return self._death_result(conn, generation, tool, str(exc))
+            except KernelError as exc:
+                return ToolResult.error(
+                    f"kli mcp: cannot reach {self.target.description}: {exc}. "
+                    f"{self.target.advice()}", error="kernel_unreachable")
+            except Exception as exc:
+                return ToolResult.error(
+                    f"kli mcp: cannot reach {self.target.description}: {type(exc).__name__}: "
+                    f"{exc}. {self.target.advice()}", error="kernel_unreachable")
+            generation = conn.generation
+            try:
+                return client.call(tool, args)
+            except KernelDied as exc:
+                return self._death_result(conn, generation, tool, str(exc))
+            except KernelTimeout as exc:
+                return ToolResult.error(f"kli mcp: {exc}", error="kernel_timeout")
+            except ProtocolError as exc:
+                return ToolResult.error(f"kli mcp: the kernel refused the {tool} request "
+                                        f"({exc.code}): {exc}", error="protocol")
+            except KernelError as exc:  # the connection broke: reconnect as after a death
+                return self._death_result(conn, generation, tool, str(exc), "lost its connection")
+
+    def _death_result(self, conn: _Conn, generation: int, tool: str, why: str,
+                      what: str = "died") -> ToolResult:
+        """The error result of a call that lost its kernel; the target hears of the death."""
+        _close_quietly(conn.client)
+        conn.client = None
+        after = self.target.note_death(generation)
+        return ToolResult.error(
+            f"kli mcp: the kernel {what} while running {tool} ({self.target.description}; "
+            f"{why.rstrip('.')}). The call's outcome is unknown. Recovery: {after}",
+            error="kernel_died")
+
+    def close(self) -> None:
+        with self._lock:
+            conns = list(self._conns.values())
+            self._conns.clear()
+        for conn in conns:
+            _close_quietly(conn.client)
+            conn.client = None
+        self.target.close()
+
+
+def _close_quietly(client: AgentClient | None) -> None:
+    if client is None:
+        return
+    try:
+        client.close()
+    except Exception:
+        pass
