@@ -33,6 +33,7 @@ import subprocess
 import time
 from collections import deque
 from dataclasses import dataclass
+from typing import Literal
 
 # Seconds between SIGTERM and SIGKILL when a process group is killed.
 KILL_GRACE = 0.5
@@ -139,21 +140,26 @@ class BoundedText:
         return self.head, self.tail
 
 
-def _kill_group(pgid: int, proc: subprocess.Popen[bytes]) -> None:
-    """SIGTERM the group, give it ``KILL_GRACE`` to go, then SIGKILL whatever is left."""
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    """SIGTERM the child's group, give it ``KILL_GRACE`` to go, then SIGKILL whatever is left."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signal.SIGTERM)
+        os.killpg(proc.pid, signal.SIGTERM)
     with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(KILL_GRACE)
     # Members that ignored SIGTERM, or a leader that already exited before its children.
     with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signal.SIGKILL)
+        os.killpg(proc.pid, signal.SIGKILL)
 
 
 def _enlarge_pipe(fd: int) -> None:
     """Grow a pipe to ``READ_SIZE`` (Linux; 1031 is F_SETPIPE_SZ before Python exposed it)."""
     with contextlib.suppress(OSError):
         fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), READ_SIZE)
+
+
+# How a pump ended: both pipes closed and the leader exited; the deadline passed; the leader
+# exited but something it started held the pipes past ORPHAN_GRACE.
+Ended = Literal["done", "timeout", "orphans"]
 
 
 def run_command(
@@ -175,168 +181,235 @@ def run_command(
     in PATH (``argv[0]`` is still what the program sees as its name). Raises ``OSError`` when
     the program cannot be started (missing shell, bad ``cwd``).
 
-    The common case — a short command that prints little — is kept lean (``bash`` running
-    ``true`` is benchmarked against a bare ``subprocess.run``): one ``poll`` object, no
-    selector layer, and the sinks and decoders of a stream are made only when it has data.
+    Three steps: spawn (``_Child.spawn``), pump the pipes until the child is done or must be
+    killed (``_Pump.run``), reap (``_reap``). The common case — a short command that prints
+    little — is kept lean (``bash`` running ``true`` is benchmarked against a bare
+    ``subprocess.run``): one ``poll`` object, no selector layer, and the sinks and decoders of
+    a stream are made only when it has data.
     """
     started = time.monotonic()
     deadline = started + timeout
-    # The pipes are made here and handed to Popen as descriptors: Popen's own PIPE wraps each
-    # in a buffered file object this loop never uses (a measurable cost on short commands).
-    # Python makes them close-on-exec; the child's dup2 onto 0, 1 and 2 clears that there.
-    fds: list[int] = []  # every descriptor this call owns, closed at the end
+    child = _Child.spawn(argv, cwd=cwd, env=env, executable=executable,
+                         with_stdin=bool(input_text))
+    pump = _Pump(child, input_text, cap, tail)
+    # An interrupt (KeyboardInterrupt, a caller's deadline exception) ends the run as a timeout
+    # does: nothing is left running behind.
+    ended: Ended = "timeout"
     try:
-        out_fd, out_w = os.pipe()
-        fds += (out_fd, out_w)
-        err_fd, err_w = os.pipe()
-        fds += (err_fd, err_w)
-        stdin_r, stdin_fd = os.pipe() if input_text else (-1, -1)
-        if input_text:
-            fds += (stdin_fd, stdin_r)
-        proc = subprocess.Popen(
-            argv,
-            executable=executable,
-            cwd=cwd,
-            env=env,
-            stdin=stdin_r if input_text else subprocess.DEVNULL,
-            stdout=out_w,
-            stderr=err_w,
-            start_new_session=True,
-            close_fds=True,
-        )
+        ended = pump.run(deadline)
     except BaseException:
-        for fd in fds:
-            os.close(fd)
-        raise
-    # The child holds its own copies: only the ends this process reads or writes stay open.
-    for fd in (out_w, err_w, stdin_r):
-        if fd >= 0:
-            os.close(fd)
-            fds.remove(fd)
-    pgid = proc.pid
-    # Made on a stream's first data: fd -> (sink, incremental decoder).
-    streams: dict[int, tuple[BoundedText, codecs.IncrementalDecoder]] = {}
-    enlarged: set[int] = set()
-
-    # poll(2) needs no kernel object of its own (epoll would), which matters for short commands.
-    poller = select.poll()
-    poller.register(out_fd, select.POLLIN)
-    poller.register(err_fd, select.POLLIN)
-    # A memoryview, so slicing off what was sent copies nothing.
-    pending = memoryview(input_text.encode("utf-8", "surrogateescape") if input_text else b"")
-    sent = 0
-    if stdin_fd >= 0:
-        os.set_blocking(stdin_fd, False)
-        poller.register(stdin_fd, select.POLLOUT)
-    pidfd = -1
-    with contextlib.suppress(AttributeError, OSError):
-        pidfd = os.pidfd_open(proc.pid)  # type: ignore[attr-defined,unused-ignore]
-        poller.register(pidfd, select.POLLIN)
-
-    timed_out = False
-    orphans_killed = False
-    open_reads = 2
-    leader_exited_at: float | None = None
-    try:
-        # With a pidfd the loop also waits for the leader's exit after both pipes close, so
-        # no polling wait is needed afterwards (Popen.wait(timeout) sleeps in steps).
-        while open_reads or (pidfd >= 0 and leader_exited_at is None):
-            if not open_reads and proc.poll() is not None:
-                break  # already a zombie: no need to sleep until the pidfd says so
-            now = time.monotonic()
-            if leader_exited_at is None and pidfd < 0 and proc.poll() is not None:
-                leader_exited_at = now
-            if (
-                open_reads
-                and leader_exited_at is not None
-                and now - leader_exited_at >= ORPHAN_GRACE
-            ):
-                # The main child is gone but something it started still holds the pipes.
-                _kill_group(pgid, proc)
-                orphans_killed = True
-                break
-            if now >= deadline:
-                timed_out = True
-                _kill_group(pgid, proc)
-                break
-            wait = deadline - now
-            if leader_exited_at is not None:
-                wait = min(wait, leader_exited_at + ORPHAN_GRACE - now)
-            elif pidfd < 0:
-                wait = min(wait, POLL_INTERVAL)
-            # poll takes milliseconds and rounds a fraction up, so a wait never ends early.
-            for fd, _ in poller.poll(max(wait, 0.0) * 1000):
-                if fd == pidfd:
-                    poller.unregister(pidfd)
-                    leader_exited_at = time.monotonic()
-                elif fd == stdin_fd:
-                    try:
-                        sent += os.write(fd, pending[sent : sent + 65536])
-                    except OSError:  # EPIPE: the child stopped reading its stdin
-                        sent = len(pending)
-                    if sent >= len(pending):
-                        poller.unregister(fd)
-                        os.close(fd)  # the child sees the end of its input
-                        fds.remove(fd)
-                        stdin_fd = -1
-                else:
-                    data = os.read(fd, READ_SIZE)
-                    if data:
-                        stream = streams.get(fd)
-                        if stream is None:
-                            stream = streams[fd] = (
-                                BoundedText(cap, tail),
-                                codecs.getincrementaldecoder("utf-8")("replace"),
-                            )
-                        if len(data) >= 65536 and fd not in enlarged:
-                            # A full default pipe: a big producer, worth fewer, larger reads.
-                            enlarged.add(fd)
-                            _enlarge_pipe(fd)
-                        stream[0].add(stream[1].decode(data))
-                    else:
-                        if fd in streams:
-                            sink, decoder = streams[fd]
-                            sink.add(decoder.decode(b"", final=True))
-                        poller.unregister(fd)
-                        open_reads -= 1
-    except BaseException:
-        # Interrupted (KeyboardInterrupt, a deadline exception from a caller): leave nothing
-        # running behind.
-        timed_out = True
-        _kill_group(pgid, proc)
+        _kill_group(child.proc)
         raise
     finally:
-        if pidfd >= 0:
-            with contextlib.suppress(OSError):
-                os.close(pidfd)
-        for fd in fds:
+        child.close()
+        ended = _reap(child.proc, ended, deadline)
+    return _outcome(child, pump, ended, started)
+
+
+@dataclass
+class _Child:
+    """A started child in its own session, and the descriptors this process holds for it:
+    the read ends of its stdout and stderr, the write end of its stdin (-1: its stdin is
+    /dev/null), a pidfd (-1: none on this platform; the exit is polled)."""
+
+    proc: subprocess.Popen[bytes]
+    out_fd: int
+    err_fd: int
+    stdin_fd: int
+    pidfd: int
+    fds: list[int]  # every descriptor still open, closed by ``close``
+
+    @classmethod
+    def spawn(cls, argv: list[str], *, cwd: str, env: dict[str, str] | None,
+              executable: str | None, with_stdin: bool) -> _Child:
+        # The pipes are made here and handed to Popen as descriptors: Popen's own PIPE wraps
+        # each in a buffered file object the pump never uses (a measurable cost on short
+        # commands). Python makes them close-on-exec; the child's dup2 onto 0, 1 and 2 clears
+        # that there.
+        fds: list[int] = []
+        try:
+            out_fd, out_w = os.pipe()
+            fds += (out_fd, out_w)
+            err_fd, err_w = os.pipe()
+            fds += (err_fd, err_w)
+            stdin_r, stdin_fd = os.pipe() if with_stdin else (-1, -1)
+            if with_stdin:
+                fds += (stdin_fd, stdin_r)
+            proc = subprocess.Popen(
+                argv,
+                executable=executable,
+                cwd=cwd,
+                env=env,
+                stdin=stdin_r if with_stdin else subprocess.DEVNULL,
+                stdout=out_w,
+                stderr=err_w,
+                start_new_session=True,
+                close_fds=True,
+            )
+        except BaseException:
+            for fd in fds:
+                os.close(fd)
+            raise
+        # The child holds its own copies: only the ends this process reads or writes stay open.
+        for fd in (out_w, err_w, stdin_r):
+            if fd >= 0:
+                os.close(fd)
+                fds.remove(fd)
+        pidfd = -1
+        with contextlib.suppress(AttributeError, OSError):
+            pidfd = os.pidfd_open(proc.pid)  # type: ignore[attr-defined,unused-ignore]
+            fds.append(pidfd)
+        return cls(proc, out_fd, err_fd, stdin_fd, pidfd, fds)
+
+    def close_stdin(self) -> None:
+        """The child sees the end of its input."""
+        os.close(self.stdin_fd)
+        self.fds.remove(self.stdin_fd)
+        self.stdin_fd = -1
+
+    def close(self) -> None:
+        for fd in self.fds:
             with contextlib.suppress(OSError):
                 os.close(fd)
-        if proc.returncode is None and proc.poll() is None:
-            if not timed_out and not orphans_killed:
-                # Both pipes closed but the leader runs on (it closed its own output): wait
-                # for it within the deadline, then treat it as a timeout.
-                try:
-                    proc.wait(max(deadline - time.monotonic(), 0.0))
-                except subprocess.TimeoutExpired:
-                    timed_out = True
-                    _kill_group(pgid, proc)
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                proc.wait(KILL_GRACE)
-            if proc.poll() is None:
-                with contextlib.suppress(ProcessLookupError):
-                    proc.kill()
-                proc.wait()
-        if timed_out:
-            # Make sure no member of the group outlives a timeout, even one that ignored TERM.
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(pgid, signal.SIGKILL)
+        self.fds.clear()
 
-    code = proc.returncode
+
+class _Pump:
+    """Feeds a child's stdin and reads its stdout and stderr into bounded sinks, all through
+    one ``poll(2)`` object (it needs no kernel object of its own, as epoll would: that matters
+    for short commands)."""
+
+    def __init__(self, child: _Child, input_text: str, cap: int, tail: int) -> None:
+        self.child = child
+        self.cap = cap
+        self.tail = tail
+        # Made on a stream's first data: fd -> (sink, incremental decoder).
+        self.streams: dict[int, tuple[BoundedText, codecs.IncrementalDecoder]] = {}
+        self.enlarged: set[int] = set()
+        self.poller = select.poll()
+        self.poller.register(child.out_fd, select.POLLIN)
+        self.poller.register(child.err_fd, select.POLLIN)
+        self.open_reads = 2
+        # A memoryview, so slicing off what was sent copies nothing.
+        self.pending = memoryview(input_text.encode("utf-8", "surrogateescape")
+                                  if input_text else b"")
+        self.sent = 0
+        if child.stdin_fd >= 0:
+            os.set_blocking(child.stdin_fd, False)
+            self.poller.register(child.stdin_fd, select.POLLOUT)
+        if child.pidfd >= 0:
+            self.poller.register(child.pidfd, select.POLLIN)
+        self.leader_exited_at: float | None = None
+
+    def run(self, deadline: float) -> Ended:
+        """Pump until both pipes closed and the leader exited, or kill the group at the
+        deadline or ``ORPHAN_GRACE`` after the leader exited with its pipes still held."""
+        child, proc = self.child, self.child.proc
+        # With a pidfd the loop also waits for the leader's exit after both pipes close, so
+        # no polling wait is needed afterwards (Popen.wait(timeout) sleeps in steps).
+        while self.open_reads or (child.pidfd >= 0 and self.leader_exited_at is None):
+            if not self.open_reads and proc.poll() is not None:
+                break  # already a zombie: no need to sleep until the pidfd says so
+            now = time.monotonic()
+            if self.leader_exited_at is None and child.pidfd < 0 and proc.poll() is not None:
+                self.leader_exited_at = now
+            exited_at = self.leader_exited_at
+            if self.open_reads and exited_at is not None and now - exited_at >= ORPHAN_GRACE:
+                _kill_group(proc)  # the main child is gone; what it started holds the pipes
+                return "orphans"
+            if now >= deadline:
+                _kill_group(proc)
+                return "timeout"
+            wait = deadline - now
+            if exited_at is not None:
+                wait = min(wait, exited_at + ORPHAN_GRACE - now)
+            elif child.pidfd < 0:
+                wait = min(wait, POLL_INTERVAL)
+            # poll takes milliseconds and rounds a fraction up, so a wait never ends early.
+            for fd, _ in self.poller.poll(max(wait, 0.0) * 1000):
+                if fd == child.pidfd:
+                    self.poller.unregister(fd)
+                    self.leader_exited_at = time.monotonic()
+                elif fd == child.stdin_fd:
+                    self._feed(fd)
+                else:
+                    self._drain(fd)
+        return "done"
+
+    def _feed(self, fd: int) -> None:
+        """Write the next piece of the input; close stdin once all is sent or the child
+        stopped reading it."""
+        try:
+            self.sent += os.write(fd, self.pending[self.sent : self.sent + 65536])
+        except OSError:  # EPIPE: the child stopped reading its stdin
+            self.sent = len(self.pending)
+        if self.sent >= len(self.pending):
+            self.poller.unregister(fd)
+            self.child.close_stdin()
+
+    def _drain(self, fd: int) -> None:
+        """Read what an output pipe holds into its sink; at its end, flush its decoder."""
+        data = os.read(fd, READ_SIZE)
+        if not data:
+            if fd in self.streams:
+                sink, decoder = self.streams[fd]
+                sink.add(decoder.decode(b"", final=True))
+            self.poller.unregister(fd)
+            self.open_reads -= 1
+            return
+        stream = self.streams.get(fd)
+        if stream is None:
+            stream = self.streams[fd] = (
+                BoundedText(self.cap, self.tail),
+                codecs.getincrementaldecoder("utf-8")("replace"),
+            )
+        if len(data) >= 65536 and fd not in self.enlarged:
+            # A full default pipe: a big producer, worth fewer, larger reads.
+            self.enlarged.add(fd)
+            _enlarge_pipe(fd)
+        stream[0].add(stream[1].decode(data))
+
+    def kept(self, fd: int) -> tuple[str, str, int]:
+        """(head, tail, total) of a stream; a stream that never had data is empty."""
+        stream = self.streams.get(fd)
+        if stream is None:
+            return "", "", 0
+        head, tail = stream[0].kept()
+        return head, tail, stream[0].total
+
+
+def _reap(proc: subprocess.Popen[bytes], ended: Ended, deadline: float) -> Ended:
+    """Collect the leader's exit status and leave nothing of a timed-out group running; how
+    the run ended (a leader that closed its own output and outlives the deadline makes a
+    finished pump a timeout)."""
+    if proc.returncode is None and proc.poll() is None:
+        if ended == "done":
+            # Both pipes closed but the leader runs on: wait for it within the deadline.
+            try:
+                proc.wait(max(deadline - time.monotonic(), 0.0))
+            except subprocess.TimeoutExpired:
+                ended = "timeout"
+                _kill_group(proc)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(KILL_GRACE)
+        if proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+            proc.wait()
+    if ended == "timeout":
+        # Make sure no member of the group outlives a timeout, even one that ignored TERM.
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    return ended
+
+
+def _outcome(child: _Child, pump: _Pump, ended: Ended, started: float) -> RunOutcome:
+    code = child.proc.returncode
     killed_by = -code if code is not None and code < 0 else None
+    timed_out = ended == "timeout"
     exit_code = None if timed_out else (128 + killed_by if killed_by is not None else code)
-    out_head, out_tail, out_total = _kept(streams.get(out_fd))
-    err_head, err_tail, err_total = _kept(streams.get(err_fd))
+    out_head, out_tail, out_total = pump.kept(child.out_fd)
+    err_head, err_tail, err_total = pump.kept(child.err_fd)
     return RunOutcome(
         exit_code=exit_code,
         stdout=out_head,
@@ -347,14 +420,6 @@ def run_command(
         duration=time.monotonic() - started,
         stdout_tail=out_tail,
         stderr_tail=err_tail,
-        orphans_killed=orphans_killed,
+        orphans_killed=ended == "orphans",
         signal=killed_by,
     )
-
-
-def _kept(stream: tuple[BoundedText, codecs.IncrementalDecoder] | None) -> tuple[str, str, int]:
-    """(head, tail, total) of a stream; a stream that never had data is empty."""
-    if stream is None:
-        return "", "", 0
-    head, tail = stream[0].kept()
-    return head, tail, stream[0].total

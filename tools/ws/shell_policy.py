@@ -166,171 +166,218 @@ class ShellSyntaxRefused(Exception):
 def lex(command: str) -> list[Segment]:
     """Split ``command`` into simple commands, refusing rules 1–3 with
     ``ShellSyntaxRefused``."""
-    segments: list[Segment] = [Segment()]
-    word: list[str] = []
-    has_word = False  # a word was started (so "" counts as an argument)
-    pending_redirect: str | None = None
-    i, n = 0, len(command)
+    return _Lexer(command).segments()
 
-    def end_word() -> None:
-        nonlocal word, has_word, pending_redirect
-        if not has_word:
-            return
-        text = "".join(word)
-        if pending_redirect is not None:
-            segments[-1].redirects.append(Redirect(pending_redirect, text))
-            pending_redirect = None
+
+def _substitution(what: str) -> ShellSyntaxRefused:
+    return ShellSyntaxRefused(
+        "substitution",
+        f"{what} is not allowed: ws_shell runs one plain command, without command "
+        "substitution. Run the inner command as its own ws_shell call first, then put its "
+        "output into the next command yourself.",
+    )
+
+
+BACKTICKS = "command substitution with backticks (`…`)"
+DOLLAR_PAREN = "command substitution $(…)"
+
+
+def _several_commands(separator: str, command: str) -> ShellSyntaxRefused:
+    return ShellSyntaxRefused(
+        "one_command",
+        "ws_shell runs one command per call; this has several (separated by "
+        f"{'a newline' if separator == chr(10) else 'a ;'}). Run them as separate ws_shell "
+        "calls, or join steps that depend on each other with &&."
+        + (
+            " A here-document is several lines too: to create a file use ws_write."
+            if "<<" in command
+            else ""
+        ),
+    )
+
+
+def _no_target(op: str) -> ShellSyntaxRefused:
+    return ShellSyntaxRefused("syntax", f"redirection {op!r} has no target.")
+
+
+class _Lexer:
+    """One pass over a command, left to right. ``i`` is the next character; each ``_…``
+    method reads one token starting there and moves ``i`` past it. The word being built
+    (``word``; ``has_word`` so that ``""`` counts as an argument) ends at a blank or an
+    operator, and goes to the current segment as a word, or as the target of the pending
+    redirection."""
+
+    def __init__(self, command: str) -> None:
+        self.command = command
+        self.n = len(command)
+        self.i = 0
+        self.found: list[Segment] = [Segment()]
+        self.word: list[str] = []
+        self.has_word = False
+        self.pending_redirect: str | None = None
+
+    def segments(self) -> list[Segment]:
+        while self.i < self.n:
+            self._token(self.command[self.i])
+        self._end_word()
+        if self.pending_redirect is not None:
+            raise _no_target(self.pending_redirect)
+        return [s for s in self.found if s.words or s.redirects]
+
+    def _token(self, c: str) -> None:
+        if c == "\\" and self.i + 1 < self.n:
+            self._escaped()
+        elif c == "'":
+            self._single_quoted()
+        elif c == '"':
+            self._double_quoted()
+        elif c == "`":
+            raise _substitution(BACKTICKS)
+        elif c == "$" and self._at(self.i + 1, "("):
+            raise _substitution(DOLLAR_PAREN)
+        elif c in "<>" and self._at(self.i + 1, "("):
+            raise _substitution(f"process substitution {c}(…)")
+        elif c == "#" and not self.has_word:
+            self._comment()
+        elif c in "\n;":
+            self._separator(c)
+        elif c in " \t":
+            self._end_word()
+            self.i += 1
+        elif c == "&":
+            self._ampersand()
+        elif c == "|":
+            self._new_segment()
+            self.i += 2 if self._at(self.i + 1, "|", "&") else 1
+        elif c in "()":
+            self._new_segment()
+            self.i += 1
+        elif c in "<>":
+            self._redirection(c)
         else:
-            segments[-1].words.append(text)
-        word, has_word = [], False
+            self._add(c)
+            self.i += 1
 
-    def new_segment() -> None:
-        end_word()
-        if pending_redirect is not None:
-            raise ShellSyntaxRefused("syntax", f"redirection {pending_redirect!r} has no target.")
-        if segments[-1].words or segments[-1].redirects:
-            segments.append(Segment())
+    def _at(self, k: int, *options: str) -> bool:
+        """The character at ``k`` is one of ``options``."""
+        return k < self.n and self.command[k] in options
 
-    def substitution(what: str) -> ShellSyntaxRefused:
-        return ShellSyntaxRefused(
-            "substitution",
-            f"{what} is not allowed: ws_shell runs one plain command, without command "
-            "substitution. Run the inner command as its own ws_shell call first, then put its "
-            "output into the next command yourself.",
-        )
+    # -- words and segments -------------------------------------------------------------------
+    def _add(self, text: str) -> None:
+        self.word.append(text)
+        self.has_word = True
 
-    while i < n:
-        c = command[i]
-        if c == "\\" and i + 1 < n:
-            if command[i + 1] == "\n":
-                i += 2  # line continuation
-                continue
-            word.append(command[i + 1])
-            has_word = True
-            i += 2
-            continue
-        if c == "'":
-            end = command.find("'", i + 1)
-            if end < 0:
-                raise ShellSyntaxRefused("syntax", "unterminated single quote in the command.")
-            word.append(command[i + 1 : end])
-            has_word = True
-            i = end + 1
-            continue
-        if c == '"':
-            i += 1
-            has_word = True
-            while i < n and command[i] != '"':
-                d = command[i]
-                if d == "\\" and i + 1 < n and command[i + 1] in '"\\$`\n':
-                    word.append(command[i + 1])
-                    i += 2
-                    continue
-                if d == "`":
-                    raise substitution("command substitution with backticks (`…`)")
-                if d == "$" and command[i + 1 : i + 2] == "(":
-                    raise substitution("command substitution $(…)")
-                word.append(d)
-                i += 1
-            if i >= n:
-                raise ShellSyntaxRefused("syntax", "unterminated double quote in the command.")
-            i += 1
-            continue
-        if c == "`":
-            raise substitution("command substitution with backticks (`…`)")
-        if c == "$" and command[i + 1 : i + 2] == "(":
-            raise substitution("command substitution $(…)")
-        if c in "<>" and command[i + 1 : i + 2] == "(":
-            raise substitution(f"process substitution {c}(…)")
-        if c == "#" and not has_word:
-            # A comment runs to the end of its line; a line after it is still rule 1.
-            nl = command.find("\n", i)
-            if nl < 0:
-                break
-            i = nl
-            continue
-        if c == "\n" or c == ";":
-            rest = command[i + 1 :].strip()
-            if c == "\n" and not rest:
-                i += 1
-                continue
-            if c == ";" and not rest:
-                i += 1
-                continue
-            raise ShellSyntaxRefused(
-                "one_command",
-                "ws_shell runs one command per call; this has several (separated by "
-                f"{'a newline' if c == chr(10) else 'a ;'}). Run them as separate ws_shell "
-                "calls, or join steps that depend on each other with &&."
-                + (
-                    " A here-document is several lines too: to create a file use ws_write."
-                    if "<<" in command
-                    else ""
-                ),
-            )
-        if c in " \t":
-            end_word()
-            i += 1
-            continue
-        if c == "&":
-            if command[i + 1 : i + 2] == "&":
-                new_segment()
+    def _end_word(self) -> None:
+        if not self.has_word:
+            return
+        text = "".join(self.word)
+        if self.pending_redirect is not None:
+            self.found[-1].redirects.append(Redirect(self.pending_redirect, text))
+            self.pending_redirect = None
+        else:
+            self.found[-1].words.append(text)
+        self.word, self.has_word = [], False
+
+    def _new_segment(self) -> None:
+        self._end_word()
+        if self.pending_redirect is not None:
+            raise _no_target(self.pending_redirect)
+        if self.found[-1].words or self.found[-1].redirects:
+            self.found.append(Segment())
+
+    # -- tokens -------------------------------------------------------------------------------
+    def _escaped(self) -> None:
+        """A backslash: a line continuation, or the next character taken literally."""
+        if self.command[self.i + 1] != "\n":
+            self._add(self.command[self.i + 1])
+        self.i += 2
+
+    def _single_quoted(self) -> None:
+        end = self.command.find("'", self.i + 1)
+        if end < 0:
+            raise ShellSyntaxRefused("syntax", "unterminated single quote in the command.")
+        self._add(self.command[self.i + 1 : end])
+        self.i = end + 1
+
+    def _double_quoted(self) -> None:
+        """Inside double quotes a backslash escapes only a double quote, a backslash, ``$``, a
+        backtick and a newline; command substitution still runs there (so it is refused)."""
+        command, n = self.command, self.n
+        i = self.i + 1
+        self.has_word = True
+        while i < n and command[i] != '"':
+            d = command[i]
+            if d == "\\" and self._at(i + 1, '"', "\\", "$", "`", "\n"):
+                self.word.append(command[i + 1])
                 i += 2
                 continue
-            if command[i + 1 : i + 2] == ">":
-                end_word()
-                op = "&>>" if command[i + 2 : i + 3] == ">" else "&>"
-                pending_redirect = op
-                i += len(op)
-                continue
+            if d == "`":
+                raise _substitution(BACKTICKS)
+            if d == "$" and self._at(i + 1, "("):
+                raise _substitution(DOLLAR_PAREN)
+            self.word.append(d)
+            i += 1
+        if i >= n:
+            raise ShellSyntaxRefused("syntax", "unterminated double quote in the command.")
+        self.i = i + 1
+
+    def _comment(self) -> None:
+        """A comment runs to the end of its line; a line after it is still rule 1."""
+        nl = self.command.find("\n", self.i)
+        self.i = self.n if nl < 0 else nl
+
+    def _separator(self, c: str) -> None:
+        """A newline or ``;``: allowed only at the end of the command (rule 1)."""
+        if self.command[self.i + 1 :].strip():
+            raise _several_commands(c, self.command)
+        self.i += 1
+
+    def _ampersand(self) -> None:
+        """``&&`` joins two steps, ``&>`` / ``&>>`` redirect both streams; a lone ``&``
+        backgrounds (rule 3)."""
+        if self._at(self.i + 1, "&"):
+            self._new_segment()
+            self.i += 2
+        elif self._at(self.i + 1, ">"):
+            self._end_word()
+            op = "&>>" if self._at(self.i + 2, ">") else "&>"
+            self.pending_redirect = op
+            self.i += len(op)
+        else:
             raise ShellSyntaxRefused(
                 "background",
                 "backgrounding with & is not allowed: ws_shell waits for its command, and a "
                 "process left running would outlive the call. Run the command in the "
                 "foreground (it has a timeout), or use && to chain steps.",
             )
-        if c == "|":
-            new_segment()
-            i += 2 if command[i + 1 : i + 2] in ("|", "&") else 1
-            continue
-        if c in "()":
-            new_segment()
-            i += 1
-            continue
-        if c in "<>":
-            # An fd number written right before the operator belongs to it (2>, 1>>).
-            if has_word and "".join(word).isdigit():
-                word, has_word = [], False
-            end_word()
-            j = i + 1
-            if c == ">":
-                if command[j : j + 1] in (">", "|", "&"):
-                    j += 1
-            else:
-                if command[j : j + 2] == "<<":
-                    j += 2
-                elif command[j : j + 1] in ("<", ">", "&"):
-                    j += 1
-            op = command[i:j]
-            if op in (">&", "<&"):
-                # Duplicating (2>&1) or closing (>&-) a descriptor writes no file; ">&file" does.
-                k = j
-                while k < n and command[k].isdigit():
-                    k += 1
-                if (k > j and (k == n or command[k] in " \t|&;)")) or command[j : j + 1] == "-":
-                    i = k if k > j else j + 1
-                    continue
-                op = "&>" if op == ">&" else op
-            pending_redirect = op
-            i = j
-            continue
-        word.append(c)
-        has_word = True
-        i += 1
-    end_word()
-    if pending_redirect is not None:
-        raise ShellSyntaxRefused("syntax", f"redirection {pending_redirect!r} has no target.")
-    return [s for s in segments if s.words or s.redirects]
+
+    def _redirection(self, c: str) -> None:
+        """A redirection operator; its target is the next word. Duplicating (``2>&1``) or
+        closing (``>&-``) a descriptor writes no file and takes no target; ``>&file`` does."""
+        command, n = self.command, self.n
+        # An fd number written right before the operator belongs to it (2>, 1>>).
+        if self.has_word and "".join(self.word).isdigit():
+            self.word, self.has_word = [], False
+        self._end_word()
+        j = self.i + 1
+        if c == ">":
+            if self._at(j, ">", "|", "&"):
+                j += 1
+        elif command[j : j + 2] == "<<":
+            j += 2
+        elif self._at(j, "<", ">", "&"):
+            j += 1
+        op = command[self.i : j]
+        if op in (">&", "<&"):
+            k = j
+            while k < n and command[k].isdigit():
+                k += 1
+            if (k > j and (k == n or command[k] in " \t|&;)")) or self._at(j, "-"):
+                self.i = k if k > j else j + 1
+                return
+            op = "&>" if op == ">&" else op
+        self.pending_redirect = op
+        self.i = j
 
 
 def _command_words(words: list[str]) -> list[str]:
