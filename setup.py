@@ -6,13 +6,23 @@ package, so nothing called ``tools`` or ``kernel`` is installed at top level). `
 the public name ``kli.client`` of the agent client implemented in ``kli.kernel.client``. Data files —
 the kernelspec and the prebuilt JupyterLab extension — are installed under
 ``share/jupyter`` so ``jupyter kernelspec list`` and ``jupyter labextension list`` see them.
+
+A build from source (``pip install .``, an sdist, ``pip install git+…``) whose prebuilt extension
+files are missing runs ``labextension/build.sh --fast`` first — the JupyterLab extension
+template's convention (its build hook runs the npm build unless the targets exist) — and stops,
+saying how to get them, when Node.js/npm is not there. Editable installs skip it: they install
+no data files.
 """
 
 from __future__ import annotations
 
+import glob
 import os
+import shutil
+import subprocess
 
 from setuptools import setup
+from setuptools.command.build_py import build_py
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCES = {"kli.tools": "tools", "kli.kernel": "kernel", "kli.client": "client"}
@@ -30,6 +40,46 @@ def _packages() -> list[str]:
                 rel = os.path.relpath(dirpath, base)
                 found.append(name if rel == "." else name + "." + rel.replace(os.sep, "."))
     return found
+
+
+LABEXTENSION = os.path.join(HERE, "labextension")
+PREBUILT = os.path.join(LABEXTENSION, "kli_kernel_labextension")
+
+
+def _prebuilt_present() -> bool:
+    return os.path.isfile(os.path.join(PREBUILT, "package.json")) and bool(
+        glob.glob(os.path.join(PREBUILT, "static", "remoteEntry.*.js")))
+
+
+def ensure_labextension() -> None:
+    """Build the prebuilt JupyterLab extension unless it is there (or there is no source)."""
+    if _prebuilt_present() or not os.path.isfile(os.path.join(LABEXTENSION, "package.json")):
+        return
+    missing = [tool for tool in ("node", "npm") if shutil.which(tool) is None]
+    if missing:
+        raise SystemExit(
+            "kli-kernel: the prebuilt JupyterLab extension (labextension/kli_kernel_labextension/)"
+            f" is missing and {' and '.join(missing)} not found to build it. Install Node.js and"
+            " npm (e.g. apt-get install nodejs npm) and build again, or run"
+            " `bash labextension/build.sh --fast` first, or install the wheel from PyPI"
+            " (`pip install kli-kernel`), which carries the prebuilt extension.")
+    print("kli-kernel: building the JupyterLab extension (labextension/build.sh --fast)",
+          flush=True)
+    subprocess.run(["bash", os.path.join(LABEXTENSION, "build.sh"), "--fast"], check=True)
+    if not _prebuilt_present():
+        raise SystemExit("kli-kernel: labextension/build.sh ran but left no "
+                         "kli_kernel_labextension/static/remoteEntry.*.js")
+
+
+class BuildPyWithLabextension(build_py):
+    """``build_py`` that first makes sure the prebuilt extension exists, then lists its files
+    as data files (they may have been created just now)."""
+
+    def run(self) -> None:
+        if not getattr(self, "editable_mode", False):
+            ensure_labextension()
+            self.distribution.data_files[:] = _data_files()
+        super().run()
 
 
 def _data_files() -> list[tuple[str, list[str]]]:
@@ -54,4 +104,5 @@ setup(
     packages=_packages(),
     package_data={"": ["*.json", "*.md", "py.typed"]},
     data_files=_data_files(),
+    cmdclass={"build_py": BuildPyWithLabextension},
 )

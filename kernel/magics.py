@@ -1,6 +1,6 @@
 """``%kli`` / ``%%kli`` and the short aliases, generated from the registry.
 
-    %kli tools | %kli caps | %kli help TOOL
+    %kli tools [--profile kli|slmcode|all] | %kli caps | %kli help TOOL
     %kli TOOL [POSITIONAL…] [--name VALUE | --name=VALUE | --flag | --no-flag]…
     %%kli TOOL [same options]          (the cell body fills the tool's ``main_arg``)
 
@@ -8,14 +8,18 @@ Arguments parse from the tool's JSON Schema: ``--start 3`` converts to the schem
 booleans are flags, arrays repeat (``--x a --x b``) or take JSON, objects take JSON. Bare words
 fill the required arguments in schema order; when the last one to fill is the tool's
 ``main_arg`` (``command`` for bash, ``form`` for eval…) it takes the rest of the line verbatim up
-to the next known option, so ``%kli bash ls -la | wc -l`` needs no quoting. Every call goes
-through the one "magic" session (source ``magic``) so anchors persist from cell to cell.
+to the next known option, so ``%kli bash ls -la | wc -l`` needs no quoting — except a path, an
+id or a name, which is one word: ``%kli read a.py --bogus 3`` is an unknown option, not a path.
+Every call goes through the one "magic" session (source ``magic``) so anchors persist from cell
+to cell. Tab completion (``kli_matcher``) offers the subcommands and tool names, then the
+tool's options, from the same registry.
 """
 
 from __future__ import annotations
 
 import json
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +30,16 @@ if TYPE_CHECKING:
     from kli.tools.core.registry import Tool
 
 SUBCOMMANDS = ("tools", "caps", "help")
+TOOLS_PROFILES = ("kli", "slmcode", "all")
+
+# Arguments that hold one word (a path, an id, a name): as a tool's main argument on a magic
+# line they take one token, not the rest of the line. Code, commands, patterns and text take
+# the rest verbatim, their own ``--flags`` included.
+_ONE_WORD = ("path", "id", "name")
+
+
+def _one_word(slot: str) -> bool:
+    return slot in _ONE_WORD or slot.endswith("_path")
 
 
 class MagicUsageError(Exception):
@@ -161,6 +175,48 @@ def _convert_item(kind: str | None, text: str) -> Any:
     return text
 
 
+def _accepted(tool: Tool) -> str:
+    return ", ".join("--" + p.replace("_", "-") for p in _props(tool)) or "none"
+
+
+def unknown_tool(name: str, where: str = "%kli") -> str:
+    """``%kli: unknown tool 'raed'. Did you mean read? See %kli tools.``"""
+    import difflib
+
+    from kli.tools.registry import REGISTRY
+
+    close = difflib.get_close_matches(name, list(REGISTRY.tools), n=3)
+    hint = f" Did you mean {', '.join(close)}?" if close else ""
+    return f"{where}: unknown tool {name!r}.{hint} See %kli tools."
+
+
+def parse_tools_args(line: str) -> str | None:
+    """The profile ``%kli tools [--profile P | P]`` asks for (None: every tool); raises
+    ``MagicUsageError`` for anything else."""
+    toks = [t.value for t in tokens(line)]
+    profile: str | None = None
+    i = 0
+    while i < len(toks):
+        word = toks[i]
+        spelled, eq, inline = word.partition("=")
+        if spelled == "--profile":
+            if not eq:
+                if i + 1 >= len(toks):
+                    raise MagicUsageError("--profile needs a value (kli, slmcode or all).")
+                i += 1
+                inline = toks[i]
+            value = inline
+        elif word.startswith("--"):
+            raise MagicUsageError(f"unknown option {spelled} (accepted: --profile).")
+        else:
+            value = word
+        if value not in TOOLS_PROFILES:
+            raise MagicUsageError(f"unknown profile {value!r} (accepted: kli, slmcode, all).")
+        profile = None if value == "all" else value
+        i += 1
+    return profile
+
+
 def parse_magic_args(tool: Tool, line: str, cell: str | None = None) -> dict[str, Any]:
     """Arguments for ``tool`` from a magic line (and cell body); raises ``MagicUsageError``."""
     props = _props(tool)
@@ -205,10 +261,10 @@ def parse_magic_args(tool: Tool, line: str, cell: str | None = None) -> dict[str
             i += 1
             continue
         remaining = [s for s in slots if s not in args]
-        takes_rest = len(remaining) == 1 and remaining[0] == tool.main_arg
+        takes_rest = (len(remaining) == 1 and remaining[0] == tool.main_arg
+                      and not _one_word(remaining[0]))
         if word.startswith("--") and len(word) > 2:
-            accepted = ", ".join("--" + p.replace("_", "-") for p in props) or "none"
-            raise MagicUsageError(f"unknown option {spelled} (accepted: {accepted}).")
+            raise MagicUsageError(f"unknown option {spelled} (accepted: {_accepted(tool)}).")
         # a bare word: fill the next positional slot
         if not remaining:
             raise MagicUsageError(f"unexpected argument {word!r}: every positional argument "
@@ -228,6 +284,84 @@ def parse_magic_args(tool: Tool, line: str, cell: str | None = None) -> dict[str
     return args
 
 
+# Error codes of a tool that could not parse its main argument (edit's hashline patch, ws_patch's
+# diff): given on one magic line, such text lost the line breaks it needs.
+_PARSE_ERRORS = ("parse", "unparsable")
+
+
+def one_line_text_hint(tool: Tool, args: dict[str, Any], details: dict[str, Any]) -> str | None:
+    """For a one-line ``%kli TOOL TEXT`` whose TEXT the tool could not parse: point to the cell
+    form, where the text keeps its lines (``%kli edit @@ a.py`` has no ops: they go below)."""
+    text = args.get(tool.main_arg or "")
+    if details.get("error") not in _PARSE_ERRORS or not isinstance(text, str) or "\n" in text:
+        return None
+    return (f"This {tool.main_arg} was one line ({text[:60]!r}); one of several lines goes in a "
+            f"cell: %%kli {tool.name} on its first line, the {tool.main_arg} on the lines below.")
+
+
+def completions(line: str, aliases: tuple[str, ...] | list[str] = ()) -> tuple[str, list[str]]:
+    """What Tab offers on a ``%kli`` / ``%%kli`` / alias line up to the cursor: ``(fragment,
+    candidates)`` — the subcommands and tool names after ``%kli``, tool names after ``help``,
+    the tool's options (``--start``…) or an enum's values after that; ``("", [])`` off such a
+    line. ``aliases`` are the tool names registered as ``%TOOL`` magics."""
+    from kli.tools.registry import REGISTRY
+
+    stripped = line.lstrip()
+    words = stripped.split(" ")
+    fragment = words[-1]
+    head = words[0].lstrip("%")
+    if not stripped.startswith("%") or len(words) < 2:
+        return "", []
+    if head == "kli":
+        tool_words = words[1:]
+    elif head in aliases and head in REGISTRY.tools:
+        tool_words = [head, *words[1:]]
+    else:
+        return "", []
+    if len(tool_words) == 1:
+        names = [*SUBCOMMANDS, *REGISTRY.tools]
+    elif tool_words[0] == "help" and len(tool_words) == 2:
+        names = list(REGISTRY.tools)
+    elif tool_words[0] == "tools":
+        names = ["--profile"] if fragment.startswith("-") else list(TOOLS_PROFILES)
+        if len(tool_words) > 2 and tool_words[-2] == "--profile":
+            names = list(TOOLS_PROFILES)
+    elif tool_words[0] in REGISTRY.tools:
+        tool = REGISTRY.tools[tool_words[0]]
+        if not fragment.startswith("-"):
+            previous = tool_words[-2] if len(tool_words) > 2 else ""
+            name = _option_names(tool).get(previous)
+            names = [str(v) for v in _props(tool).get(name or "", {}).get("enum", [])]
+        else:
+            used = set(tool_words[1:-1])
+            names = ["--" + p.replace("_", "-") for p in _props(tool)]
+            names += [f"--no-{n[2:]}" for n in names
+                      if _props(tool)[_option_names(tool)[n]].get("type") == "boolean"]
+            names = [n for n in names if n not in used]
+    else:
+        return fragment, []
+    return fragment, [n for n in names if n.startswith(fragment)]
+
+
+def make_matcher(shell: Any) -> Callable[[Any], dict[str, Any]]:
+    """An IPython completion matcher (API v2) for the magics of ``shell``: on a ``%kli`` line
+    it offers only its own candidates, so Python names do not crowd out the tool's options.
+    The kernel's ``complete_request`` reaches it through IPython's completer."""
+    from IPython.core.completer import SimpleCompletion, context_matcher
+
+    @context_matcher()
+    def kli_matcher(context: Any) -> dict[str, Any]:
+        fragment, names = completions(context.text_until_cursor,
+                                      getattr(shell, "_kli_aliases", ()))
+        if not names:
+            return {"completions": []}
+        return {"completions": [SimpleCompletion(n, type="magic") for n in names],
+                "suppress": True, "matched_fragment": fragment}
+
+    kli_matcher.kli = True
+    return kli_matcher
+
+
 @magics_class
 class KliMagics(Magics):
     """The ``%kli`` family; ``hub`` holds the Workspace and the magic session."""
@@ -241,14 +375,29 @@ class KliMagics(Magics):
     def kli(self, line: str, cell: str | None = None) -> None:
         """%kli tools | caps | help TOOL | TOOL args… ; %%kli TOOL args… (body = main arg)."""
         head, _, rest = line.strip().partition(" ")
+        rest = rest.strip()
         if not head:
             self._print(self._overview())
         elif head == "tools" and cell is None:
-            self._print(self._tools())
+            try:
+                profile = parse_tools_args(rest)
+            except MagicUsageError as exc:
+                self._print(f"%kli tools: {exc}\nUsage: %kli tools [--profile kli|slmcode|all]",
+                            error=True)
+                return
+            self._print(self._tools(profile))
         elif head == "caps" and cell is None:
+            if rest:
+                self._print(f"%kli caps: takes no arguments (got {rest!r}).", error=True)
+                return
             self._print(self._caps())
         elif head == "help" and cell is None:
-            self._print(self._help(rest.strip()))
+            if not rest:
+                self._print(self._overview())
+            elif self._tool(rest) is None:
+                self._print(unknown_tool(rest, "%kli help"), error=True)
+            else:
+                self._print(self._help(rest))
         else:
             self.run_tool(head, rest, cell)
 
@@ -271,13 +420,7 @@ class KliMagics(Magics):
 
         tool = self._tool(name)
         if tool is None:
-            import difflib
-
-            from kli.tools.registry import REGISTRY
-
-            close = difflib.get_close_matches(name, list(REGISTRY.tools), n=3)
-            hint = f" Did you mean {', '.join(close)}?" if close else ""
-            self._print(f"%kli: unknown tool {name!r}.{hint} See %kli tools.", error=True)
+            self._print(unknown_tool(name), error=True)
             return
         try:
             args = parse_magic_args(tool, line, cell)
@@ -286,35 +429,39 @@ class KliMagics(Magics):
             return
         session = self.hub.magic_session
         result = self.hub.ws.call(tool.name, args, session, source="magic")
-        if not result.ok and result.details.get("error") == "bad_arguments":
+        if not result.ok:
             from kli.tools.core.result import ToolResult
 
-            result = ToolResult(False, f"{result.text}\n{magic_usage(tool)}", result.details)
+            if result.details.get("error") == "bad_arguments":
+                result = ToolResult(False, f"{result.text}\n{magic_usage(tool)}", result.details)
+            elif cell is None and (hint := one_line_text_hint(tool, args, result.details)):
+                result = ToolResult(False, f"{result.text}\n{hint}", result.details)
         show_result(self.hub, tool.name, result, session.id)
 
     def _overview(self) -> str:
         return (
-            "%kli tools            list the tools\n"
+            "%kli tools            list the tools (--profile kli|slmcode|all)\n"
             "%kli caps             granted capabilities\n"
             "%kli help TOOL        a tool's description and usage\n"
             "%kli TOOL args…       call a tool (options from its schema)\n"
             "%%kli TOOL args…      call a tool; the cell body is its main argument"
         )
 
-    def _tools(self) -> str:
+    def _tools(self, profile: str | None = None) -> str:
         from kli.tools.registry import REGISTRY
 
         aliases = set(getattr(self.shell, "_kli_aliases", ()))
-        width = max((len(n) for n in REGISTRY.tools), default=4)
+        chosen = [t for t in REGISTRY.tools.values() if profile is None or t.profile == profile]
+        width = max((len(t.name) for t in chosen), default=4)
         rows = []
-        for tool in REGISTRY.tools.values():
+        for tool in chosen:
             first = tool.description.strip().split("\n")[0]
             first = first.split(". ")[0].rstrip(".")
             alias = " (%" + tool.name + ")" if tool.name in aliases else ""
             rows.append(f"{tool.name:<{width}}  {tool.profile:<7}  {tool.gate or '-':<12}  "
                         f"{first}{alias}")
         if not rows:
-            return "no tools are registered."
+            return f"no tools in profile {profile!r}." if profile else "no tools are registered."
         return "\n".join(rows)
 
     def _caps(self) -> str:
@@ -360,6 +507,11 @@ def register_magics(shell: Any, hub: Hub) -> KliMagics:
     """Register ``%kli`` (cheap: the registry is not imported until a tool is used)."""
     magics = KliMagics(shell, hub)
     shell.register_magics(magics)
+    completer = getattr(shell, "Completer", None)
+    if completer is not None:
+        completer.custom_matchers[:] = [m for m in completer.custom_matchers
+                                        if not getattr(m, "kli", False)]
+        completer.custom_matchers.append(make_matcher(shell))
     return magics
 
 

@@ -26,3 +26,20 @@ def root(tmp_path: Path) -> Path:
 @pytest.fixture
 def ws(root: Path) -> Workspace:
     return Workspace(str(root))
+
+
+@pytest.fixture(scope="session")
+def progress(pytestconfig: pytest.Config):  # type: ignore[no-untyped-def]
+    """``progress(message)`` prints a line on the terminal at once, capture or not: long
+    fixtures (an environment built from scratch) say what they are doing and for how long."""
+    import time
+
+    reporter = pytestconfig.pluginmanager.get_plugin("terminalreporter")
+    started = time.monotonic()
+
+    def say(message: str) -> None:
+        if reporter is not None:
+            reporter.ensure_newline()
+            reporter.write_line(f"  [{time.monotonic() - started:6.1f} s] {message}")
+
+    return say

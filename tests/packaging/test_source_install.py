@@ -1,0 +1,144 @@
+"""A source install gets the JupyterLab extension, and a plain install gets a kernel that starts.
+
+From a copy of the checkout as a clone has it (no prebuilt extension: it is git-ignored), an
+sdist is built; building a wheel from it without Node.js stops with the way out, and with
+Node.js it builds the extension (setup.py runs labextension/build.sh --fast when the prebuilt
+files are missing). The slow test installs that sdist, with no extras, into a fresh virtual
+environment (no system site packages; pip's and npm's caches are reused): `jupyter kernelspec
+list` must list `kli` and that kernel must start and run code; with JupyterLab added, `jupyter
+labextension list` must show the extension "enabled OK".
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+_SCRUB = ("PYTHONPATH", "VIRTUAL_ENV", "JUPYTER_PATH", "JUPYTER_CONFIG_PATH", "PYTHONHOME",
+          "KLI_TEST_INSTALLED_WHEEL")
+
+pytestmark = pytest.mark.skipif(not (ROOT / "setup.py").is_file() or shutil.which("git") is None,
+                                reason="needs the source checkout and git")
+
+
+def _run(cmd: list[str], *, cwd: Path, env: dict[str, str], timeout: int,
+         check: bool = True) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    if check and proc.returncode != 0:
+        pytest.fail(f"{' '.join(cmd)} exited {proc.returncode}\n--- stdout\n{proc.stdout[-4000:]}"
+                    f"\n--- stderr\n{proc.stderr[-4000:]}")
+    return proc
+
+
+def _env(work: Path, path: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in _SCRUB}
+    env.update(PATH=path, PIP_DISABLE_PIP_VERSION_CHECK="1",
+               JUPYTER_DATA_DIR=str(work / "jupyter" / "data"),
+               JUPYTER_CONFIG_DIR=str(work / "jupyter" / "config"),
+               JUPYTER_RUNTIME_DIR=str(work / "jupyter" / "runtime"))
+    return env
+
+
+@pytest.fixture(scope="module")
+def sdist(tmp_path_factory: pytest.TempPathFactory, progress: Callable[[str], None]) -> Path:
+    """An sdist built from the tracked files, as a fresh clone would build it."""
+    work = tmp_path_factory.mktemp("sdist")
+    clone = work / "clone"
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                            cwd=ROOT, capture_output=True, check=True).stdout.decode().split("\0")
+    for rel in filter(None, listed):
+        if (ROOT / rel).is_file():
+            (clone / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / rel, clone / rel)
+    assert not (clone / "labextension" / "kli_kernel_labextension").exists()
+    progress("source install: building the sdist")
+    env = _env(work, os.environ.get("PATH", "/usr/bin:/bin"))
+    _run([sys.executable, "-m", "build", "--sdist", "--no-isolation", "--outdir", str(work / "dist"),
+          str(clone)], cwd=work, env=env, timeout=300)
+    (found,) = (work / "dist").glob("kli_kernel-*.tar.gz")
+    return found
+
+
+def test_sdist_carries_the_extension_sources_and_no_node_modules(sdist: Path) -> None:
+    with tarfile.open(sdist) as tar:
+        names = [n.split("/", 1)[1] for n in tar.getnames() if "/" in n]
+    for needed in ("setup.py", "labextension/package.json", "labextension/package-lock.json",
+                   "labextension/build.sh", "labextension/src/index.ts",
+                   "kernel/kernelspec/kernel.json"):
+        assert needed in names, needed
+    assert not [n for n in names if "node_modules" in n]
+
+
+def test_a_wheel_from_source_without_npm_and_prebuilt_files_fails_saying_how(
+        sdist: Path, tmp_path: Path) -> None:
+    with tarfile.open(sdist) as tar:
+        tar.extractall(tmp_path, filter="data")
+    (src,) = tmp_path.glob("kli_kernel-*")
+    empty_path = tmp_path / "bin"  # no node, no npm, nothing else
+    empty_path.mkdir()
+    proc = _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+                 "-w", str(tmp_path / "out"), str(src)], cwd=tmp_path,
+                env=_env(tmp_path, str(empty_path)), timeout=300, check=False)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode != 0, output
+    assert "prebuilt JupyterLab extension" in output and "Install Node.js and npm" in output, output
+    assert not list(tmp_path.glob("out/*.whl"))
+
+
+KERNEL_START = r'''
+import json, sys
+from jupyter_client.manager import start_new_kernel
+km, kc = start_new_kernel(kernel_name="kli", startup_timeout=90)
+try:
+    reply = kc.execute_interactive("import kli.kernel, sys; print(sys.prefix, 6 * 7)", timeout=60)
+    assert reply["content"]["status"] == "ok", reply["content"]
+finally:
+    kc.stop_channels()
+    km.shutdown_kernel(now=True)
+'''
+
+
+@pytest.mark.slow
+@pytest.mark.kernel
+@pytest.mark.timeout(1500)
+def test_plain_install_from_sdist_starts_the_kernel_and_enables_the_built_extension(
+        sdist: Path, tmp_path: Path, progress: Callable[[str], None]) -> None:
+    if shutil.which("npm") is None:
+        if os.environ.get("CI"):
+            pytest.fail("npm is missing: a source install builds the JupyterLab extension with it")
+        pytest.skip("npm is missing: a source install builds the JupyterLab extension with it")
+    venv = tmp_path / "venv"
+    env = _env(tmp_path, str(venv / "bin") + os.pathsep + os.environ.get("PATH", "/usr/bin:/bin"))
+    progress("source install: fresh virtual environment")
+    _run([sys.executable, "-m", "venv", str(venv)], cwd=tmp_path, env=env, timeout=120)
+    py, jupyter = str(venv / "bin" / "python"), str(venv / "bin" / "jupyter")
+    progress("source install: pip install the sdist, no extras (builds the extension)")
+    _run([py, "-m", "pip", "install", "-q", str(sdist)], cwd=tmp_path, env=env, timeout=1200)
+
+    specs = json.loads(_run([jupyter, "kernelspec", "list", "--json"], cwd=tmp_path, env=env,
+                            timeout=60).stdout)["kernelspecs"]
+    assert set(specs) >= {"kli"}
+    for name, spec in specs.items():  # whatever the plain install lists must start
+        progress(f"source install: starting kernel {name!r}")
+        started = _run([py, "-c", KERNEL_START.replace('"kli"', repr(name))], cwd=tmp_path,
+                       env=env, timeout=180)
+        assert "42" in started.stdout, (spec, started.stdout, started.stderr)
+
+    progress("source install: pip install jupyterlab")
+    _run([py, "-m", "pip", "install", "-q", "jupyterlab>=4.4,<5"], cwd=tmp_path, env=env,
+         timeout=900)
+    listing = _run([jupyter, "labextension", "list"], cwd=tmp_path, env=env, timeout=120)
+    text = listing.stdout + listing.stderr
+    line = next((ln for ln in text.splitlines() if "kli-kernel" in ln), "")
+    assert "enabled" in line and "OK" in line, text
+    share = venv / "share" / "jupyter" / "labextensions" / "kli-kernel"
+    assert list((share / "static").glob("remoteEntry.*.js")), "the build hook built nothing"
