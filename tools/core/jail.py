@@ -11,7 +11,6 @@ from __future__ import annotations
 import errno
 import os
 from dataclasses import dataclass
-from typing import BinaryIO
 
 from kli.tools.core.result import ToolError
 from kli.tools.core.settings import CONTROL_DIR
@@ -90,6 +89,7 @@ class Jail:
     def check_opened(self, fd: int, shown: str) -> None:
         """Raise ``OSError`` when the file open on ``fd`` lies outside the root: a symlink was
         swapped into its path after ``resolve`` checked it (time of check to time of use).
+        Tools open files through ``textfile.open_regular(real, jail)``, which calls this.
         Where ``/proc`` is missing (macOS) the check is skipped (docs/reliability.md)."""
         try:
             actual = os.readlink(f"/proc/self/fd/{fd}")
@@ -101,17 +101,6 @@ class Jail:
                 f"{shown} changed while it was being opened (it now leads to {actual}, outside "
                 "the workspace root); nothing was read. Check the path and retry",
             )
-
-    def open_read(self, real: str) -> BinaryIO:
-        """``open(real, "rb")``, refused (``OSError``) when what was opened lies outside the
-        root (see ``check_opened``)."""
-        fh = open(real, "rb")
-        try:
-            self.check_opened(fh.fileno(), self.rel(real))
-        except BaseException:
-            fh.close()
-            raise
-        return fh
 
     def is_control(self, real: str) -> bool:
         """True for paths under ``.kli/`` other than ``.kli/scratch/``.

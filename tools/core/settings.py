@@ -12,6 +12,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from kli.tools.core.textfile import read_bytes
+
 CONTROL_DIR = ".kli"
 SETTINGS_NAME = "settings.json"
 
@@ -109,8 +111,7 @@ class SettingsLoader:
             if path is None or not os.path.isfile(path):
                 continue
             try:
-                with open(path, encoding="utf-8") as fh:
-                    data = json.load(fh)
+                data = json.loads(read_bytes(path).decode("utf-8"))  # guarded: never a FIFO
             except json.JSONDecodeError as exc:
                 error = (
                     f"settings file {path} is not valid JSON (line {exc.lineno}, column "

@@ -1,14 +1,28 @@
-"""Reading files as text, and splitting text into lines the way anchors count them.
+"""Loading files as text — the one guarded way every tool reads a file — and splitting text
+into lines the way anchors count them.
+
+``open_regular`` is the guarded open: the path is stat-ed first (a directory, pipe, socket or
+device is refused before it is opened), then opened with ``O_NONBLOCK`` so a FIFO swapped in
+since the stat can never block the caller (the kernel's main thread), then checked again on
+the open descriptor (``fstat``; with a jail, ``Jail.check_opened``: no symlink swapped in that
+leads outside the root). ``read_text`` loads a whole file through it with an optional size
+limit. Every refusal is a typed ``LoadError`` (an ``OSError``, so a caller that only knows
+``OSError`` still reports it as an error); each tool words the verdict itself.
 
 A line is the text between ``\\n``s without the ``\\n``; a CRLF file keeps ``\\r`` in each
 line. A final newline does not start another line, so ``"a\\nb\\n"`` has two lines.
-Bytes that are not UTF-8 survive a read/write round trip (``surrogateescape``).
+Encoding: bytes are decoded as UTF-8 with ``surrogateescape``, so bytes that are not UTF-8
+are kept (never a refusal) and survive a read/write round trip; a NUL byte in the first
+``BINARY_SNIFF`` bytes is the binary verdict (``NotText``).
 """
 
 from __future__ import annotations
 
+import errno
+import os
+import stat
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
 if TYPE_CHECKING:
     from kli.tools.core.jail import Jail
@@ -16,10 +30,85 @@ if TYPE_CHECKING:
 ENCODING = "utf-8"
 ERRORS = "surrogateescape"
 BINARY_SNIFF = 8192
+# O_NONBLOCK: opening a FIFO for reading returns at once instead of waiting for a writer.
+# O_NOCTTY: opening a terminal device never makes it the kernel's controlling terminal.
+OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0)
 
 
-class NotText(Exception):
+class LoadError(OSError):
+    """A path that cannot be loaded as text: the verdict's type says why."""
+
+
+class IsDirectory(LoadError, IsADirectoryError):
+    """The path is a directory."""
+
+    def __init__(self) -> None:
+        super().__init__(errno.EISDIR, "is a directory")
+
+
+class NotRegular(LoadError):
+    """The path is a pipe, socket or device: reading it could block or never end."""
+
+    def __init__(self, mode: int) -> None:
+        super().__init__(errno.EINVAL, f"not a regular file ({kind_of(mode)})")
+        self.kind = kind_of(mode)
+
+
+class TooLarge(LoadError):
+    """The file is over the caller's size limit. ``size`` is its size when known (None when
+    it grew past the limit while being read)."""
+
+    def __init__(self, size: int | None, limit: int) -> None:
+        super().__init__(errno.EFBIG, f"over the {limit}-byte limit")
+        self.size = size
+        self.limit = limit
+
+
+class NotText(LoadError):
     """The file holds binary data (a NUL byte near its start)."""
+
+    def __init__(self) -> None:
+        super().__init__(errno.EINVAL, "binary file (it contains NUL bytes)")
+
+
+def kind_of(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a pipe"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "not a file"
+
+
+def _verdict(mode: int) -> None:
+    if stat.S_ISDIR(mode):
+        raise IsDirectory
+    if not stat.S_ISREG(mode):
+        raise NotRegular(mode)
+
+
+def open_regular_fd(path: str, jail: Jail | None = None) -> int:
+    """The guarded open (see the module docstring) as a raw descriptor in blocking mode; the
+    caller closes it. Raises ``IsDirectory``/``NotRegular``, ``OSError`` from the open
+    (``FileNotFoundError`` …), and with ``jail`` ``OSError(ESTALE)`` for a file that lies
+    outside the root once opened."""
+    _verdict(os.stat(path).st_mode)  # nothing but a regular file is even opened
+    fd = os.open(path, OPEN_FLAGS)
+    try:
+        if jail is not None:
+            jail.check_opened(fd, jail.rel(path))
+        _verdict(os.fstat(fd).st_mode)  # swapped since the stat
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def open_regular(path: str, jail: Jail | None = None) -> BinaryIO:
+    """``open(path, "rb")`` through the guarded open (``open_regular_fd``)."""
+    return os.fdopen(open_regular_fd(path, jail), "rb")
 
 
 @dataclass(frozen=True)
@@ -46,13 +135,29 @@ def encode(text: str) -> bytes:
     return text.encode(ENCODING, ERRORS)
 
 
-def read_text(path: str, jail: Jail | None = None) -> TextFile:
-    """Read ``path`` as text; raises ``NotText`` for binary files and ``OSError`` as usual.
+def read_bytes(path: str, jail: Jail | None = None, *, limit: int | None = None) -> bytes:
+    """The bytes of the regular file ``path`` through the guarded open; ``TooLarge`` past
+    ``limit`` (checked before reading, and again if the file grew meanwhile)."""
+    with open_regular(path, jail) as fh:
+        if limit is None:
+            return fh.read()
+        size = os.fstat(fh.fileno()).st_size
+        if size > limit:
+            raise TooLarge(size, limit)
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise TooLarge(None, limit)
+    return data
 
-    With ``jail``, a file that turns out to lie outside the root once opened (a symlink
-    swapped in after the jail resolved the path) is refused with ``OSError``."""
-    with (jail.open_read(path) if jail is not None else open(path, "rb")) as fh:
-        data = fh.read()
+
+def read_text(path: str, jail: Jail | None = None, *, limit: int | None = None) -> TextFile:
+    """Load ``path`` as text: the one loader the tools share.
+
+    Raises a ``LoadError`` verdict (``IsDirectory``, ``NotRegular``, ``TooLarge``,
+    ``NotText``) or ``OSError`` as the open gives it (``FileNotFoundError`` …). With
+    ``jail``, a file that turns out to lie outside the root once opened (a symlink swapped in
+    after the jail resolved the path) is refused with ``OSError``."""
+    data = read_bytes(path, jail, limit=limit)
     return TextFile(decode(data), len(data))
 
 

@@ -15,13 +15,19 @@ The hash is always of the whole line. Only shown lines are hashed (the hash is p
 from __future__ import annotations
 
 import os
-import stat
 from typing import Any
 
 from kli.tools.core.registry import GATE_READ, Call, Tool
 from kli.tools.core.result import ToolError, ToolResult
 from kli.tools.core.session import FileView, Session
-from kli.tools.core.textfile import NotText, decode, split_lines
+from kli.tools.core.textfile import (
+    IsDirectory,
+    NotRegular,
+    NotText,
+    TooLarge,
+    read_text,
+    split_lines,
+)
 from kli.tools.file.anchors import line_hash
 
 MAX_READ_BYTES = 2 * 1024 * 1024  # spec: 2 MiB (2097152 bytes)
@@ -98,7 +104,7 @@ def load_text(call: Call, path: str) -> tuple[str, str, str, int]:
     resolved = call.ws.jail.resolve(path)
     real, rel = resolved.real, resolved.rel
     try:
-        st = os.stat(real)
+        loaded = read_text(real, call.ws.jail, limit=MAX_READ_BYTES)
     except FileNotFoundError:
         raise ToolError(
             f"read failed: {rel} does not exist. Check the path, or list candidates with "
@@ -106,45 +112,36 @@ def load_text(call: Call, path: str) -> tuple[str, str, str, int]:
             error="not_found",
             path=rel,
         ) from None
-    except OSError as exc:
-        raise ToolError(f"read failed: cannot stat {rel} ({exc.strerror}).", path=rel) from None
-    if os.path.isdir(real):
+    except IsDirectory:
         raise ToolError(
             f"read failed: {rel} is a directory. List its files with find pattern='{rel}/*' "
             f"(or '{rel}/**' for every depth).",
             error="is_directory",
             path=rel,
-        )
-    if not stat.S_ISREG(st.st_mode):  # a FIFO or device would block or never end
+        ) from None
+    except NotRegular:  # a FIFO or device would block or never end
         raise ToolError(
             f"read refused: {rel} is not a regular file (a pipe, socket or device); "
             "inspect it with bash instead.",
             error="not_regular",
             path=rel,
-        )
-    if st.st_size > MAX_READ_BYTES:
+        ) from None
+    except TooLarge as exc:
+        if exc.size is None:  # grew since the stat
+            raise ToolError(
+                f"read refused: {rel} is over the 2 MiB ({MAX_READ_BYTES}-byte) read limit. "
+                f"Use search pattern='REGEX' path='{rel}' to inspect a file that large.",
+                error="too_large",
+                path=rel,
+            ) from None
         raise ToolError(
-            f"read refused: {rel} is {st.st_size} bytes, over the 2 MiB ({MAX_READ_BYTES}-byte) "
+            f"read refused: {rel} is {exc.size} bytes, over the 2 MiB ({MAX_READ_BYTES}-byte) "
             f"read limit. Use search to inspect a file that large: search pattern='REGEX' "
             f"path='{rel}' context=5 shows the matching lines with anchors for edit.",
             error="too_large",
             path=rel,
-            size=st.st_size,
-        )
-    try:
-        with call.ws.jail.open_read(real) as fh:
-            data = fh.read(MAX_READ_BYTES + 1)
-    except OSError as exc:
-        raise ToolError(f"read failed: cannot open {rel} ({exc.strerror}).", path=rel) from None
-    if len(data) > MAX_READ_BYTES:  # grew since the stat
-        raise ToolError(
-            f"read refused: {rel} is over the 2 MiB ({MAX_READ_BYTES}-byte) read limit. "
-            f"Use search pattern='REGEX' path='{rel}' to inspect a file that large.",
-            error="too_large",
-            path=rel,
-        )
-    try:
-        text = decode(data)
+            size=exc.size,
+        ) from None
     except NotText:
         raise ToolError(
             f"read refused: {rel} is a binary file (it contains NUL bytes), not text. "
@@ -152,7 +149,9 @@ def load_text(call: Call, path: str) -> tuple[str, str, str, int]:
             error="binary",
             path=rel,
         ) from None
-    return real, rel, text, len(data)
+    except OSError as exc:
+        raise ToolError(f"read failed: cannot open {rel} ({exc.strerror}).", path=rel) from None
+    return real, rel, loaded.text, loaded.size
 
 
 def _run(call: Call) -> ToolResult:

@@ -40,6 +40,8 @@ from kli.tools.core.textfile import (
     ERRORS,
     NotText,
     decode,
+    open_regular,
+    open_regular_fd,
     split_lines,
 )
 from kli.tools.file import walk as walk_mod
@@ -232,14 +234,14 @@ def _scan(
         keep = max(keep, 0)
         text_lines: list[str] | None = None
         try:
-            # os.open/os.read rather than open(): no buffered reader per file (this loop runs
-            # once per file of the tree, and the object setup showed in profiles).
-            fd = os.open(real, os.O_RDONLY)
+            # A raw descriptor rather than open(): no buffered reader per file (this loop runs
+            # once per file of the tree, and the object setup showed in profiles). The shared
+            # guarded open: a FIFO swapped in never blocks, an outside symlink is refused.
+            fd = open_regular_fd(real, call.ws.jail)
         except OSError:
             scan.unreadable += 1
             continue
         try:
-            call.ws.jail.check_opened(fd, rel)  # a symlink swapped in since the walk/resolve
             size = os.fstat(fd).st_size
             if size > MAX_FILE_BYTES and not single:
                 scan.too_large.append(rel)
@@ -317,7 +319,7 @@ def _needed_lines(jail: Jail, real: str, wanted: set[int]) -> dict[int, str]:
     got: dict[int, str] = {}
     base = 0
     top = max(wanted)
-    with jail.open_read(real) as fh:
+    with open_regular(real, jail) as fh:
         for block in _chunks(fh, b""):
             count = block.count(b"\n") + (0 if block.endswith(b"\n") else 1)
             if any(base <= w < base + count for w in wanted):

@@ -9,13 +9,10 @@ the session saw of them, renumbered), so a follow-up edit needs no read.
 
 from __future__ import annotations
 
-import os
-import stat
-
 from kli.tools.core.jail import Jail
 from kli.tools.core.result import ToolError
 from kli.tools.core.session import FileView, Session
-from kli.tools.core.textfile import NotText, decode, split_lines
+from kli.tools.core.textfile import IsDirectory, NotRegular, NotText, read_text, split_lines
 from kli.tools.file.plan import MAX_SHOWN_ROWS, FilePlan, merge_regions
 from kli.tools.file.read import render_row
 
@@ -23,24 +20,31 @@ EMPTY_FILE = "(empty file)"
 
 
 def load_text(real: str, rel: str, jail: Jail | None = None) -> str:
-    """The text of ``real``; with ``jail``, an outside file swapped in after the path was
-    resolved is refused (``Jail.open_read``). Errors are ``ToolError``s naming ``rel``."""
-    if os.path.isdir(real):
+    """The text of ``real`` through the shared loader (``textfile.read_text``); with
+    ``jail``, an outside file swapped in after the path was resolved is refused. Errors are
+    ``ToolError``s naming ``rel``."""
+    try:
+        return read_text(real, jail).text
+    except IsDirectory:
         raise ToolError(
             f"edit rejected: {rel} is a directory, not a file. Nothing was written.",
             error="is_directory",
             path=rel,
-        )
-    try:
-        if not stat.S_ISREG(os.stat(real).st_mode):
-            raise ToolError(
-                f"edit rejected: {rel} is not a regular file (a pipe, socket or device); edit "
-                "changes text files only. Nothing was written.",
-                error="not_regular",
-                path=rel,
-            )
-        with jail.open_read(real) if jail is not None else open(real, "rb") as fh:
-            data = fh.read()
+        ) from None
+    except NotRegular:
+        raise ToolError(
+            f"edit rejected: {rel} is not a regular file (a pipe, socket or device); edit "
+            "changes text files only. Nothing was written.",
+            error="not_regular",
+            path=rel,
+        ) from None
+    except NotText:
+        raise ToolError(
+            f"edit rejected: {rel} is a binary file; edit changes text files only. "
+            "Nothing was written.",
+            error="binary",
+            path=rel,
+        ) from None
     except FileNotFoundError:
         raise ToolError(
             f"edit rejected: {rel} does not exist. Create it with write (write path='{rel}' "
@@ -52,15 +56,6 @@ def load_text(real: str, rel: str, jail: Jail | None = None) -> str:
         raise ToolError(
             f"edit rejected: cannot read {rel} ({exc.strerror}). Nothing was written.",
             error="io",
-            path=rel,
-        ) from None
-    try:
-        return decode(data)
-    except NotText:
-        raise ToolError(
-            f"edit rejected: {rel} is a binary file; edit changes text files only. "
-            "Nothing was written.",
-            error="binary",
             path=rel,
         ) from None
 

@@ -24,19 +24,28 @@ from kli.tools.core.changes import MAX_DIFF_TEXT, file_change
 from kli.tools.core.jail import Jail
 from kli.tools.core.registry import GATE_WRITE, Call, Tool
 from kli.tools.core.result import ToolError, ToolResult
-from kli.tools.core.textfile import NotText, decode, encode, split_lines
+from kli.tools.core.textfile import (
+    NotRegular,
+    NotText,
+    TooLarge,
+    decode,
+    encode,
+    open_regular,
+    read_bytes,
+    split_lines,
+)
 
 
 def _prior(real: str, jail: Jail) -> tuple[bool, str | None, int]:
-    """(existed, prior text or None when too large / binary, prior line count)."""
+    """(existed, prior text or None when too large / binary, prior line count), read through
+    the shared loader (never an outside file swapped in since the resolve); ``NotRegular``
+    for a pipe, socket or device at the path."""
     try:
-        st = os.stat(real)
+        data = read_bytes(real, jail, limit=MAX_DIFF_TEXT)
     except (FileNotFoundError, NotADirectoryError):
         return False, None, 0
-    if st.st_size > MAX_DIFF_TEXT:
+    except TooLarge:
         return True, None, _count_lines(real, jail)
-    with jail.open_read(real) as fh:  # never an outside file swapped in since the resolve
-        data = fh.read()
     try:
         text = decode(data)
     except NotText:
@@ -48,7 +57,7 @@ def _count_lines(real: str, jail: Jail) -> int:
     """Lines of a file too large to carry, counted block by block (no text held)."""
     count = 0
     last = b"\n"
-    with jail.open_read(real) as fh:
+    with open_regular(real, jail) as fh:
         while block := fh.read(1 << 20):
             count += block.count(b"\n")
             last = block[-1:]
@@ -81,6 +90,13 @@ def _run(call: Call) -> ToolResult:
         try:
             existed, before, before_lines = _prior(real, call.ws.jail)
             write_atomic(real, data)
+        except NotRegular:
+            raise ToolError(
+                f"write failed: {rel} is not a regular file (a pipe, socket or device); write "
+                "replaces files only — choose another path. Nothing was changed.",
+                error="not_regular",
+                path=rel,
+            ) from None
         except OSError as exc:
             raise ToolError(
                 f"write failed: cannot write {rel} ({exc.strerror}). Nothing was changed.",

@@ -32,6 +32,7 @@ from kli.tools.core.atomic import write_atomic
 from kli.tools.core.jail import Jail
 from kli.tools.core.result import ToolError
 from kli.tools.core.settings import CONTROL_DIR
+from kli.tools.core.textfile import read_bytes
 
 CHECKPOINT_DIR = os.path.join(CONTROL_DIR, "checkpoints")
 _seq = itertools.count(1)
@@ -80,8 +81,7 @@ def create(
         mode = 0o777
     else:
         link = None
-        with Jail(root).open_read(real) as fh:  # never an outside file swapped in
-            data = fh.read()
+        data = read_bytes(real, Jail(root))  # never an outside file swapped in
         mode = stat.S_IMODE(os.stat(real).st_mode)
     cp = Checkpoint(
         id=_new_id(),

@@ -25,6 +25,7 @@ import os
 from dataclasses import dataclass
 
 from kli.tools.core.settings import CONTROL_DIR
+from kli.tools.core.textfile import read_bytes
 
 SKILLS_DIR = "skills"
 SKILL_FILE = "SKILL.md"
@@ -113,11 +114,8 @@ def load_skills(root: str) -> list[Skill]:
     for folder, source in skill_dirs(root):
         for path, default in _candidates(folder):
             try:
-                if os.path.getsize(path) > MAX_SKILL_BYTES:
-                    continue
-                with open(path, encoding="utf-8", errors="replace") as fh:
-                    text = fh.read()
-            except OSError:
+                text = read_bytes(path, limit=MAX_SKILL_BYTES).decode("utf-8", "replace")
+            except OSError:  # too large, not a regular file, unreadable
                 continue
             name, description, body = parse_skill(text, default)
             if name and name.lower() not in seen:

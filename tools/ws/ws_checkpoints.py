@@ -14,7 +14,7 @@ from kli.tools.core.changes import file_change
 from kli.tools.core.registry import GATE_WRITE, Call, Tool
 from kli.tools.core.result import ToolError, ToolResult
 from kli.tools.core.session import FileView
-from kli.tools.core.textfile import NotText, decode
+from kli.tools.core.textfile import NotText, decode, read_bytes
 from kli.tools.ws import checkpoints
 from kli.tools.ws.common import compact_json
 
@@ -72,8 +72,7 @@ def _restore(call: Call) -> ToolResult:
                 )
             same = False
             if not os.path.islink(dest.real) and cp.kind == "file":
-                with call.ws.jail.open_read(dest.real) as fh:  # never an outside file swapped in
-                    current = fh.read()
+                current = read_bytes(dest.real, call.ws.jail)  # no outside file swapped in
                 same = current == data
                 try:
                     before = decode(current)

@@ -14,7 +14,7 @@ from kli.tools.core import atomic
 from kli.tools.core.changes import file_change
 from kli.tools.core.registry import GATE_WRITE, Call, Tool
 from kli.tools.core.result import ToolError, ToolResult
-from kli.tools.core.textfile import NotText, decode
+from kli.tools.core.textfile import read_text
 from kli.tools.ws import checkpoints
 from kli.tools.ws.common import call_setting, compact_json
 from kli.tools.ws.ws_read import missing_message
@@ -59,9 +59,8 @@ def _run(call: Call) -> ToolResult:
     with call.ws.file_lock:
         if not os.path.islink(target) and os.path.isfile(target):
             try:
-                with jail.open_read(target) as fh:
-                    before = decode(fh.read())
-            except (NotText, OSError):
+                before = read_text(target, jail).text
+            except OSError:  # binary (NotText), unreadable, or swapped for a pipe: no diff text
                 before = None
         cp = checkpoints.save_before(call, target, rel, reason="delete")
         try:

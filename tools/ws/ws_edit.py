@@ -18,7 +18,7 @@ from kli.tools.core.changes import file_change
 from kli.tools.core.jail import Resolved
 from kli.tools.core.registry import GATE_EDIT, Call, Tool
 from kli.tools.core.result import ToolError, ToolResult
-from kli.tools.core.textfile import NotText, read_text
+from kli.tools.core.textfile import IsDirectory, NotRegular, NotText, read_text
 from kli.tools.ws import gutter, ladder, telemetry
 from kli.tools.ws.syntax import apply_with_syntax_check
 
@@ -55,23 +55,30 @@ MSG_NO_OP = "No-op edit refused — old_str and new_str are identical."
 
 
 def open_text(call: Call, path: str, tool: str) -> tuple[Resolved, str]:
-    """Resolve ``path`` for writing and read it as text, or raise the recovery-pointing error."""
+    """Resolve ``path`` for writing and read it as text through the shared loader
+    (``textfile.read_text``), or raise the recovery-pointing error."""
     resolved = call.ws.jail.resolve(path, write=True)
-    if os.path.isdir(resolved.real):
+    try:
+        return resolved, read_text(resolved.real, call.ws.jail).text
+    except IsDirectory:
         raise ToolError(
             f"{tool}: {resolved.rel} is a directory, not a file — list it with ws_list "
             f'{{"path":"{resolved.rel}"}} and edit one of its files.',
             error="is_directory",
-        )
-    if not os.path.exists(resolved.real):
+        ) from None
+    except (FileNotFoundError, NotADirectoryError):
         name = os.path.basename(resolved.rel)
         raise ToolError(
             f"{tool}: {resolved.rel} does not exist — find the right path with ws_glob "
             f'{{"pattern":"**/{name}"}} or ws_list; to create a new file use ws_write.',
             error="not_found",
-        )
-    try:
-        return resolved, read_text(resolved.real, call.ws.jail).text
+        ) from None
+    except NotRegular:
+        raise ToolError(
+            f"{tool}: {resolved.rel} is not a regular file (a device, socket or pipe); {tool} "
+            "changes text files only.",
+            error="not_a_file",
+        ) from None
     except NotText:
         raise ToolError(
             f"{tool}: {resolved.rel} is a binary file; {tool} changes text files only.",

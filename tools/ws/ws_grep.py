@@ -19,7 +19,7 @@ from typing import Any
 from kli.tools.core import rx as rx_mod
 from kli.tools.core.registry import GATE_READ, Call, Tool
 from kli.tools.core.result import ToolError, ToolResult
-from kli.tools.core.textfile import NotText, read_text
+from kli.tools.core.textfile import TooLarge, read_text
 from kli.tools.file.search import _FileHits, match_lines
 from kli.tools.file.walk import walk
 from kli.tools.ws.common import compact_json
@@ -117,11 +117,11 @@ def _run(call: Call) -> ToolResult:
             break
         real = os.path.join(call.ws.root, rel)
         try:
-            if os.path.getsize(real) > MAX_FILE_BYTES:
-                skipped_large += 1
-                continue
-            text = read_text(real, call.ws.jail).text
-        except (NotText, OSError):
+            text = read_text(real, call.ws.jail, limit=MAX_FILE_BYTES).text
+        except TooLarge:
+            skipped_large += 1
+            continue
+        except OSError:  # binary (NotText), not a regular file, unreadable
             continue
         before = len(hits)
         try:

@@ -17,7 +17,13 @@ from kli.tools.core.jail import Jail
 from kli.tools.core.registry import GATE_READ, Call, Tool
 from kli.tools.core.result import ToolError, ToolResult
 from kli.tools.core.session import FileView
-from kli.tools.core.textfile import BINARY_SNIFF, NotText
+from kli.tools.core.textfile import (
+    BINARY_SNIFF,
+    IsDirectory,
+    NotRegular,
+    NotText,
+    open_regular,
+)
 from kli.tools.file.walk import walk
 from kli.tools.ws.common import call_setting, compact_json, read_ceiling_chars
 
@@ -46,7 +52,7 @@ def _window(real: str, first: int, last: int, jail: Jail | None = None) -> tuple
     is never held in memory. Lines are counted as ``split_lines`` counts them (a final newline
     does not start another line). Raises ``NotText`` for a binary file."""
     kept: dict[int, str] = {}
-    with (jail.open_read(real) if jail is not None else open(real, "rb")) as fh:
+    with open_regular(real, jail) as fh:  # the shared guarded open: never blocks on a FIFO
         if b"\x00" in fh.read(BINARY_SNIFF):
             raise NotText
         fh.seek(0)
@@ -105,22 +111,22 @@ def _run(call: Call) -> ToolResult:
     limit = call.args.get("limit") or window
     resolved = call.ws.jail.resolve(path)
     real, rel = resolved.real, resolved.rel
-    if not os.path.exists(real):
-        raise ToolError(missing_message(call, rel), error="not_found")
-    if os.path.isdir(real):
+    try:
+        total, lines = _window(real, offset, offset + limit - 1, call.ws.jail)
+    except (FileNotFoundError, NotADirectoryError):
+        raise ToolError(missing_message(call, rel), error="not_found") from None
+    except IsDirectory:
         raise ToolError(
             f"ws_read: {rel} is a directory, not a file. List it with ws_list "
             f"{compact_json({'path': rel})}, then ws_read one of its files.",
             error="is_directory",
-        )
-    if not os.path.isfile(real):
+        ) from None
+    except NotRegular:
         raise ToolError(
             f"ws_read: {rel} is not a regular file (a device, socket or pipe); ws_read reads "
             "files only.",
             error="not_a_file",
-        )
-    try:
-        total, lines = _window(real, offset, offset + limit - 1, call.ws.jail)
+        ) from None
     except NotText:
         raise ToolError(
             f"ws_read: {rel} is a binary file ({os.path.getsize(real)} bytes); ws_read shows text "

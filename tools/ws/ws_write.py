@@ -26,7 +26,14 @@ from kli.tools.core.changes import file_change
 from kli.tools.core.registry import GATE_WRITE, Call, Tool
 from kli.tools.core.result import ToolError, ToolResult
 from kli.tools.core.session import FileView
-from kli.tools.core.textfile import NotText, decode, encode, split_lines
+from kli.tools.core.textfile import (
+    NotRegular,
+    NotText,
+    encode,
+    read_bytes,
+    read_text,
+    split_lines,
+)
 from kli.tools.ws import checkpoints, syntax
 from kli.tools.ws.common import (
     call_setting,
@@ -125,6 +132,14 @@ def _shrink_refusal(rel: str, before: str, content: str) -> ToolError:
     return ToolError(text, error="shrink", old_lines=old_lines, new_lines=new_lines)
 
 
+def _not_a_file(rel: str) -> ToolError:
+    return ToolError(
+        f"ws_write: {rel} exists and is not a regular file (a device, socket or pipe); "
+        "choose another path.",
+        error="not_a_file",
+    )
+
+
 def _same_as_read_file(call: Call, real: str, content: str) -> str | None:
     """A file read in this session that still exists with exactly ``content`` (a rename done
     as write-a-copy), as a root-relative path; None when there is none."""
@@ -135,9 +150,8 @@ def _same_as_read_file(call: Call, real: str, content: str) -> str | None:
         try:
             if os.path.getsize(other) != len(data):
                 continue
-            with call.ws.jail.open_read(other) as fh:  # never an outside file swapped in
-                if fh.read() == data:
-                    return call.ws.jail.rel(other)
+            if read_bytes(other, call.ws.jail) == data:  # never an outside file swapped in
+                return call.ws.jail.rel(other)
         except OSError:
             continue
     return None
@@ -168,19 +182,16 @@ def _run(call: Call) -> ToolResult:
         )
     exists = os.path.exists(real)
     if exists and not os.path.isfile(real):
-        raise ToolError(
-            f"ws_write: {rel} exists and is not a regular file (a device, socket or pipe); "
-            "choose another path.",
-            error="not_a_file",
-        )
+        raise _not_a_file(rel)
     with call.ws.file_lock:
         before: str | None = None
         if exists:
             try:
-                with call.ws.jail.open_read(real) as fh:  # never an outside file swapped in
-                    before = decode(fh.read())
+                before = read_text(real, call.ws.jail).text  # never an outside file swapped in
             except NotText:
                 before = None
+            except NotRegular:
+                raise _not_a_file(rel) from None
             except OSError as exc:
                 raise ToolError(f"ws_write: cannot read {rel} ({exc.strerror}).") from None
         if content == "" and not exists:
