@@ -236,6 +236,10 @@ class Hub:
         session = self.ws.open_session(label)
         with self._lock:
             self.agent_comms[comm.comm_id] = (comm, session)
+        # Non-image calls of this comm are routed to a subshell (docs/concurrency.md).
+        route = getattr(self.kernel, "route_agent_comm", None)
+        if route is not None:
+            route(comm)
 
         def on_msg(m: dict[str, Any]) -> None:
             self.agent_request(session, m["content"].get("data"), self._responder(comm))
@@ -296,7 +300,7 @@ class Hub:
             else:
                 respond({"v": PROTOCOL_VERSION, "op": "result", "id": rid, **result.to_json()})
 
-        self.kernel.run_in_image(lambda: self.ws.call(tool, args, session, source="agent"), done)
+        self.kernel.run_call(tool, lambda: self.ws.call(tool, args, session, source="agent"), done)
 
     def _check_agent(self, data: Any) -> dict[str, Any] | None:
         """The reply to a request that is not a tool call, or an error; None for a valid call."""
@@ -313,7 +317,11 @@ class Hub:
             return _error(rid, "unknown_op", f"unknown op {op!r}; use one of "
                           f"{', '.join(AGENT_OPS)}.")
         if op == "ping":
-            return {"v": PROTOCOL_VERSION, "op": "pong", "id": rid}
+            status = getattr(self.kernel, "busy_status", None)
+            pong: dict[str, Any] = {"v": PROTOCOL_VERSION, "op": "pong", "id": rid}
+            if status is not None:
+                pong["status"] = status()  # busy with what, for how long; never "dead"
+            return pong
         if op == "list":
             profile = data.get("profile", "kli")
             if profile not in PROFILES:

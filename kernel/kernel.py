@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import signal
 import threading
+import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -22,6 +23,11 @@ T = TypeVar("T")
 # How often a tool call handed to the main thread re-checks whether a top-level-await cell has
 # finished (such a cell yields the main loop while it awaits, but still owns the image).
 _RETRY_S = 0.01
+# Subshells the kernel makes for tool calls that do not touch the image (one per agent comm,
+# shared round-robin past this many), plus one that answers ping / list while others work.
+MAX_TOOL_SUBSHELLS = 4
+# Characters of a running cell's code a status shows.
+STATUS_CODE_CHARS = 120
 
 
 class KliKernel(IPythonKernel):
@@ -39,12 +45,23 @@ class KliKernel(IPythonKernel):
         from kli.tools import Workspace
 
         assert self.shell is not None
-        self.workspace = Workspace(os.getcwd(), namespace=self.shell.user_ns)
+        self.workspace = Workspace(os.getcwd(), namespace=self.shell.user_ns,
+                                   hidden_names=lambda: self.shell.user_ns_hidden
+                                   if self.shell is not None else {})
         self.hub = Hub(self, self.workspace)
         self.hub.register(self.comm_manager)
         self._magics = register_magics(self.shell, self.hub)
         self._executing = False
         self._tools_ready = False
+        # What the image is busy with, for status replies answered while it runs.
+        self._cell: dict[str, Any] | None = None
+        self._image_call: dict[str, Any] | None = None
+        self._waiting_calls = 0
+        self._status_lock = threading.Lock()
+        # Subshells made for non-image tool calls (created on the shell channel thread).
+        self._tool_subshells: list[str] = []
+        self._comm_subshell: dict[str, str] = {}
+        self._control_subshell: str | None = None
 
     def ensure_tools(self) -> None:
         """Import the registry (every tool module) and register the per-tool magic aliases.
@@ -86,14 +103,102 @@ class KliKernel(IPythonKernel):
         on_main = threading.current_thread() is threading.main_thread()
         if on_main:
             self._executing = True
+            code = args[0] if args else kwargs.get("code", "")
+            self._cell = {"kind": "cell", "code": str(code)[:STATUS_CODE_CHARS],
+                          "started": time.time()}
         try:
             return await super().do_execute(*args, **kwargs)
         finally:
             if on_main:
                 self._executing = False
+                self._cell = None
 
-    def run_in_image(self, fn: Callable[[], T], done: Callable[[T | None, BaseException | None], None]
-                     ) -> None:
+    def do_shutdown(self, restart: bool) -> dict[str, Any]:  # type: ignore[override]
+        # Every session ends: background jobs are killed with their process groups, traces
+        # are removed (docs/live-image.md).
+        self.workspace.close()
+        reply: dict[str, Any] = super().do_shutdown(restart)
+        return reply
+
+    # -- status: answered while the image is busy ---------------------------------------------
+    def busy_status(self) -> dict[str, Any]:
+        """What the image is doing now: a cell or an image tool call (what, since when), and
+        how many image tool calls wait for it. Safe from any thread."""
+        with self._status_lock:
+            running = self._cell or self._image_call
+            waiting = self._waiting_calls
+        now = time.time()
+        status: dict[str, Any] = {"busy": running is not None, "waiting_calls": waiting}
+        if running is not None:
+            status["running"] = {**running, "seconds": round(now - running["started"], 3)}
+        return status
+
+    # -- which thread a tool call runs on -----------------------------------------------------
+    def run_call(self, tool: str, fn: Callable[[], T],
+                 done: Callable[[T | None, BaseException | None], None]) -> None:
+        """Run a tool call: at once on this thread when the tool does not touch the image
+        (its registry entry says so), else in the image after any running cell."""
+        from kli.tools.registry import REGISTRY
+
+        entry = REGISTRY.tools.get(tool)
+        if entry is not None and not entry.touches_image:
+            _finish(fn, done)
+            return
+        self.run_in_image(fn, done, label=tool)
+
+    def route_agent_comm(self, comm: Any) -> None:
+        """Route this agent comm's non-image requests to a tool subshell.
+
+        ipykernel 7.4 asks a comm where each of its incoming ``comm_msg`` goes
+        (``_reply_subshell_for(data, default)``, on the shell channel thread). A call to a
+        tool that does not touch the image, and ping / list, go to a subshell of this kernel,
+        so they are answered while a cell runs on the main thread; everything else goes where
+        it was addressed (the main shell, unless the client chose a subshell).
+        """
+        if getattr(self, "shell_channel_thread", None) is None:
+            return  # no subshells here: every request goes to the main shell as before
+
+        def route(data: Any, default: str | None) -> str | None:
+            try:
+                return self._route(comm.comm_id, data, default)
+            except Exception:  # routing must never lose a message
+                return default
+
+        comm._reply_subshell_for = route
+
+    def _route(self, comm_id: str, data: Any, default: str | None) -> str | None:
+        if not isinstance(data, dict):
+            return default
+        op = data.get("op", "call")
+        if op in ("ping", "list"):
+            if self._control_subshell is None:
+                self._control_subshell = self._new_subshell()
+            return self._control_subshell
+        if op != "call":
+            return default
+        from kli.tools.registry import REGISTRY
+
+        entry = REGISTRY.tools.get(data.get("tool"))  # type: ignore[arg-type]
+        if entry is None or entry.touches_image:
+            return default
+        sub = self._comm_subshell.get(comm_id)
+        if sub is None:
+            if len(self._tool_subshells) < MAX_TOOL_SUBSHELLS:
+                sub = self._new_subshell()
+                self._tool_subshells.append(sub)
+            else:
+                sub = self._tool_subshells[len(self._comm_subshell) % MAX_TOOL_SUBSHELLS]
+            self._comm_subshell[comm_id] = sub
+        return sub
+
+    def _new_subshell(self) -> str:
+        # On the shell channel thread, where ipykernel's manager makes subshells (the same
+        # call a create_subshell_request ends in).
+        sub: str = self.shell_channel_thread.manager._create_subshell()
+        return sub
+
+    def run_in_image(self, fn: Callable[[], T], done: Callable[[T | None, BaseException | None], None],
+                     label: str = "") -> None:
         """Run ``fn`` in the image when no cell is running, then ``done(value, exception)``.
 
         On the main thread between cells (the normal case: comm messages of the main shell
@@ -103,23 +208,37 @@ class KliKernel(IPythonKernel):
         cell — still on the main thread, where SIGINT and SIGALRM deadlines land.
         """
         if threading.current_thread() is threading.main_thread() and not self._executing:
-            _finish(fn, done)
+            self._in_image(fn, done, label)
             return
         loop = self.io_loop
+        with self._status_lock:
+            self._waiting_calls += 1
 
         def attempt() -> None:
             if self._executing:
                 loop.call_later(_RETRY_S, attempt)
                 return
+            with self._status_lock:
+                self._waiting_calls -= 1
             # Outside a message handler ipykernel ignores SIGINT; an interrupt request must
             # still stop a long eval run from here.
             previous = signal.signal(signal.SIGINT, signal.default_int_handler)
             try:
-                _finish(fn, done)
+                self._in_image(fn, done, label)
             finally:
                 signal.signal(signal.SIGINT, previous)
 
         loop.add_callback(attempt)
+
+    def _in_image(self, fn: Callable[[], T], done: Callable[[T | None, BaseException | None], None],
+                  label: str) -> None:
+        with self._status_lock:
+            self._image_call = {"kind": "tool call", "tool": label, "started": time.time()}
+        try:
+            _finish(fn, done)
+        finally:
+            with self._status_lock:
+                self._image_call = None
 
 
 def _finish(fn: Callable[[], T], done: Callable[[T | None, BaseException | None], None]) -> None:

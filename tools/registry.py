@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from kli.tools.core.registry import Profile, Tool
 from kli.tools.file import edit, find, read, search, write
-from kli.tools.process import bash
+from kli.tools.process import bash, bash_jobs, bash_kill, bash_output
 from kli.tools.process import eval as eval_
 from kli.tools.ws import (
     git_diff,
@@ -33,7 +33,7 @@ from kli.tools.ws.profile import SLMCODE_PROFILE
 
 # -- kli profile: process tools, then the hashline file surface ------------------------------
 _KLI: list[Tool] = [
-    bash.TOOL, eval_.TOOL,
+    bash.TOOL, bash_output.TOOL, bash_kill.TOOL, bash_jobs.TOOL, eval_.TOOL,
     read.TOOL, find.TOOL, search.TOOL, write.TOOL, edit.TOOL,
 ]
 

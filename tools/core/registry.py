@@ -17,10 +17,11 @@ if TYPE_CHECKING:
 # Capability gates (DESIGN.md, "Settings and the control directory").
 GATE_EXEC = "process/exec"
 GATE_EVAL = "image/eval"
+GATE_INSPECT = "image/inspect"  # read-only looks at the live image, as kli has
 GATE_READ = "file/read"
 GATE_WRITE = "file/write"
 GATE_EDIT = "file/edit"
-GATES = (GATE_EXEC, GATE_EVAL, GATE_READ, GATE_WRITE, GATE_EDIT)
+GATES = (GATE_EXEC, GATE_EVAL, GATE_INSPECT, GATE_READ, GATE_WRITE, GATE_EDIT)
 
 PROFILES = ("kli", "slmcode")
 
@@ -44,6 +45,11 @@ class Tool:
     (CLI, magics, comm, function-calling specs) are derived from it. ``main_arg`` names the
     argument a ``%%kli TOOL`` cell body fills. ``aliases`` maps accepted alternative spellings
     to canonical argument names (the canonical key wins when both are given).
+
+    ``touches_image`` says whether the call reads or changes the live image (the namespace a
+    cell also uses, or objects in it). Such calls wait for a running cell; calls that do not
+    (files, shell, background jobs) run while a cell runs (docs/concurrency.md). It defaults
+    to True, so a new tool waits unless its entry says otherwise.
     """
 
     name: str
@@ -55,6 +61,7 @@ class Tool:
     main_arg: str | None = None
     aliases: dict[str, str] = field(default_factory=dict)
     mutates: bool = False
+    touches_image: bool = True
 
     def spec(self) -> dict[str, Any]:
         """The function-calling spec: name, description, JSON-Schema parameters."""

@@ -11,6 +11,7 @@ import itertools
 import threading
 import time
 from collections import Counter, deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -59,6 +60,8 @@ class Session:
     telemetry: Counter[str] = field(default_factory=Counter)
     state: dict[str, Any] = field(default_factory=dict)
     lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
+    # Called once when the session ends (its background jobs are killed, its traces removed).
+    closers: dict[str, Callable[[], None]] = field(default_factory=dict, repr=False)
 
     @classmethod
     def new(cls, label: str = "") -> Session:
@@ -73,3 +76,14 @@ class Session:
 
     def forget(self, real: str) -> None:
         self.views.pop(real, None)
+
+    def close(self) -> None:
+        """Run every closer once (each guarded: one failing does not skip the others)."""
+        closers, self.closers = self.closers, {}
+        for closer in closers.values():
+            try:
+                closer()
+            except Exception:  # a closer must not stop the others from running
+                import traceback
+
+                traceback.print_exc()

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import difflib
 import itertools
+import sys
 import threading
 import time
 import traceback
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Container, Mapping
 from typing import Any
 
 from kli.tools.core.jail import Jail
@@ -34,6 +35,11 @@ class Workspace:
     ``settings`` is a dict deep-merged over the settings files. ``namespace`` is the dict that
     ``eval`` runs ``__main__`` code in (the kernel passes the notebook's namespace); when None a
     fresh module's namespace is created on first use.
+
+    Two host hooks describe the live image to the image tools: ``hidden_names`` (names of the
+    namespace that are the host's, not the user's — the kernel gives IPython's
+    ``user_ns_hidden``) and ``modules`` (the image's imported modules; ``sys.modules`` of this
+    process by default, which is right whenever the Workspace runs in the image's process).
     """
 
     def __init__(
@@ -42,11 +48,15 @@ class Workspace:
         settings: dict[str, Any] | None = None,
         *,
         namespace: dict[str, Any] | None = None,
+        hidden_names: Callable[[], Container[str]] | None = None,
+        modules: Callable[[], Mapping[str, Any]] | None = None,
     ) -> None:
         self.jail = Jail(root)
         self.root = self.jail.root
         self._settings = SettingsLoader(self.root, dict(settings or {}))
         self._namespace = namespace
+        self.hidden_names: Callable[[], Container[str]] = hidden_names or (lambda: ())
+        self.modules: Callable[[], Mapping[str, Any]] = modules or (lambda: sys.modules)
         self.sessions: dict[str, Session] = {}
         self.default_session = self.open_session("default")
         self._listeners: list[Listener] = []
@@ -79,8 +89,16 @@ class Workspace:
         return session
 
     def close_session(self, session_id: str) -> None:
+        """End a session: its closers run (background jobs killed, traces removed)."""
         if session_id != getattr(self, "default_session", Session("")).id:
-            self.sessions.pop(session_id, None)
+            session = self.sessions.pop(session_id, None)
+            if session is not None:
+                session.close()
+
+    def close(self) -> None:
+        """End every session, the default one included (the host is shutting down)."""
+        for session in list(self.sessions.values()):
+            session.close()
 
     def find_candidate(self, candidate_id: str) -> Candidate | None:
         for session in list(self.sessions.values()):

@@ -389,4 +389,5 @@ TOOL = Tool(
     main_arg="input",
     aliases={"patch": "input", "candidate": "accept_repair"},
     mutates=True,
+    touches_image=False,
 )

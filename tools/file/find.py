@@ -87,4 +87,5 @@ TOOL = Tool(
     run=_run,
     main_arg="pattern",
     aliases={"glob": "pattern"},
+    touches_image=False,
 )

@@ -266,4 +266,5 @@ TOOL = Tool(
     run=_run,
     main_arg="path",
     aliases={"file": "path", "file_path": "path", "start_line": "start", "end_line": "end"},
+    touches_image=False,
 )

@@ -510,4 +510,5 @@ TOOL = Tool(
     run=_run,
     main_arg="pattern",
     aliases={"regex": "pattern", "query": "pattern", "glob": "path", "context_lines": "context"},
+    touches_image=False,
 )

@@ -153,4 +153,5 @@ TOOL = Tool(
     main_arg="content",
     aliases={"file": "path", "file_path": "path", "text": "content"},
     mutates=True,
+    touches_image=False,
 )

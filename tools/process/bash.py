@@ -20,6 +20,10 @@ Rules (spec/kli-tools.txt, issue 3), each with its constant:
 - Something the command started in the background that still holds its output pipes is
   killed shortly after the command ends (see ``runner``); redirect a background job's output
   (``nohup server > out.log 2>&1 &``) to keep it running.
+- ``run_in_background: true`` starts the command as a background job of the session and
+  returns its job id at once (``jobs``); ``bash_output`` reads what is new, ``bash_jobs`` lists
+  the jobs, ``bash_kill`` stops one. A background job has no timeout unless one is given
+  (then clamped to ``jobs.MAX_JOB_TIMEOUT``).
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ import signal
 
 from kli.tools.core.registry import GATE_EXEC, Call, Tool
 from kli.tools.core.result import ToolError, ToolResult
+from kli.tools.process import jobs
 from kli.tools.process.interactive import refusal
 from kli.tools.process.present import stream_section
 from kli.tools.process.runner import run_command
@@ -51,7 +56,11 @@ and everything it started are killed: retry with a larger timeout, or start long
 shown head and tail, with the full capture saved under .kli/scratch/ (its path is in the \
 result) — read it with the read or search tools, or pipe through head/tail/grep. Interactive \
 programs (vi, vim, nvim, nano, emacs, less, more, man, top, htop, watch, ssh, mosh, tmux, \
-screen) are refused: there is no terminal; use non-interactive commands."""
+screen) are refused: there is no terminal; use non-interactive commands.
+With run_in_background: true the command starts as a background job of this session and the \
+call returns its job id at once; read its new output with bash_output, list jobs with \
+bash_jobs, stop one with bash_kill. A background job has no timeout unless you give one; its \
+output keeps the same 1 MiB caps; it is killed with its process group when the session ends."""
 
 PARAMETERS = {
     "type": "object",
@@ -69,7 +78,13 @@ PARAMETERS = {
         },
         "timeout": {
             "type": "integer",
-            "description": f"Seconds; default {DEFAULT_TIMEOUT}, clamped to {MAX_TIMEOUT}.",
+            "description": f"Seconds; default {DEFAULT_TIMEOUT}, clamped to {MAX_TIMEOUT}. "
+            "For a background job: no limit unless given.",
+        },
+        "run_in_background": {
+            "type": "boolean",
+            "description": "Start as a background job and return its job id at once; "
+            "default false.",
         },
     },
     "required": ["command"],
@@ -138,6 +153,8 @@ def _run(call: Call) -> ToolResult:
     if refused is not None:
         raise ToolError(refused, error="interactive")
     cwd = _directory(call)
+    if call.args.get("run_in_background"):
+        return _start_background(call, command, shell, cwd)
     try:
         outcome = run_command(
             [shell, "-c", command],
@@ -229,6 +246,58 @@ def _run(call: Call) -> ToolResult:
     return ToolResult.success(text, **details)
 
 
+def _start_background(call: Call, command: str, shell: str, cwd: str) -> ToolResult:
+    given = call.args.get("timeout")
+    timeout: float | None = None
+    note = ""
+    if given is not None:
+        if given <= 0:
+            raise ToolError(
+                f"timeout must be a positive number of seconds (got {given}); omit it to let "
+                "the background job run until it exits or is killed. Nothing was run.",
+                error="bad_arguments",
+            )
+        timeout = float(min(given, jobs.MAX_JOB_TIMEOUT))
+        if given > jobs.MAX_JOB_TIMEOUT:
+            note = f" [timeout {given} s was clamped to the maximum {jobs.MAX_JOB_TIMEOUT} s]"
+    try:
+        job = jobs.start_job(
+            call.session,
+            [shell, "-c", command],
+            command=command,
+            executable=_which(shell, os.environ.get("PATH", os.defpath)),
+            cwd=cwd,
+            input_text=call.args.get("input") or "",
+            timeout=timeout,
+            cap=OUTPUT_CAP,
+            tail=CAPTURE_TAIL,
+        )
+    except RuntimeError as exc:
+        raise ToolError(str(exc), error="too_many_jobs") from None
+    except FileNotFoundError as exc:
+        raise ToolError(
+            f"shell {shell!r} was not found ({exc.strerror}); use sh (the default), bash or "
+            "another installed shell. Nothing was run.",
+            error="bad_shell",
+        ) from None
+    except PermissionError as exc:
+        raise ToolError(
+            f"cannot start {shell!r} in {cwd}: {exc.strerror}. Nothing was run.",
+            error="cannot_start",
+        ) from None
+    limit = f"; it is killed after {timeout:g} s" if timeout else ""
+    return ToolResult.success(
+        f"started background job {job.id} (pid {job.proc.pid}){limit}. Read its new output "
+        f"with bash_output {{\"job_id\": \"{job.id}\"}}; stop it with bash_kill; list jobs with "
+        f"bash_jobs.{note}",
+        directory=cwd,
+        shell=shell,
+        timeout=timeout,
+        background=True,
+        **job.facts(),
+    )
+
+
 TOOL = Tool(
     name="bash",
     profile="kli",
@@ -238,4 +307,5 @@ TOOL = Tool(
     run=_run,
     main_arg="command",
     mutates=True,
+    touches_image=False,
 )

@@ -65,4 +65,5 @@ TOOL = Tool(
     run=_run,
     main_arg="path",
     aliases={"staged": "cached"},
+    touches_image=False,
 )

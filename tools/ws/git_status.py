@@ -48,4 +48,5 @@ TOOL = Tool(
     },
     run=_run,
     main_arg="path",
+    touches_image=False,
 )

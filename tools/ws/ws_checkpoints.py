@@ -141,4 +141,5 @@ TOOL = Tool(
     main_arg="id",
     aliases={"checkpoint": "id", "checkpoint_id": "id"},
     mutates=True,
+    touches_image=False,
 )

@@ -101,4 +101,5 @@ TOOL = Tool(
     main_arg="path",
     aliases={"file": "path", "file_path": "path", "filename": "path"},
     mutates=True,
+    touches_image=False,
 )

@@ -314,4 +314,5 @@ TOOL = Tool(
     main_arg="new_str",
     aliases=ALIASES,
     mutates=True,
+    touches_image=False,
 )

@@ -120,4 +120,5 @@ TOOL = Tool(
     run=_run,
     main_arg="pattern",
     aliases={"glob": "pattern", "dir": "path", "directory": "path"},
+    touches_image=False,
 )

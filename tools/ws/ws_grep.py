@@ -218,4 +218,5 @@ TOOL = Tool(
         "case_insensitive": "ignore_case",
         "i": "ignore_case",
     },
+    touches_image=False,
 )

@@ -85,4 +85,5 @@ TOOL = Tool(
     run=_run,
     main_arg="path",
     aliases={"dir": "path", "directory": "path", "folder": "path"},
+    touches_image=False,
 )

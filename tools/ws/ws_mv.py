@@ -147,4 +147,5 @@ TOOL = Tool(
         "target": "dst",
     },
     mutates=True,
+    touches_image=False,
 )

@@ -553,4 +553,5 @@ TOOL = Tool(
     main_arg="patch",
     aliases=ALIASES,
     mutates=True,
+    touches_image=False,
 )

@@ -230,4 +230,5 @@ TOOL = Tool(
         "start": "offset",
         "lines": "limit",
     },
+    touches_image=False,
 )

@@ -184,4 +184,5 @@ TOOL = Tool(
     run=_run,
     main_arg="command",
     aliases={"cmd": "command", "script": "command", "cwd": "path", "dir": "path"},
+    touches_image=False,
 )

@@ -67,4 +67,5 @@ TOOL = Tool(
     run=_run,
     main_arg="name",
     aliases={"skill": "name"},
+    touches_image=False,
 )

@@ -155,4 +155,5 @@ TOOL = Tool(
     },
     run=_run,
     aliases={"todos": "items", "todo": "items", "checklist": "items", "tasks": "items"},
+    touches_image=False,
 )

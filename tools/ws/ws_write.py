@@ -304,4 +304,5 @@ TOOL = Tool(
         "filename": "path",
     },
     mutates=True,
+    touches_image=False,
 )
