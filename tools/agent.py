@@ -9,8 +9,11 @@
 The roles (``Model`` and ``Host`` below):
 
 - ``model(messages, tools)`` is one OpenAI-compatible chat-completions call and returns the
-  response as a dict. ``tools`` is the function list, or None when the loop asks for the final
-  answer and no tool may be called. A real endpoint, a local server, or a test's stand-in.
+  response as a dict. ``tools`` is the function list in OpenAI's strict format
+  (``kli.tools.core.formats``: every parameter required, optional ones nullable), or None when
+  the loop asks for the final answer and no tool may be called. A real endpoint, a local
+  server, or a test's stand-in. A ``null`` the model sends for an optional parameter is taken
+  as "absent" (the tool's default applies).
 - The host runs the tools: anything with ``call(name, args) -> ToolResult`` and
   ``specs(profile)`` — a ``Workspace`` in process, or a ``kli.client`` kernel connection (the
   calls then run in that kernel and show in its notebook).
@@ -35,6 +38,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from kli.tools.core.formats import absent_nulls, in_format
 from kli.tools.core.result import ToolResult
 from kli.tools.ws.contract import EDIT_CONTRACT, TURN_RULES
 
@@ -171,7 +175,9 @@ def run_agent(
     """
     if max_turns < 1:
         raise ValueError(f"max_turns must be at least 1 (got {max_turns})")
-    tools = [{"type": "function", "function": spec} for spec in host.specs(profile)]
+    specs = host.specs(profile)
+    tools = in_format(specs, "openai")
+    schemas = {spec["name"]: spec.get("parameters") or {} for spec in specs}
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": system if system is not None else system_prompt(profile)},
         {"role": "user", "content": task},
@@ -199,6 +205,7 @@ def run_agent(
         if problem is not None:
             result = ToolResult.error(problem, error="bad_arguments")
         else:
+            args = absent_nulls(args, schemas.get(name, {}))
             result = host.call(name, args)
         dropped = [str((c.get("function") or {}).get("name") or "?") for c in extra]
         text = result.text + (dropped_note(dropped) if dropped else "")

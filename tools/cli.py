@@ -24,6 +24,7 @@ import os
 import sys
 from typing import Any, TextIO
 
+from kli.tools.core.formats import FORMATS, in_format
 from kli.tools.core.result import ToolResult
 from kli.tools.core.workspace import Workspace
 
@@ -87,6 +88,8 @@ def main(argv: list[str] | None = None) -> int:
 
     p_tools = sub.add_parser("tools", help="print the JSON-Schema specs of the tools")
     p_tools.add_argument("--profile", default="kli", choices=["kli", "slmcode", "all"])
+    p_tools.add_argument("--format", default=None, choices=list(FORMATS),
+                         help="the tool list as that API takes it (default: plain specs)")
 
     p_prompt = sub.add_parser(
         "prompt", help="print the system prompt for an agent using a profile's tools")
@@ -108,7 +111,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
     if ns.command == "tools":
         ws = Workspace(os.getcwd())
-        print(json.dumps(ws.specs(None if ns.profile == "all" else ns.profile), indent=2))
+        specs = ws.specs(None if ns.profile == "all" else ns.profile)
+        print(json.dumps(in_format(specs, ns.format) if ns.format else specs, indent=2))
         return 0
     if ns.command == "prompt":
         from kli.tools.agent import system_prompt

@@ -58,13 +58,16 @@ class _Endpoint(BaseHTTPRequestHandler):
                 {"id": f"call_{len(tool_messages)}", "type": "function",
                  "function": {"name": name, "arguments": json.dumps(args)}}]}
 
+        # As a strict model calls: every parameter present, null for the ones not meant.
         if not tool_messages:
-            self._reply(call("read", {"path": "calc.py"}))
+            self._reply(call("read", {"path": "calc.py", "start": None, "end": None,
+                                      "raw": None}))
         elif len(tool_messages) == 1:
             found = re.search(r"^(\d+:[0-9a-f]{2})\|    return a - b$", tool_messages[0]["content"],
                               re.M)
             anchor = found.group(1) if found else "0:00"
-            self._reply(call("edit", {"input": f"@@ calc.py\n= {anchor}\n~    return a + b\n"}))
+            self._reply(call("edit", {"input": f"@@ calc.py\n= {anchor}\n~    return a + b\n",
+                                      "repair": None, "accept_repair": None, "path": None}))
         else:
             self._reply({"role": "assistant", "content": "fixed by the stand-in endpoint"})
 
@@ -105,6 +108,10 @@ def test_notebook_drives_a_configured_endpoint_through_the_tools(
     assert _Endpoint.headers_seen[0]["Authorization"] == "Bearer sk-test"
     assert [t["type"] for t in first["tools"]] == ["function"] * len(first["tools"])
     assert [t["function"]["name"] for t in first["tools"]] == REGISTRY.names("kli")
+    assert all(t["function"]["strict"] is True for t in first["tools"])  # OpenAI strict format
+    read = next(t["function"]["parameters"] for t in first["tools"]
+                if t["function"]["name"] == "read")
+    assert read["required"] == ["path", "start", "end", "raw"]
     assert first["messages"][0]["role"] == "system" and first["messages"][1]["role"] == "user"
     read_result = requests[1]["messages"][-1]
     assert read_result["role"] == "tool" and "5:b8|    return a - b" in read_result["content"]

@@ -231,3 +231,22 @@ def test_a_run_is_plain_data(ws: Workspace) -> None:
     run = run_agent("x", StandIn(reply("answer")), ws)
     assert isinstance(run, AgentRun) and run.turns == 1 and run.steps == []
     json.dumps(run.messages)
+
+
+def test_tools_are_offered_in_openai_strict_format_and_nulls_mean_absent(
+        ws: Workspace, root: Path) -> None:
+    (root / "a.py").write_text("x = 1\ny = 2\n")
+    model = StandIn(
+        reply(None, ("read", {"path": "a.py", "start": None, "end": None, "raw": None})),
+        reply("done"),
+    )
+    run = run_agent("read a.py", model, ws)
+    tools = model.sent[0][1]
+    assert tools is not None
+    read = next(t["function"] for t in tools if t["function"]["name"] == "read")
+    assert read["strict"] is True and read["parameters"]["additionalProperties"] is False
+    assert read["parameters"]["required"] == ["path", "start", "end", "raw"]
+    assert read["parameters"]["properties"]["start"]["type"] == ["integer", "null"]
+    step = run.steps[0]
+    assert step.args == {"path": "a.py"} and step.result.ok
+    assert step.result.text == ws.call("read", {"path": "a.py"}).text

@@ -97,3 +97,14 @@ def test_serve_keeps_one_session_so_read_then_edit_works(root: Path) -> None:
     replies = [json.loads(line) for line in out.stdout.splitlines()]
     assert replies[1]["ok"], replies[1]["text"]
     assert (root / "a.py").read_text() == "x = 2\n"
+
+
+def test_tools_format_prints_the_provider_shape() -> None:
+    from kli.tools.core.formats import in_format
+    from kli.tools.core.workspace import Workspace
+
+    for fmt in ("openai", "anthropic", "mcp"):
+        out = _kli("tools", "--profile", "slmcode", "--format", fmt)
+        assert out.returncode == 0, out.stderr
+        assert json.loads(out.stdout) == in_format(Workspace(".").specs("slmcode"), fmt)
+    assert json.loads(_kli("tools", "--format", "openai").stdout)[0]["function"]["strict"] is True

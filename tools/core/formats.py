@@ -1,0 +1,145 @@
+"""The tool specs in the shapes function-calling APIs take: OpenAI, Anthropic, MCP.
+
+A spec is what ``Tool.spec()`` builds from the registry — ``{"name", "description",
+"parameters"}`` with a JSON Schema — and what ``Workspace.specs`` / ``AgentClient.specs``
+return; every format here is derived from it, so a kernel's specs convert the same way.
+
+- ``openai``: Chat Completions ``tools`` entries, ``{"type": "function", "function": {name,
+  description, parameters, "strict": true}}``, the parameters rewritten to OpenAI's strict rules
+  (Structured Outputs, "Supported schemas"): every property listed in ``required``, an optional
+  one made nullable (``null`` added to its type, enum or anyOf); ``additionalProperties: false``
+  on every object; only the supported keywords kept (``openai_strict_schema``). A ``null`` the
+  model sends for an optional parameter means "absent": ``absent_nulls`` drops it (the
+  validator does too, for top-level arguments).
+- ``anthropic``: Messages API ``tools`` entries, ``{"name", "description", "input_schema"}``.
+- ``mcp``: ``tools/list`` entries, ``{"name", "description", "inputSchema"}`` (plus ``title``
+  and ``annotations`` when a spec carries them).
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+FORMATS = ("openai", "anthropic", "mcp")
+
+# OpenAI strict mode: the keywords it supports (everything else is dropped). Structural ones,
+# then per type: string pattern/format; number multipleOf/maximum/exclusiveMaximum/minimum/
+# exclusiveMinimum; array minItems/maxItems.
+OPENAI_KEYWORDS = frozenset({
+    "type", "description", "properties", "required", "additionalProperties", "items", "anyOf",
+    "enum", "const", "$ref", "$defs", "definitions",
+    "pattern", "format",
+    "multipleOf", "maximum", "exclusiveMaximum", "minimum", "exclusiveMinimum",
+    "minItems", "maxItems",
+})
+# A nested schema's keywords whose values are schemas (or maps / lists of them).
+_SCHEMA_MAPS = ("properties", "$defs", "definitions")
+_SCHEMA_LISTS = ("anyOf",)
+
+
+def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` also accepting ``null``."""
+    out = dict(schema)
+    kind = out.get("type")
+    if "anyOf" in out:
+        if not any(branch.get("type") == "null" for branch in out["anyOf"]):
+            out["anyOf"] = [*out["anyOf"], {"type": "null"}]
+    elif "const" in out or kind is None:
+        description = out.pop("description", None)
+        out = {"anyOf": [out, {"type": "null"}]}
+        if description is not None:
+            out["description"] = description
+    else:
+        if isinstance(kind, str) and kind != "null":
+            out["type"] = [kind, "null"]
+        elif isinstance(kind, list) and "null" not in kind:
+            out["type"] = [*kind, "null"]
+        if "enum" in out and None not in out["enum"]:
+            out["enum"] = [*out["enum"], None]
+    return out
+
+
+def openai_strict_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` rewritten to OpenAI's strict rules (see the module docstring); a new object."""
+    out = {k: copy.deepcopy(v) for k, v in schema.items() if k in OPENAI_KEYWORDS}
+    for key in _SCHEMA_MAPS:
+        if isinstance(out.get(key), dict):
+            out[key] = {name: openai_strict_schema(sub) for name, sub in out[key].items()}
+    for key in _SCHEMA_LISTS:
+        if isinstance(out.get(key), list):
+            out[key] = [openai_strict_schema(sub) for sub in out[key]]
+    if isinstance(out.get("items"), dict):
+        out["items"] = openai_strict_schema(out["items"])
+    kind = out.get("type")
+    if kind == "object" or (isinstance(kind, list) and "object" in kind) or "properties" in out:
+        props: dict[str, Any] = out.setdefault("properties", {})
+        required = set(out.get("required", []))
+        for name, sub in props.items():
+            if name not in required:
+                props[name] = _nullable(sub)
+        out["required"] = list(props)
+        out["additionalProperties"] = False
+    return out
+
+
+def openai_tool(spec: dict[str, Any]) -> dict[str, Any]:
+    params = spec.get("parameters") or {"type": "object", "properties": {}}
+    return {"type": "function", "function": {
+        "name": spec["name"], "description": spec.get("description", ""),
+        "parameters": openai_strict_schema(params), "strict": True}}
+
+
+def anthropic_tool(spec: dict[str, Any]) -> dict[str, Any]:
+    return {"name": spec["name"], "description": spec.get("description", ""),
+            "input_schema": copy.deepcopy(spec.get("parameters") or {"type": "object"})}
+
+
+def mcp_tool(spec: dict[str, Any]) -> dict[str, Any]:
+    out = {"name": spec["name"], "description": spec.get("description", ""),
+           "inputSchema": copy.deepcopy(spec.get("parameters") or {"type": "object"})}
+    for extra in ("title", "annotations"):
+        if extra in spec:
+            out[extra] = copy.deepcopy(spec[extra])
+    return out
+
+
+_CONVERTERS = {"openai": openai_tool, "anthropic": anthropic_tool, "mcp": mcp_tool}
+
+
+def in_format(specs: list[dict[str, Any]], fmt: str) -> list[dict[str, Any]]:
+    """``specs`` as format ``fmt`` (one of ``FORMATS``) wants its tool list; ValueError else."""
+    try:
+        convert = _CONVERTERS[fmt]
+    except KeyError:
+        raise ValueError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}") from None
+    return [convert(spec) for spec in specs]
+
+
+def absent_nulls(args: Any, schema: dict[str, Any]) -> Any:
+    """Arguments as the tool expects them: a ``null`` given for a property the original
+    ``schema`` does not require is dropped ("absent", so the default applies), at every level
+    the schema describes. Anything that is not a dict is returned as it is."""
+    if not isinstance(args, dict):
+        return args
+    props: dict[str, Any] = schema.get("properties", {})
+    required = set(schema.get("required", []))
+    out: dict[str, Any] = {}
+    for name, value in args.items():
+        if value is None and name not in required:
+            continue
+        out[name] = _absent_nulls_in(value, props.get(name, {}))
+    return out
+
+
+def _absent_nulls_in(value: Any, schema: dict[str, Any]) -> Any:
+    if isinstance(value, dict):
+        if "properties" in schema:
+            return absent_nulls(value, schema)
+        for branch in schema.get("anyOf", []):
+            if "properties" in branch:
+                return absent_nulls(value, branch)
+        return value
+    if isinstance(value, list) and isinstance(schema.get("items"), dict):
+        return [_absent_nulls_in(v, schema["items"]) for v in value]
+    return value
