@@ -92,9 +92,13 @@ def accepts_null(schema: dict[str, Any]) -> bool:
 
 
 def test_the_checker_fails_the_plain_specs_as_openai_strict_does() -> None:
-    failing = [s["name"] for s in SPECS if openai_strict_problems(s["parameters"])]
-    # optional properties outside required; ws_write's additionalProperties: true
-    assert len(failing) >= len(SPECS) - 5, failing
+    # every spec with an optional parameter fails (it is not in required) ...
+    for spec in SPECS:
+        params = spec["parameters"]
+        optional = set(params.get("properties", {})) - set(params.get("required", []))
+        problems = openai_strict_problems(params)
+        assert bool(optional) == any("not in required" in p for p in problems), spec["name"]
+    # ... and so does ws_write's additionalProperties: true
     assert any("additionalProperties" in p for p in openai_strict_problems(
         REGISTRY.tools["ws_write"].parameters))
 
