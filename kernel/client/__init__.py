@@ -48,10 +48,11 @@ def launch(kernel_name: str = "kli", *, cwd: str | None = None,
            env: dict[str, str] | None = None, stdout: int | None = None) -> Any:
     """Start a kernel process (its working directory — the tools' root — is ``cwd``) and return
     its jupyter_client ``KernelManager``; ``stdout``, a descriptor, receives the kernel's own
-    output (default: this process's)."""
-    from jupyter_client.manager import KernelManager
+    output (default: this process's). The kernel listens on IPC transport (Unix sockets in a
+    private folder), not loopback TCP: see ``kli.kernel.client.zmq``."""
+    from kli.kernel.client.zmq import IpcKernelManager
 
-    km = KernelManager(kernel_name=kernel_name)
+    km = IpcKernelManager(kernel_name=kernel_name)
     kwargs: dict[str, Any] = {"cwd": cwd or os.getcwd()}
     if env is not None:
         kwargs["env"] = env
@@ -63,7 +64,8 @@ def launch(kernel_name: str = "kli", *, cwd: str | None = None,
 
 def start(kernel_name: str = "kli", *, cwd: str | None = None, label: str = "agent",
           timeout: float = DEFAULT_TIMEOUT, env: dict[str, str] | None = None) -> AgentClient:
-    """Launch a kernel (its working directory — the tools' root — is ``cwd``) and attach to it.
+    """Launch a kernel (its working directory — the tools' root — is ``cwd``) and attach to it
+    over IPC transport (Unix sockets only this user can open; see ``kli.kernel.client.zmq``).
     Closing the client shuts the kernel down."""
     from kli.kernel.client.zmq import ZmqTransport
 

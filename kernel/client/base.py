@@ -1,16 +1,26 @@
 """What every agent connection does, whatever carries the Jupyter messages.
 
 A transport sends shell messages and yields iopub messages; ``AgentClient`` opens the
-``kli.agent`` comm on it and turns requests into ``ToolResult``s (docs/protocol.md). While it
-waits it checks that the kernel is alive, so a dead kernel is reported within seconds and a
-busy one within the call's timeout — never waited on forever.
+``kli.agent`` comm on it and turns requests into ``ToolResult``s (docs/protocol.md).
+
+One connection can be shared by threads and by asyncio tasks: one reader thread owns the
+transport's receiving side (a jupyter_client ZMQ socket read from several threads can abort the
+process inside libzmq), and hands each reply to the request whose id it names; sends are
+serialised by a lock (a ZMQ socket may move between threads across a full memory barrier).
+While requests wait, the reader checks that the kernel is alive, so a dead kernel is reported
+within seconds and a busy one within the call's timeout — never waited on forever.
 """
 
 from __future__ import annotations
 
+import asyncio
 import itertools
+import threading
 import time
 import uuid
+from collections.abc import Callable
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, Protocol
 
 from kli.tools.core.result import ToolResult
@@ -18,8 +28,10 @@ from kli.tools.core.result import ToolResult
 AGENT_TARGET = "kli.agent"
 # Longer than the longest tool deadline (300 s), so the tool's own timeout answers first.
 DEFAULT_TIMEOUT = 330.0
-# How often, while waiting, the kernel's liveness is checked.
+# How often, while requests wait, the kernel's liveness is checked.
 ALIVE_EVERY = 1.0
+# The reader's longest single wait for a message: how soon it sees that the client closed.
+READ_SLICE = 0.2
 RESTARTED = ("the kernel restarted while waiting for {what}: its image and this connection's "
              "session (read anchors, pending previews) are gone; connect again.")
 
@@ -34,6 +46,17 @@ class KernelDied(KernelError):
 
 class KernelTimeout(KernelError, TimeoutError):
     """No reply within the timeout (the kernel is busy, e.g. running a long cell)."""
+
+
+class KernelBusy(KernelTimeout):
+    """No reply within the timeout, and the kernel is alive and busy running something else (a
+    person's cell, another call): wait, or ask the person at the notebook. It is not dead."""
+
+
+BUSY = ("the kernel is alive but busy (running a cell or another call) and did not take {what} "
+        "within {timeout:g} s. Nothing is lost: wait for it to finish and retry (with a longer "
+        "timeout), or ask the person at the notebook to let the cell finish or interrupt it; "
+        "interrupt the kernel yourself only if the running work is yours.")
 
 
 class ProtocolError(KernelError):
@@ -64,12 +87,26 @@ class Transport(Protocol):
     def close(self) -> None: ...
 
 
+class _Waiter:
+    """One request waiting for its reply."""
+
+    __slots__ = ("future", "msg_id", "what")
+
+    def __init__(self, what: str) -> None:
+        self.future: Future[dict[str, Any]] = Future()
+        self.what = what
+        self.msg_id: str | None = None  # the shell message that carried the request
+
+
 class AgentClient:
     """One ``kli.agent`` comm (one tool session) over a transport.
 
     ``call`` returns the tool's ``ToolResult`` (tool-level failures are results with
-    ``ok=False``); it raises ``KernelTimeout``, ``KernelDied`` or ``ProtocolError`` when the
-    kernel does not give a result.
+    ``ok=False``); it raises ``KernelTimeout`` (``KernelBusy`` when the kernel is known to be
+    busy), ``KernelDied`` or ``ProtocolError`` when the kernel does not give a result.
+    ``call``/``request`` may be used from several threads at once; ``acall``/``arequest`` are
+    their asyncio forms. ``hello`` is the kernel's greeting (its ``cwd`` and ``notebook`` when
+    the kernel reports them).
     """
 
     def __init__(self, transport: Transport, *, label: str = "agent",
@@ -79,43 +116,104 @@ class AgentClient:
         self.comm_id = uuid.uuid4().hex
         self._ids = itertools.count(1)
         self._status = "unknown"
+        self._busy_with: str | None = None  # msg_id the kernel last said it is busy with
         self._closed = False
-        self._restarted = False
         self._kernel_session: str | None = None  # the kernel process's message session id
+        self._lock = threading.Lock()
+        self._send_lock = threading.Lock()
+        self._waiting: dict[Any, _Waiter] = {}
+        # Once set, every waiting and later request raises what it makes (dead, restarted...).
+        self._broken: Callable[[str], KernelError] | None = None
         self.session: str | None = None
         self.tools: list[str] = []
-        self.transport.send_shell("comm_open", {"comm_id": self.comm_id,
-                                                "target_name": AGENT_TARGET,
-                                                "data": {"v": 1, "label": label}})
+        self.hello: dict[str, Any] = {}
+        greeting = self._register("hello", "opening the kli.agent comm")
+        self._reader = threading.Thread(target=self._read, name=f"kli-agent-reader {label}",
+                                        daemon=True)
+        self._reader.start()
         try:
-            hello = self._wait(lambda d: d.get("op") == "hello", timeout,
-                               "opening the kli.agent comm")
+            self._send("comm_open", {"comm_id": self.comm_id, "target_name": AGENT_TARGET,
+                                     "data": {"v": 1, "label": label}}, greeting)
+            hello = self._result(greeting, "hello", timeout)
         except BaseException:
-            self._closed = True
-            self.transport.close()
+            self.close()
             raise
+        self.hello = hello
         self.session = hello.get("session")
         self.tools = list(hello.get("tools") or [])
 
     # -- requests -----------------------------------------------------------------------------
-    def request(self, data: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
-        """Send one request (an id is added) and return the reply naming it."""
+    def _begin(self, data: dict[str, Any]) -> tuple[int, _Waiter]:
         if self._closed:
             raise KernelError("this client is closed; connect again.")
-        if self._restarted:
-            raise KernelDied(RESTARTED.format(what="this request"))
+        broken = self._broken
+        if broken is not None:
+            raise broken("this request")
         rid = next(self._ids)
-        self.transport.send_shell("comm_msg", {"comm_id": self.comm_id,
-                                               "data": {"v": 1, "id": rid, **data}})
-        what = f"the {data.get('tool') or data.get('op')} request"
-        reply = self._wait(lambda d: d.get("id") == rid, timeout or self.timeout, what)
+        waiter = self._register(rid, f"the {data.get('tool') or data.get('op')} request")
+        try:
+            self._send("comm_msg", {"comm_id": self.comm_id,
+                                    "data": {"v": 1, "id": rid, **data}}, waiter)
+        except BaseException:
+            self._forget(rid)
+            raise
+        return rid, waiter
+
+    @staticmethod
+    def _checked(reply: dict[str, Any]) -> dict[str, Any]:
         if reply.get("op") == "error":
             raise ProtocolError(str(reply.get("text")), str(reply.get("error")))
         return reply
 
+    def request(self, data: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
+        """Send one request (an id is added) and return the reply naming it."""
+        rid, waiter = self._begin(data)
+        return self._checked(self._result(waiter, rid, timeout or self.timeout))
+
+    async def arequest(self, data: dict[str, Any],
+                       timeout: float | None = None) -> dict[str, Any]:
+        """``request`` for asyncio: awaits the reply without blocking the event loop. A
+        cancelled task also stops the request in the kernel when the kernel is running it
+        (``stop``)."""
+        rid, waiter = self._begin(data)
+        limit = timeout or self.timeout
+        try:
+            reply = await asyncio.wait_for(asyncio.wrap_future(waiter.future), limit)
+        except asyncio.TimeoutError:
+            raise self._timed_out(waiter, limit) from None
+        except asyncio.CancelledError:
+            self.stop(waiter)
+            raise
+        finally:
+            self._forget(rid)
+        return self._checked(reply)
+
+    def stop(self, waiter: _Waiter) -> bool:
+        """Stop the request of ``waiter`` in the kernel: interrupt the kernel if it is running
+        that request (a long eval ends 'interrupted', a bash command is killed). A request still
+        queued behind other work is left to run (an interrupt would stop the other work, e.g.
+        a person's cell). True when it interrupted."""
+        answered = waiter.future.done() and not waiter.future.cancelled()
+        if answered or self._broken is not None or self._closed:
+            return False
+        if self._status == "busy" and waiter.msg_id is not None \
+                and self._busy_with == waiter.msg_id:
+            try:
+                self.interrupt()
+            except Exception:
+                return False
+            return True
+        return False
+
     def call(self, tool: str, args: dict[str, Any] | None = None, *,
              timeout: float | None = None) -> ToolResult:
         reply = self.request({"op": "call", "tool": tool, "args": args or {}}, timeout)
+        return ToolResult.from_json(reply)
+
+    async def acall(self, tool: str, args: dict[str, Any] | None = None, *,
+                    timeout: float | None = None) -> ToolResult:
+        """``call`` for asyncio tasks (many may share one client)."""
+        reply = await self.arequest({"op": "call", "tool": tool, "args": args or {}}, timeout)
         return ToolResult.from_json(reply)
 
     def specs(self, profile: str = "kli") -> list[dict[str, Any]]:
@@ -131,15 +229,27 @@ class AgentClient:
 
     def interrupt(self) -> None:
         """Interrupt what the kernel runs (a long eval returns an 'interrupted' error)."""
-        self.transport.interrupt()
+        with self._send_lock:
+            self.transport.interrupt()
+
+    @property
+    def status(self) -> str:
+        """The kernel's last reported execution state (busy, idle, unknown...)."""
+        return self._status
 
     def close(self) -> None:
         if self._closed:
             return
         self._closed = True
+        if self._reader.is_alive() and self._reader is not threading.current_thread():
+            self._reader.join(READ_SLICE * 10 + ALIVE_EVERY)
+        self._fail_all(lambda what: KernelError(f"the client was closed while waiting for "
+                                                f"{what}."))
         try:
-            if self.transport.alive():
-                self.transport.send_shell("comm_close", {"comm_id": self.comm_id, "data": {}})
+            if self._broken is None and self.transport.alive():
+                with self._send_lock:
+                    self.transport.send_shell("comm_close", {"comm_id": self.comm_id,
+                                                             "data": {}})
         except Exception:
             pass
         self.transport.close()
@@ -151,54 +261,132 @@ class AgentClient:
         self.close()
 
     # -- waiting ------------------------------------------------------------------------------
-    def _wait(self, match: Any, timeout: float, what: str) -> dict[str, Any]:
-        deadline = time.monotonic() + timeout
+    def _register(self, key: Any, what: str) -> _Waiter:
+        waiter = _Waiter(what)
+        with self._lock:
+            self._waiting[key] = waiter
+        return waiter
+
+    def _forget(self, key: Any) -> None:
+        with self._lock:
+            self._waiting.pop(key, None)
+
+    def _send(self, msg_type: str, content: dict[str, Any], waiter: _Waiter) -> None:
+        with self._send_lock:
+            waiter.msg_id = self.transport.send_shell(msg_type, content)
+
+    def _result(self, waiter: _Waiter, key: Any, timeout: float) -> dict[str, Any]:
+        try:
+            return waiter.future.result(timeout)
+        except FutureTimeout:
+            raise self._timed_out(waiter, timeout) from None
+        finally:
+            self._forget(key)
+
+    def _timed_out(self, waiter: _Waiter, timeout: float) -> KernelTimeout:
+        broken = self._broken
+        if broken is not None:  # broke just as the wait ended
+            return KernelTimeout(str(broken(waiter.what)))
+        if self._status == "busy" and self._busy_with != waiter.msg_id:
+            return KernelBusy(BUSY.format(what=waiter.what, timeout=timeout))
+        return KernelTimeout(f"no reply to {waiter.what} within {timeout:g} s. The kernel may "
+                             "still be running it: interrupt the kernel or retry with a longer "
+                             "timeout.")
+
+    def _fail_all(self, make: Callable[[str], KernelError]) -> None:
+        with self._lock:
+            waiting = list(self._waiting.values())
+            self._waiting.clear()
+        for waiter in waiting:
+            if not waiter.future.done():
+                waiter.future.set_exception(make(waiter.what))
+
+    def _break(self, make: Callable[[str], KernelError]) -> None:
+        self._broken = make
+        self._fail_all(make)
+
+    def _deliver(self, key: Any, data: dict[str, Any]) -> None:
+        with self._lock:
+            waiter = self._waiting.pop(key, None)
+        if waiter is not None and not waiter.future.done():
+            waiter.future.set_result(data)
+
+    def _read(self) -> None:
+        """The reader thread: the only one that receives from the transport."""
         next_check = time.monotonic() + ALIVE_EVERY
-        while True:
+        while not self._closed:
+            try:
+                msg = self.transport.recv_iopub(READ_SLICE)
+            except KernelDied as exc:
+                self._break(_failure(KernelDied, str(exc).rstrip(".") +
+                                     " (while waiting for {what})."))
+                return
+            except Exception as exc:
+                self._break(_failure(KernelError, "the connection to the kernel broke while "
+                                     "waiting for {what}: " + f"{type(exc).__name__}: {exc}"))
+                return
             now = time.monotonic()
-            if now >= deadline:
-                busy = " The kernel is busy (running a cell or another call);" if \
-                    self._status == "busy" else ""
-                raise KernelTimeout(
-                    f"no reply to {what} within {timeout:g} s.{busy} Interrupt the kernel "
-                    "or retry with a longer timeout."
-                )
             if now >= next_check:
                 next_check = now + ALIVE_EVERY
-                if not self.transport.alive():
-                    raise KernelDied(f"the kernel died while waiting for {what}; restart it "
-                                     "and connect again (the image's state is lost).")
-            msg = self.transport.recv_iopub(min(ALIVE_EVERY, max(deadline - now, 0.01)))
-            if msg is None:
-                continue
-            msg_type = msg.get("msg_type") or msg.get("header", {}).get("msg_type")
-            content = msg.get("content") or {}
-            if msg_type == "status":
-                state = content.get("execution_state")
-                if state == "dead":
-                    raise KernelDied(f"the kernel died while waiting for {what}.")
-                if state in ("restarting", "starting") and self.session is not None:
-                    # A new kernel process (a Jupyter server or gateway restarted a dead one):
-                    # it has no comm of ours, so a request would go unanswered until timeout.
-                    self._restarted = True
-                    raise KernelDied(RESTARTED.format(what=what))
-                self._status = state or self._status
-                continue
-            sender = (msg.get("header") or {}).get("session")
-            if msg_type == "iopub_welcome" and self._kernel_session and sender \
-                    and sender != self._kernel_session:
-                # Every kernel process has its own session id: a welcome from another one
-                # means the kernel was restarted behind the same ports (connection file).
-                self._restarted = True
-                raise KernelDied(RESTARTED.format(what=what))
-            if msg_type == "comm_close" and content.get("comm_id") == self.comm_id:
-                raise ProtocolError(
-                    "the kernel closed the kli.agent comm — it is not a kli kernel, or its "
-                    "comm target failed. Start the kernel with kernel_name='kli'.", "closed")
-            if msg_type != "comm_msg" or content.get("comm_id") != self.comm_id:
-                continue
-            self._kernel_session = self._kernel_session or sender
-            data = content.get("data")
-            if isinstance(data, dict) and (match(data) or (data.get("op") == "error"
-                                                          and data.get("id") is None)):
-                return data
+                if self._waiting and not self.transport.alive():
+                    self._break(lambda what: KernelDied(
+                        f"the kernel died while waiting for {what}; restart it and connect "
+                        "again (the image's state is lost)."))
+                    return
+            if msg is not None and not self._handle(msg):
+                return
+
+    def _handle(self, msg: dict[str, Any]) -> bool:
+        """Route one iopub message; False when the connection is over."""
+        msg_type = msg.get("msg_type") or msg.get("header", {}).get("msg_type")
+        content = msg.get("content") or {}
+        if msg_type == "status":
+            state = content.get("execution_state")
+            if state == "dead":
+                self._break(lambda what: KernelDied(f"the kernel died while waiting for {what}."))
+                return False
+            if state in ("restarting", "starting") and self.session is not None:
+                # A new kernel process (a Jupyter server or gateway restarted a dead one): it
+                # has no comm of ours, so a request would go unanswered until timeout.
+                self._break(lambda what: KernelDied(RESTARTED.format(what=what)))
+                return False
+            self._status = state or self._status
+            self._busy_with = ((msg.get("parent_header") or {}).get("msg_id")
+                               if state == "busy" else None)
+            return True
+        sender = (msg.get("header") or {}).get("session")
+        if msg_type == "iopub_welcome" and self._kernel_session and sender \
+                and sender != self._kernel_session:
+            # Every kernel process has its own session id: a welcome from another one means
+            # the kernel was restarted behind the same ports (connection file).
+            self._break(lambda what: KernelDied(RESTARTED.format(what=what)))
+            return False
+        if msg_type == "comm_close" and content.get("comm_id") == self.comm_id:
+            self._break(lambda what: ProtocolError(
+                "the kernel closed the kli.agent comm — it is not a kli kernel, or its comm "
+                "target failed. Start the kernel with kernel_name='kli'.", "closed"))
+            return False
+        if msg_type != "comm_msg" or content.get("comm_id") != self.comm_id:
+            return True
+        self._kernel_session = self._kernel_session or sender
+        data = content.get("data")
+        if not isinstance(data, dict):
+            return True
+        rid = data.get("id")
+        if data.get("op") == "hello" and rid is None:
+            self._deliver("hello", data)
+        elif rid is not None:
+            self._deliver(rid, data)
+        elif data.get("op") == "error":
+            # An error naming no request (the kernel could not read its id): the oldest
+            # waiting request is the likeliest sender.
+            with self._lock:
+                oldest = next(iter(self._waiting), None)
+            if oldest is not None:
+                self._deliver(oldest, data)
+        return True
+
+
+def _failure(kind: type[KernelError], text: str) -> Callable[[str], KernelError]:
+    """A maker of ``kind`` errors whose ``text`` names the waiting request at ``{what}``."""
+    return lambda what: kind(text.replace("{what}", what))

@@ -70,16 +70,45 @@ class ServerTransport:
         return json.loads(raw) if raw else None
 
     def _pick(self, kernel_name: str) -> str:
+        """The most recently active ``kernel_name`` kernel, or a new one (owned). A server that
+        forbids listing kernels (a Kernel Gateway at its defaults answers 403) gets a new one."""
         try:
-            kernels = [k for k in self._http("GET", "/api/kernels") if k.get("name") == kernel_name]
+            listed = self._http("GET", "/api/kernels")
+        except urllib.error.HTTPError as exc:
+            if exc.code != 403:
+                raise KernelError(self._refused("GET /api/kernels", exc)) from exc
+            listed = None  # listing is off (a gateway's list_kernels=False): start one
         except (urllib.error.URLError, OSError) as exc:
-            raise KernelError(f"cannot reach the Jupyter server at {self.base}: {exc}") from exc
+            raise KernelError(f"cannot reach the Jupyter server at {self.base}: "
+                              f"{getattr(exc, 'reason', exc)}") from exc
+        kernels = [k for k in listed or [] if k.get("name") == kernel_name]
         if kernels:
             kernels.sort(key=lambda k: k.get("last_activity") or "")
             return str(kernels[-1]["id"])
-        started = self._http("POST", "/api/kernels", {"name": kernel_name})
+        try:
+            started = self._http("POST", "/api/kernels", {"name": kernel_name})
+        except urllib.error.HTTPError as exc:
+            raise KernelError(self._refused(f"POST /api/kernels (start a {kernel_name} kernel)",
+                                            exc)) from exc
+        except (urllib.error.URLError, OSError) as exc:
+            raise KernelError(f"the Jupyter server at {self.base} did not answer POST "
+                              f"/api/kernels: {getattr(exc, 'reason', exc)}") from exc
         self.owned = True
         return str(started["id"])
+
+    def _refused(self, what: str, exc: urllib.error.HTTPError) -> str:
+        """An error text for a request the server answered with an HTTP error."""
+        try:
+            body = exc.read().decode("utf-8", "replace")
+            detail = json.loads(body).get("message") or body
+        except Exception:
+            detail = ""
+        hint = {401: "check the token", 403: "the token may lack the permission, or the "
+                "server forbids it", 404: "is this a Jupyter server's base URL (with its "
+                "base_url path)?"}.get(exc.code, "see the server's log")
+        said = f" ({str(detail)[:200]})" if detail else ""
+        return (f"the Jupyter server at {self.base} answered {what} with {exc.code} "
+                f"{exc.reason}{said}: {hint}.")
 
     # -- messages -----------------------------------------------------------------------------
     def _msg(self, msg_type: str, content: dict[str, Any], channel: str) -> dict[str, Any]:

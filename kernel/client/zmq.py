@@ -1,13 +1,25 @@
 """Transport over jupyter_client's ZMQ channels: a kernel this process started, or one found by
-its connection file."""
+its connection file.
+
+Kernels this process starts (``kli.client.start``, ``kli mcp --start``) listen on IPC
+transport — Unix sockets in a private folder (mode 0700) — not on loopback TCP: only this user
+can reach them, no port is taken, and ipykernel has no reason to warn "running over TCP without
+encryption" into the user's outputs. (CurveZMQ would also silence it, but ipykernel 7.4 uses it
+only when the kernel manager provisions keys, which jupyter_client 8.10 does not do.)
+"""
 
 from __future__ import annotations
 
 import glob
 import os
 import queue
+import shutil
+import tempfile
 import time
 from typing import Any
+
+from jupyter_client.manager import KernelManager
+from jupyter_client.utils import run_sync
 
 from kli.kernel.client.base import KernelError
 
@@ -89,6 +101,23 @@ class ZmqTransport:
         finally:
             if self.manager is not None and self.shutdown_on_close:
                 self.manager.shutdown_kernel(now=False)
+
+
+class IpcKernelManager(KernelManager):
+    """A KernelManager whose kernel listens on Unix sockets in a private temporary folder
+    (removed with the kernel). The folder is short-pathed: a Unix socket path has ~107 bytes."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        folder = tempfile.mkdtemp(prefix="kli-kernel-")  # mode 0700
+        super().__init__(transport="ipc", ip=os.path.join(folder, "k"), **kwargs)
+        self.ipc_folder = folder
+
+    async def _async_cleanup_resources(self, restart: bool = False) -> None:
+        await super()._async_cleanup_resources(restart=restart)
+        if not restart:
+            shutil.rmtree(self.ipc_folder, ignore_errors=True)
+
+    cleanup_resources = run_sync(_async_cleanup_resources)
 
 
 def newest_connection_file() -> str:

@@ -71,9 +71,12 @@ def wait_http(url: str, token: str, proc: subprocess.Popen[bytes], log: Path) ->
 
 
 class Stack:
-    """Kernel Gateway + Jupyter server (gateway client), both on 127.0.0.1."""
+    """Kernel Gateway + Jupyter server (gateway client), both on 127.0.0.1.
 
-    def __init__(self, tmp: Path) -> None:
+    ``defaults``: the gateway at its default configuration (no kernel listing, python3 its
+    default kernel) and no Jupyter server in front of it."""
+
+    def __init__(self, tmp: Path, *, defaults: bool = False) -> None:
         self.tmp = tmp
         self.root = tmp / "root"
         self.root.mkdir()
@@ -89,14 +92,15 @@ class Stack:
         self.seen: set[int] = set()  # every pid either process tree ever had
         jupyter = [sys.executable, "-m", "jupyter"]
         self.gateway_log = tmp / "gateway.log"
+        configured = [] if defaults else [
+            "--KernelGatewayApp.default_kernel_name=kli",
+            # A client without a kernel id finds the running kli kernel by listing them.
+            "--JupyterWebsocketPersonality.list_kernels=True"]
         self.gateway = subprocess.Popen(
             [*jupyter, "kernelgateway",
              "--KernelGatewayApp.ip=127.0.0.1",
              f"--KernelGatewayApp.port={self.gateway_port}",
-             f"--KernelGatewayApp.auth_token={GATEWAY_TOKEN}",
-             "--KernelGatewayApp.default_kernel_name=kli",
-             # A client without a kernel id finds the running kli kernel by listing them.
-             "--JupyterWebsocketPersonality.list_kernels=True"],
+             f"--KernelGatewayApp.auth_token={GATEWAY_TOKEN}", *configured],
             cwd=self.root, env=self.env, stdout=self.gateway_log.open("wb"),
             stderr=subprocess.STDOUT)
         self.server_log = tmp / "server.log"
@@ -104,7 +108,11 @@ class Stack:
         try:
             specs = wait_http(f"{self.gateway_url}/api/kernelspecs", GATEWAY_TOKEN, self.gateway,
                               self.gateway_log)
-            assert specs["default"] == "kli" and "kli" in specs["kernelspecs"]
+            assert "kli" in specs["kernelspecs"]
+            assert specs["default"] == ("python3" if defaults else "kli")
+            if defaults:
+                self.track()
+                return
             self.server = subprocess.Popen(
                 [*jupyter, "server", "--allow-root", "--no-browser", "--ip=127.0.0.1",
                  f"--port={self.server_port}", f"--ServerApp.root_dir={self.root}",
@@ -184,5 +192,13 @@ class Stack:
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     s = Stack(tmp_path_factory.mktemp("gateway"))
+    yield s
+    s.stop()
+
+
+@pytest.fixture(scope="module")
+def default_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    """A Kernel Gateway at its default configuration (GET /api/kernels answers 403)."""
+    s = Stack(tmp_path_factory.mktemp("gateway-defaults"), defaults=True)
     yield s
     s.stop()

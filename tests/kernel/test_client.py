@@ -71,6 +71,66 @@ def test_interrupt_stops_a_long_eval_of_this_client(owned: client.AgentClient) -
     assert owned.call("eval", {"code": "'still here'"}).ok
 
 
+def _shared_by_threads(k: client.AgentClient, n: int = 10) -> list[Any]:
+    """``n`` threads call one client at once, each its own eval; their results in order."""
+    results: list[Any] = [None] * n
+    barrier = threading.Barrier(n)
+
+    def worker(i: int) -> None:
+        barrier.wait()
+        try:
+            results[i] = k.call("eval", {"code": f"import time\ntime.sleep(0.05)\n{i} * 1000"},
+                                timeout=60)
+        except Exception as exc:  # recorded: the assertion names it
+            results[i] = exc
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(90)
+    return results
+
+
+def test_one_client_shared_by_ten_threads_gets_every_reply_to_its_caller(
+        owned: client.AgentClient) -> None:
+    results = _shared_by_threads(owned)
+    for i, r in enumerate(results):
+        assert isinstance(r, ToolResult), f"thread {i}: {r!r}"
+        assert r.ok and r.text.strip().endswith(str(i * 1000)), (i, r.text)
+
+
+def test_asyncio_tasks_share_one_client(owned: client.AgentClient) -> None:
+    import asyncio
+
+    async def body() -> list[ToolResult]:
+        return await asyncio.gather(*(owned.acall("eval", {"code": f"{i} + 0.5"}, timeout=60)
+                                      for i in range(10)))
+
+    results = asyncio.run(body())
+    assert [r.text.strip().split("] ", 1)[1] for r in results] == [f"{i}.5" for i in range(10)]
+
+
+def test_a_cancelled_task_interrupts_its_eval_and_the_kernel_is_idle_again(
+        owned: client.AgentClient) -> None:
+    import asyncio
+
+    async def body() -> float:
+        task = asyncio.ensure_future(
+            owned.acall("eval", {"code": "import time\ntime.sleep(100)", "timeout": 200}))
+        await asyncio.sleep(1.0)
+        assert owned.status == "busy"
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        began = time.monotonic()
+        after = await owned.acall("eval", {"code": "'idle again'"}, timeout=30)
+        assert after.ok and "idle again" in after.text
+        return time.monotonic() - began
+
+    assert asyncio.run(body()) < 5
+
+
 def test_close_shuts_down_the_owned_kernel(tmp_path: Path) -> None:
     k = client.start(cwd=str(tmp_path), timeout=30)
     km = k.transport.manager
@@ -189,6 +249,9 @@ def test_connect_server_starts_and_talks_to_a_kernel_over_the_websocket(server: 
         with client.connect_server(server["url"], server["token"], kernel_id, timeout=30) as k2:
             assert k2.session != k.session
             assert k2.call("eval", {"code": "1 + 1"}).ok
+            # the websocket connection too is shared by threads without losing replies
+            for i, r in enumerate(_shared_by_threads(k2)):
+                assert isinstance(r, ToolResult) and r.text.strip().endswith(str(i * 1000)), r
     req = urllib.request.Request(f"{server['url']}/api/kernels",
                                  headers={"Authorization": f"token {server['token']}"})
     with urllib.request.urlopen(req) as resp:  # the owned kernel was shut down on close
@@ -215,3 +278,25 @@ def test_a_dead_kernel_found_by_connection_file_is_reported_by_its_heartbeat(tmp
         k.close()
     finally:
         km.shutdown_kernel(now=True)
+
+
+START_AND_CALL = """
+import json, sys
+from kli import client
+with client.start(cwd=sys.argv[1], timeout=60) as k:
+    info = k.transport.client.get_connection_info()
+    print(json.dumps({"transport": info["transport"],
+                      "eval": k.call("eval", {"code": "6 * 7"}).text}))
+"""
+
+
+def test_a_started_kernel_uses_ipc_and_prints_no_unencrypted_tcp_warning(tmp_path: Path) -> None:
+    """ipykernel warns "running over TCP without encryption" into the user's outputs and logs;
+    kernels kli starts listen on Unix sockets instead, which only this user can open."""
+    done = subprocess.run([sys.executable, "-c", START_AND_CALL, str(tmp_path)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert out["transport"] == "ipc" and out["eval"].strip().endswith("42")
+    assert "without encryption" not in done.stderr + done.stdout
+    assert "WARNING" not in done.stderr, done.stderr

@@ -346,3 +346,35 @@ def test_the_cli_core_imports_nothing_from_mcp_until_kli_mcp_runs() -> None:
     heavy = ("mcp", "mcp_types", "uvicorn", "starlette", "anyio", "jupyter_client")
     assert [m for m in loaded if m.split(".")[0] in heavy] == []
     assert [m for m in loaded if m.startswith("kli.kernel")] == []
+
+
+def test_the_started_kernel_listens_on_ipc_and_logs_no_unencrypted_tcp_warning(
+        tmp_path: Path) -> None:
+    """kli mcp --start's kernel writes its log to kli mcp's stderr: ipykernel's "running over
+    TCP without encryption" warning must not be there (IPC transport, see docs/mcp.md)."""
+    proc = subprocess.Popen(mcp_command("--start", "--root", str(_root(tmp_path))),
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=server_env(tmp_path))
+    assert proc.stdin is not None and proc.stdout is not None
+
+    def send(message: dict[str, Any]) -> None:
+        proc.stdin.write(json.dumps({"jsonrpc": "2.0", **message}) + "\n")  # type: ignore[union-attr]
+        proc.stdin.flush()  # type: ignore[union-attr]
+
+    try:
+        send({"id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "0"}}})
+        assert json.loads(proc.stdout.readline())["id"] == 1
+        send({"method": "notifications/initialized"})
+        send({"id": 2, "method": "tools/call", "params": {"name": "eval", "arguments": {
+            "code": "import json, os\nfrom ipykernel.kernelapp import IPKernelApp\n"
+                    "IPKernelApp.instance().transport"}}})
+        answer = json.loads(proc.stdout.readline())
+        assert "'ipc'" in answer["result"]["content"][0]["text"], answer
+    finally:
+        proc.stdin.close()
+        assert proc.wait(20) == 0
+    assert proc.stderr is not None
+    log = proc.stderr.read()
+    assert "without encryption" not in log, log
