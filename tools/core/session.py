@@ -10,26 +10,49 @@ from __future__ import annotations
 import itertools
 import threading
 import time
+from array import array
 from collections import Counter, deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 _ids = itertools.count(1)
 
 
+def version_of(lines: Sequence[str]) -> array[int]:
+    """A wide (64-bit) hash of every line, in order: what a view remembers of the whole text it
+    was taken from, so a later edit can tell which lines changed since (``FileView.base``).
+
+    Python's ``hash`` of a ``str`` (SipHash, cached on the string) is enough: views never leave
+    the process, and two different lines collide with probability 2**-64."""
+    return array("q", map(hash, lines))
+
+
 @dataclass
 class FileView:
-    """What a session saw of one file when it last read or searched it.
+    """What a session was shown of one keyed text: a file (keyed by its real path) today, a
+    notebook cell (``PATH#CELL_ID``) later — nothing here is specific to files.
 
-    ``hashes`` maps 1-based line numbers to the HH anchors shown; ``cut`` holds the numbers of
-    lines that were shown cut (too wide), which an edit may not replace unseen.
+    ``texts`` maps 1-based line numbers to the full text of each row shown (an anchor is valid
+    only if the line at that number is still that text); ``hashes`` gives their HH anchors.
+    ``cut`` holds the numbers of lines that were shown cut (too wide), which an edit may not
+    replace unseen. ``base`` is ``version_of`` the whole text the session last saw (read,
+    search, or its own edit wrote), or None when the text was streamed and never held whole;
+    an edit compares it with the current text to find what changed behind the session's back.
     """
 
-    hashes: dict[int, str] = field(default_factory=dict)
+    texts: dict[int, str] = field(default_factory=dict)
     cut: set[int] = field(default_factory=set)
     whole: bool = True
     at: float = field(default_factory=time.time)
+    base: array[int] | None = field(default=None, repr=False)
+
+    @property
+    def hashes(self) -> dict[int, str]:
+        """The ``HH`` anchor of each row shown."""
+        from kli.tools.file.anchors import line_hash
+
+        return {n: line_hash(t) for n, t in self.texts.items()}
 
 
 @dataclass

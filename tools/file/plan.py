@@ -9,6 +9,14 @@ Rules (spec kli-tools.txt, ``edit``):
 
 - every ``LINE:HH`` is re-hashed against the current text; a mismatch (or a line past the end)
   is stale and rejects the whole patch, naming the file and the line to re-read;
+- the two hex digits are the model's handle, not the proof: an anchor must name a line the
+  session was shown (``FileView.texts``) and that line must still be exactly that text; every
+  line a range covers that the session was shown must be too;
+- when the file changed since the session last saw it (not by its own edits: those move the
+  view's version along), every target line must lie before the change, or after it when the
+  line count is unchanged; otherwise its number may point at a moved block's look-alike and the
+  patch is stale. Without a version (a streamed search of a large file) the shown rows next to
+  each target must still be as shown;
 - a line the session saw only cut (too wide) may not be replaced or deleted;
 - overlapping range ops, and an insert that falls inside a range op (its gap lies between two
   lines the range removes), are rejected naming both;
@@ -17,7 +25,8 @@ Rules (spec kli-tools.txt, ``edit``):
 - the result ends with a newline (an emptied file stays empty); a CRLF file (its first line
   ending is ``\\r\\n``) gets ``\\r\\n`` payload lines and keeps ``\\r`` in hashed text.
 
-Only anchor lines are hashed here; the tool hashes only the rows it shows.
+Only anchor lines get the HH hash here; the version check hashes every line with Python's
+built-in (C-speed) string hash.
 """
 
 from __future__ import annotations
@@ -27,7 +36,7 @@ import itertools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from kli.tools.core.session import FileView
+from kli.tools.core.session import FileView, version_of
 from kli.tools.core.textfile import split_lines
 from kli.tools.file.anchors import line_hash
 from kli.tools.file.hashline import (
@@ -146,43 +155,122 @@ def _first_ending_crlf(text: str) -> bool:
     return nl > 0 and text[nl - 1] == "\r"
 
 
+def _stale(rel: str, op: Op, n: int, why: str, *, whole: bool = False) -> PlanError:
+    lo, hi = max(1, n - 5), n + 5
+    assert op.start is not None and op.end is not None
+    label = str(op.start) if op.start == op.end else f"{op.start}..{op.end}"
+    again = (
+        f"Re-read {rel} (read path='{rel}')"
+        if whole
+        else f"Re-read line {n} of {rel} (read path='{rel}' start={lo} end={hi})"
+    )
+    return PlanError(
+        f"stale anchor {label} in {rel} (patch line {op.patch_line}): {why} {again} and redo "
+        "the patch with fresh anchors. Nothing was written.",
+        kind="stale",
+        path=rel,
+        line=n,
+    )
+
+
+def _targets(op: Op) -> range:
+    """The lines an op depends on: a range's lines, or an insert's anchor line."""
+    assert op.start is not None and op.end is not None
+    return range(op.start.line, op.end.line + 1)
+
+
+def changed_region(view: FileView | None, lines: list[str]) -> tuple[int, int, int] | None:
+    """How the text differs from the version ``view`` was taken from, as ``(prefix, suffix,
+    delta)``: the counts of leading and trailing lines both versions share (never overlapping)
+    and the change in line count. None when nothing changed, or when the view has no version
+    (the text was streamed): the caller then has only the rows shown to go by."""
+    if view is None or view.base is None:
+        return None
+    base = view.base
+    current = version_of(lines)
+    if current == base:
+        return None
+    shortest = min(len(base), len(current))
+    prefix = 0
+    while prefix < shortest and base[prefix] == current[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < shortest - prefix and base[-1 - suffix] == current[-1 - suffix]:
+        suffix += 1
+    return prefix, suffix, len(current) - len(base)
+
+
 def _check_anchors(
     rel: str, lines: list[str], ops: list[Op], view: FileView | None, wide: int | None
 ) -> None:
+    """Every anchor names a line the session was shown, whose text is still exactly that; and
+    when the file changed behind the session's back, no target lies where the change may have
+    moved it (see the module docstring)."""
     total = len(lines)
+    texts = view.texts if view is not None else {}
+    region = changed_region(view, lines)
     for op in ops:
         if op.start is None or op.end is None:
             continue
-        for anchor in {op.start, op.end}:
+        for anchor in (op.start, op.end) if op.start != op.end else (op.start,):
             n = anchor.line
-            lo, hi = max(1, n - 5), n + 5
             if n > total:
-                raise PlanError(
-                    f"stale anchor {anchor} in {rel} (patch line {op.patch_line}): {rel} has only "
-                    f"{total} line(s) now, so line {n} no longer exists. Re-read {rel} (read "
-                    f"path='{rel}') and redo the patch with fresh anchors. Nothing was written.",
-                    kind="stale",
-                    path=rel,
-                    line=n,
+                raise _stale(
+                    rel, op, n, f"{rel} has only {total} line(s) now, so line {n} no longer "
+                    "exists.", whole=True
                 )
             actual = line_hash(lines[n - 1])
             if actual != anchor.hash:
-                raise PlanError(
-                    f"stale anchor {anchor} in {rel} (patch line {op.patch_line}): line {n} now "
-                    f"hashes {actual}, so it changed since you read it. Re-read line {n} of {rel} "
-                    f"(read path='{rel}' start={lo} end={hi}) and redo the patch with fresh "
-                    "anchors. Nothing was written.",
-                    kind="stale",
-                    path=rel,
-                    line=n,
+                raise _stale(
+                    rel, op, n, f"line {n} now hashes {actual}, not {anchor.hash}, so it changed "
+                    "since you read it."
                 )
+            if view is not None and n not in texts:
+                raise _stale(
+                    rel, op, n, f"line {n} was never shown to you in this session (by read, "
+                    "search or an edit's fresh anchors), so its anchor cannot be checked."
+                )
+        for n in _targets(op):
+            if n > total:
+                raise _stale(rel, op, n, f"{rel} has only {total} line(s) now.", whole=True)
+            shown = texts.get(n)
+            if shown is not None and shown != lines[n - 1]:
+                raise _stale(
+                    rel, op, n, f"line {n} changed since you read it (its anchor hash may still "
+                    "match, but its text does not)."
+                )
+        if region is not None:
+            prefix, suffix, delta = region
+            for n in _targets(op):
+                if n <= prefix or (delta == 0 and n > total - suffix):
+                    continue
+                where = (
+                    f"lines {prefix + 1}-{total - suffix}"
+                    if prefix + 1 <= total - suffix
+                    else f"{-delta} line(s) removed after line {prefix}"
+                )
+                raise _stale(
+                    rel, op, n, f"{rel} changed since you last read it, not by your edits "
+                    f"({where} differ from what you saw, {delta:+d} line(s) in all), and line "
+                    f"{n} lies in or after that change, so the lines it names may have moved."
+                )
+        else:
+            # No version to compare: the rows shown around the target must still be as shown.
+            first, last = op.start.line, op.end.line
+            for n in (first - 1, last + 1):
+                shown = texts.get(n)
+                if shown is not None and (n > total or lines[n - 1] != shown):
+                    raise _stale(
+                        rel, op, n, f"line {n}, next to the lines you anchored, changed since "
+                        "you read it, so the block may have moved."
+                    )
         if op.kind in RANGE_KINDS:
             for n in range(op.start.line, op.end.line + 1):
                 seen_cut = view is not None and n in view.cut
                 unseen_wide = (
                     wide is not None
                     and len(lines[n - 1]) > wide
-                    and (view is None or n not in view.hashes)
+                    and n not in texts
                 )
                 if seen_cut or unseen_wide:
                     raise PlanError(
@@ -244,7 +332,10 @@ def plan_file(
 ) -> FilePlan:
     """Apply ``ops`` to ``text`` in memory, or raise ``PlanError``.
 
-    ``view`` is what the session saw of the file (its ``cut`` lines may not be replaced);
+    ``view`` is what the session saw of the file: its anchors must name rows it shows, those
+    rows must be unchanged, its version decides whether the file changed behind the session's
+    back, and its ``cut`` lines may not be replaced. ``view=None`` checks the anchors' hashes
+    only (a plan made outside any session, as the tests and benchmarks do);
     ``wide`` is the width above which read shows a line cut: such a line not in ``view`` is
     treated as unseen-whole too.
     """

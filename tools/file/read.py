@@ -2,8 +2,8 @@
 
 Spec (kli-tools.txt, read): inclusive 1-based ``start``/``end``; a start past end-of-file is an
 error, an end past it clamps; ``raw`` drops the ``LINE:HH|`` prefix; a file over 2 MiB is an
-error naming ``search``; an empty file reads as ``(empty file)``; reading records the line
-hashes for the session (the read-before-edit state edit requires).
+error naming ``search``; an empty file reads as ``(empty file)``; reading records the lines
+shown (their full text) for the session (the read-before-edit state edit requires).
 
 Where the spec is silent, the model's context is protected: one read shows at most
 ``MAX_LINES`` lines and about ``MAX_OUTPUT_CHARS`` characters, and says exactly which ``read``
@@ -19,7 +19,7 @@ from typing import Any
 
 from kli.tools.core.registry import GATE_READ, Call, Tool
 from kli.tools.core.result import ToolError, ToolResult
-from kli.tools.core.session import FileView, Session
+from kli.tools.core.session import FileView, Session, version_of
 from kli.tools.core.textfile import (
     IsDirectory,
     NotRegular,
@@ -72,29 +72,30 @@ def record_view(
     session: Session,
     real: str,
     lines: list[str] | None,
-    hashes: dict[int, str],
+    texts: dict[int, str],
     cut: set[int],
     *,
     whole: bool | None = None,
 ) -> FileView:
-    """Record what was just shown of ``real``, keeping earlier shown lines whose text is
-    unchanged (so paging through a file builds up one view). ``lines`` is the file's current
-    lines (None when not held in memory: earlier views are then dropped). ``whole`` defaults to
-    "every line of the file has been shown". Returns the stored view."""
+    """Record what was just shown of ``real``: ``texts`` maps each shown row's number to the
+    line's full text. ``lines`` is the file's current lines, remembered as the view's version
+    (``version_of``); None when the text was streamed and never held whole. Rows shown earlier
+    are kept only when the file is still the version they were shown from (so paging through an
+    unchanged file builds up one view, and a changed file's old rows are never trusted).
+    ``whole`` defaults to "every line of the file has been shown". Returns the stored view."""
     old = session.views.get(real)
-    merged_hashes = dict(hashes)
+    base = version_of(lines) if lines is not None else None
+    merged = dict(texts)
     merged_cut = set(cut)
-    if old is not None and lines is not None:
-        for number, hh in old.hashes.items():
-            if number in merged_hashes or number > len(lines):
-                continue
-            if line_hash(lines[number - 1]) == hh:
-                merged_hashes[number] = hh
+    if old is not None and base is not None and old.base == base:
+        for number, text in old.texts.items():
+            if number not in merged:
+                merged[number] = text
                 if number in old.cut:
                     merged_cut.add(number)
     if whole is None:
-        whole = lines is not None and len(merged_hashes) == len(lines)
-    view = FileView(hashes=merged_hashes, cut=merged_cut, whole=whole)
+        whole = lines is not None and len(merged) == len(lines)
+    view = FileView(texts=merged, cut=merged_cut, whole=whole, base=base)
     session.record_view(real, view)
     return view
 
@@ -184,21 +185,21 @@ def _run(call: Call) -> ToolResult:
             path=rel,
         )
     rows: list[str] = []
-    hashes: dict[int, str] = {}
+    shown: dict[int, str] = {}
     cut: set[int] = set()
     chars = 0
     shown_end = start - 1
     for number in range(start, end + 1):
         if number - start >= MAX_LINES or (rows and chars >= MAX_OUTPUT_CHARS):
             break
-        row, hh, was_cut = render_row(number, lines[number - 1], raw=raw)
+        row, _hh, was_cut = render_row(number, lines[number - 1], raw=raw)
         rows.append(row)
         chars += len(row) + 1
-        hashes[number] = hh
+        shown[number] = lines[number - 1]
         if was_cut:
             cut.add(number)
         shown_end = number
-    record_view(call.session, real, lines, hashes, cut)
+    record_view(call.session, real, lines, shown, cut)
     notes: list[str] = []
     clamped = shown_end < end
     if clamped:

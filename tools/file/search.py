@@ -351,7 +351,7 @@ def _render_file(
     hit_set = set(hits.hits)
     shown_note = "" if len(hits.hits) == hits.count else f", first {len(hits.hits)} shown"
     rows = [f"{rel} ({hits.count} matching line{'s' if hits.count != 1 else ''}{shown_note})"]
-    hashes: dict[int, str] = {}
+    shown: dict[int, str] = {}
     cut: set[int] = set()
     for w, (lo, hi) in enumerate(windows):
         if w and context:
@@ -366,13 +366,13 @@ def _render_file(
                 if i not in got:
                     break
                 text = got[i]
-            row, hh, was_cut = render_row(i + 1, text, marker="*" if i in hit_set else " ")
+            row, _hh, was_cut = render_row(i + 1, text, marker="*" if i in hit_set else " ")
             rows.append(row)
-            hashes[i + 1] = hh
+            shown[i + 1] = text
             if was_cut:
                 cut.add(i + 1)
     # Views are keyed by the real path (a symlink's target), as read and edit key them.
-    record_view(call.session, os.path.realpath(real), lines, hashes, cut, whole=True)
+    record_view(call.session, os.path.realpath(real), lines, shown, cut, whole=True)
     return rows, len(cut)
 
 

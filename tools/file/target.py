@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from kli.tools.core.jail import Jail
 from kli.tools.core.result import ToolError
-from kli.tools.core.session import FileView, Session
+from kli.tools.core.session import FileView, Session, version_of
 from kli.tools.core.textfile import IsDirectory, NotRegular, NotText, read_text, split_lines
 from kli.tools.file.plan import MAX_SHOWN_ROWS, FilePlan, merge_regions
 from kli.tools.file.read import render_row
@@ -63,9 +63,9 @@ def load_text(real: str, rel: str, jail: Jail | None = None) -> str:
 def _render(
     lines: tuple[str, ...] | list[str], regions: list[tuple[int, int]], rel: str
 ) -> tuple[list[str], dict[int, str], set[int]]:
-    """Rows for ``regions`` with ``…`` between them; returns rows, hashes shown, cut rows."""
+    """Rows for ``regions`` with ``…`` between them; returns rows, texts shown, cut rows."""
     rows: list[str] = []
-    hashes: dict[int, str] = {}
+    shown_texts: dict[int, str] = {}
     cut: set[int] = set()
     shown = 0
     for i, (a, b) in enumerate(regions):
@@ -78,14 +78,14 @@ def _render(
                     f"[… {rest} more changed line(s) not shown; read path='{rel}' start={n} "
                     "to see them]"
                 )
-                return rows, hashes, cut
-            row, hh, was_cut = render_row(n, lines[n - 1])
+                return rows, shown_texts, cut
+            row, _hh, was_cut = render_row(n, lines[n - 1])
             rows.append(row)
-            hashes[n] = hh
+            shown_texts[n] = lines[n - 1]
             if was_cut:
                 cut.add(n)
             shown += 1
-    return rows, hashes, cut
+    return rows, shown_texts, cut
 
 
 def _record(
@@ -97,12 +97,17 @@ def _record(
     shown: dict[int, str],
     shown_cut: set[int],
     written: set[int],
+    lines: tuple[str, ...] | list[str],
 ) -> None:
-    hashes = dict(kept)
-    hashes.update(shown)
+    texts = dict(kept)
+    texts.update(shown)
     # A payload line the model wrote itself is known whole even if shown cut.
     cut = (kept_cut | shown_cut) - written
-    session.record_view(real, FileView(hashes=hashes, cut=cut, whole=old.whole if old else False))
+    # The written text is the session's own: it becomes the version the view was taken from.
+    session.record_view(
+        real,
+        FileView(texts=texts, cut=cut, whole=old.whole if old else False, base=version_of(lines)),
+    )
 
 
 def written_report(
@@ -125,16 +130,16 @@ def written_report(
     kept: dict[int, str] = {}
     kept_cut: set[int] = set()
     if old is not None:
-        kept = plan.remap(old.hashes)
+        kept = plan.remap(old.texts)
         kept_cut = set(plan.remap({n: "" for n in old.cut}))
     if not lines:
-        _record(session, real, old, {}, set(), {}, set(), set())
+        _record(session, real, old, {}, set(), {}, set(), set(), lines)
         return f"{head}\n{EMPTY_FILE}"
     rows, shown, shown_cut = _render(lines, merge_regions(spans, len(lines)), rel)
     written = {n for a, b in plan.payload for n in range(a, b + 1)}
-    # Lines a repair changed now have different hashes from what the session saw.
+    # Lines a repair changed are no longer the text the session saw.
     for n in list(kept):
-        if n in shown and kept[n] != shown[n]:
+        if n > len(lines) or lines[n - 1] != kept[n]:
             kept.pop(n)
-    _record(session, real, old, kept, kept_cut, shown, shown_cut, written)
+    _record(session, real, old, kept, kept_cut, shown, shown_cut, written, lines)
     return "\n".join([head, *rows])

@@ -95,7 +95,7 @@ def test_stale_hash_and_past_end_anchor_are_stale() -> None:
 
 
 def test_cut_lines_in_the_view_may_not_be_replaced_but_may_anchor_inserts() -> None:
-    view = FileView(hashes={3: line_hash("l3")}, cut={3})
+    view = FileView(texts={2: "l2", 3: "l3", 4: "l4"}, cut={3})
     with pytest.raises(PlanError) as info:
         plan(f"@@ f\n- {a(2)}..{a(4)}\n", view=view)
     assert info.value.kind == "cut" and info.value.line == 3
@@ -109,10 +109,10 @@ def test_a_wide_line_never_shown_counts_as_cut() -> None:
         plan(
             f"@@ f\n= {a(2, wide)}\n~x\n",
             text=text,
-            view=FileView(hashes={1: line_hash("a")}),
+            view=FileView(texts={1: "a"}),
             wide=20,
         )
-    shown = FileView(hashes={1: line_hash("a"), 2: line_hash(wide)})
+    shown = FileView(texts={1: "a", 2: wide})
     assert plan(f"@@ f\n= {a(2, wide)}\n~x\n", text=text, view=shown, wide=40).after == "a\nx\n"
 
 
