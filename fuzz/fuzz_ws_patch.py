@@ -9,7 +9,7 @@ from __future__ import annotations
 import atheris
 
 with atheris.instrument_imports():
-    from kli.tools.ws import ladder, patch_parse
+    from kli.tools.ws import ladder, patch_parse, splice
 
 
 def test_one_input(data: bytes) -> None:
@@ -26,8 +26,8 @@ def test_one_input(data: bytes) -> None:
         assert 0 <= span.start <= span.end <= len(text)
     if match.count == 1:
         try:
-            out, _n = ladder.apply(text, match, new, old=old)
-        except ladder.DoesNotFit:
+            out, _n = splice.apply(text, match, new, old=old)
+        except splice.DoesNotFit:
             return
         span = match.spans[0]
         assert out.startswith(text[: span.start]) and out.endswith(text[span.end :])

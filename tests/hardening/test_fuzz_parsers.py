@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from kli.tools import Workspace
 from kli.tools.file import hashline
 from kli.tools.file.anchors import line_hash
-from kli.tools.ws import ladder, patch_parse
+from kli.tools.ws import ladder, patch_parse, splice
 
 from .conftest import examples
 
@@ -75,8 +75,8 @@ def test_ladder_seek_finds_spans_inside_the_text_and_exact_is_verbatim(
         assert match.rung == ladder.EXACT and match.count == 1
     if match.count == 1:
         try:
-            out, n = ladder.apply(text, match, new, old=old)
-        except ladder.DoesNotFit:
+            out, n = splice.apply(text, match, new, old=old)
+        except splice.DoesNotFit:
             return
         span = match.spans[0]
         assert n == 1

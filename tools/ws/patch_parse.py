@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from kli.tools.ws.ladder import Body, line_diff
+from kli.tools.ws.hunk import Body, line_diff
 
 HUNK_HEADER = re.compile(r"^@@+ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@+(.*)$")
 LOOSE_HUNK_HEADER = re.compile(r"^@@.*$")

@@ -19,8 +19,10 @@ from kli.tools.core.jail import Resolved
 from kli.tools.core.registry import GATE_EDIT, Call, Tool
 from kli.tools.core.result import ToolError, ToolResult
 from kli.tools.core.textfile import IsDirectory, NotRegular, NotText, read_text
-from kli.tools.ws import gutter, ladder, telemetry
+from kli.tools.ws import gutter, ladder, splice, telemetry
+from kli.tools.ws.closest import closest_span
 from kli.tools.ws.syntax import apply_with_syntax_check
+from kli.tools.ws.textlines import search_lines
 
 # The over-edit guard: an old_str covering at least this fraction of the lines of a file of at
 # least this many lines is a whole-file rewrite in disguise, refused (over_edit_guard).
@@ -104,7 +106,7 @@ def _line_list(spans: tuple[ladder.Span, ...]) -> str:
 
 
 def not_found_message(rel: str, text: str, old: str) -> str:
-    near = ladder.closest_span(text, old)
+    near = closest_span(text, old)
     head = f"old_str not found in {rel} — no strategy of the match ladder matched ({RUNG_ORDER})."
     retry = (
         "Re-read the region with ws_read and copy old_str from it byte-for-byte (indentation "
@@ -171,7 +173,7 @@ def _run(call: Call) -> ToolResult:
         if old == new:
             raise _refuse(call, rel, text, "no_op", MSG_NO_OP, **ctx)
         file_lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
-        old_lines = len(ladder.search_lines(old)[0])
+        old_lines = len(search_lines(old)[0])
         if file_lines >= OVER_EDIT_MIN_LINES and old_lines >= OVER_EDIT_FRACTION * file_lines:
             raise _refuse(
                 call,
@@ -219,8 +221,8 @@ def _run(call: Call) -> ToolResult:
                 **ctx,
             )
         try:
-            after, replaced = ladder.apply(text, match, new, replace_all=replace_all, old=old)
-        except ladder.DoesNotFit as exc:
+            after, replaced = splice.apply(text, match, new, replace_all=replace_all, old=old)
+        except splice.DoesNotFit as exc:
             span = match.spans[0]
             raise _refuse(
                 call,
@@ -250,7 +252,7 @@ def _run(call: Call) -> ToolResult:
         )
         keys.append(f"syntax.{outcome.status}")
         telemetry.record(call.session, keys)
-        spans = [[s.first_line, s.last_line] for s in ladder.choose_disjoint(match.spans)]
+        spans = [[s.first_line, s.last_line] for s in splice.choose_disjoint(match.spans)]
         common: dict[str, Any] = {
             "path": rel,
             "rung": match.rung,

@@ -30,7 +30,8 @@ from kli.tools.core.registry import GATE_EDIT, Call, Tool
 from kli.tools.core.result import ToolError, ToolResult
 from kli.tools.core.textfile import encode
 from kli.tools.ws import gutter, ladder, telemetry
-from kli.tools.ws.ladder import Body
+from kli.tools.ws.closest import closest_span
+from kli.tools.ws.hunk import Body, render_hunk
 from kli.tools.ws.patch_parse import FilePatch, Hunk, PatchParseError, parse
 from kli.tools.ws.syntax import SyntaxOutcome, check_file, outcome_note, reverted_message
 from kli.tools.ws.ws_edit import open_text
@@ -239,7 +240,7 @@ def plan_file(text: str, hunks: list[Hunk], *, window_lines: int = ANCHOR_WINDOW
             continue
         span = match.spans[0]
         a, b = span.first_line - 1, span.last_line - 1
-        new_lines, why = ladder.render_hunk(
+        new_lines, why = render_hunk(
             body, lines[a : b + 1], span, local_indent=match.rung == ladder.ANCHORED
         )
         if new_lines is None:
@@ -286,7 +287,7 @@ def _miss(
                 f"no match within ±{window_lines} lines of line {hunk.old_start}; its old lines "
                 f"are at line {at}, outside that window — fix the @@ line number to -{at}."
             )
-    near = ladder.closest_span(working, old, window)
+    near = closest_span(working, old, window)
     scope = f"within ±{window_lines} lines of line {hunk.old_start}" if window else "in the file"
     hint = ""
     if near is not None and near.ratio >= 0.5:

@@ -8,7 +8,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kli.tools.ws import ladder
-from kli.tools.ws.ladder import apply, closest_span, seek
+from kli.tools.ws.closest import closest_span
+from kli.tools.ws.ladder import seek
+from kli.tools.ws.splice import apply
+from kli.tools.ws.textlines import search_lines
 
 SRC = "def f():\n    a = 1\n    b = 2\n\n    return a + b\n"
 
@@ -204,7 +207,7 @@ def test_no_ambiguous_match_is_ever_applied(
         assert oracle[rung] <= 1, oracle
         span = m.spans[0]
         got = text.split("\n")[span.first_line - 1 : span.last_line]
-        assert [ln.strip() for ln in got] == [ln.strip() for ln in ladder.search_lines(old)[0]]
+        assert [ln.strip() for ln in got] == [ln.strip() for ln in search_lines(old)[0]]
 
 
 def test_a_line_re_emitted_shallower_is_not_an_exact_match_inside_indentation() -> None:
