@@ -13,54 +13,19 @@ characters dropped between them. Only the newest ``SCRATCH_KEEP`` capture files 
 
 from __future__ import annotations
 
-import contextlib
-import itertools
-import os
-import time
-
-from kli.tools.core.atomic import write_atomic
+from kli.tools.core import scratch
 from kli.tools.core.jail import Jail
-from kli.tools.core.textfile import encode
+from kli.tools.core.truncate import captured, elided_marker, ends
 
 # Characters of each stream the model is shown (head and tail together).
 MODEL_STREAM_CHARS = 16_000
-# Capture files kept in .kli/scratch/ per tool; older ones are removed.
+# Capture files kept in .kli/scratch/ per tool; older ones are removed (scratch.keep_newest).
 SCRATCH_KEEP = 50
-
-_counter = itertools.count(1)
-
-
-def dropped_marker(dropped: int, total: int) -> str:
-    return f"\n… [{dropped} characters dropped while running; {total} were produced in all] …\n"
-
-
-def capture_text(head: str, tail: str, total: int) -> str:
-    """The kept text of a stream as the capture file holds it."""
-    if not tail:
-        return head
-    return head + dropped_marker(total - len(head) - len(tail), total) + tail
 
 
 def save_capture(jail: Jail, tool: str, stream: str, text: str) -> str:
     """Write ``text`` to a new file in the scratch folder; return its root-relative path."""
-    folder = jail.scratch_dir()
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    name = f"{tool}-{stamp}-{os.getpid()}-{next(_counter)}.{stream}.txt"
-    path = os.path.join(folder, name)
-    write_atomic(path, encode(text))
-    _prune(folder, tool)
-    return jail.rel(path)
-
-
-def _prune(folder: str, tool: str) -> None:
-    with contextlib.suppress(OSError):
-        names = [n for n in os.listdir(folder) if n.startswith(tool + "-") and n.endswith(".txt")]
-        if len(names) <= SCRATCH_KEEP:
-            return
-        paths = sorted((os.path.join(folder, n) for n in names), key=os.path.getmtime)
-        for old in paths[: len(paths) - SCRATCH_KEEP]:
-            with contextlib.suppress(OSError):
-                os.unlink(old)
+    return scratch.save(jail, text, prefix=tool, suffix=f"{stream}.txt", keep=SCRATCH_KEEP)
 
 
 def stream_section(
@@ -84,20 +49,17 @@ def stream_section(
     kept = len(head) + len(tail)
     limit = MODEL_STREAM_CHARS
     if kept <= limit:
-        body = capture_text(head, tail, total)
+        body = captured(head, tail, total)
         lines = [f"{label}:", body.rstrip("\n")]
     else:
-        file_rel = save_capture(jail, tool, label, capture_text(head, tail, total))
+        file_rel = save_capture(jail, tool, label, captured(head, tail, total))
         facts[f"{label}_file"] = file_rel
-        show_head = limit * 2 // 3
-        show_tail = limit - show_head
-        whole_tail = tail if tail else head[len(head) - show_tail :]
-        tail_text = whole_tail[len(whole_tail) - show_tail :]
-        elided = total - show_head - len(tail_text)
+        shown_head, shown_tail = ends(head, limit, tail=tail)
+        elided = total - len(shown_head) - len(shown_tail)
         body = (
-            head[:show_head]
-            + f"\n… [{elided} characters elided of {total}; the capture is in {file_rel}] …\n"
-            + tail_text
+            shown_head
+            + elided_marker(elided, total, f"the capture is in {file_rel}")
+            + shown_tail
         )
         lines = [f"{label} ({total} characters, shown head and tail):", body.rstrip("\n")]
     if tail:

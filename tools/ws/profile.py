@@ -28,6 +28,7 @@ from typing import Any
 
 from kli.tools.core.registry import Call, Profile
 from kli.tools.core.result import ToolError, ToolResult
+from kli.tools.core.truncate import ends
 from kli.tools.ws.common import call_setting
 
 LOOP_REPEAT_LIMIT = 3
@@ -135,8 +136,8 @@ def before(call: Call) -> ToolResult | None:
 
 
 def cap_text(text: str, limit: int, *, narrow: str, saved: str | None = None) -> str:
-    """``text`` cut to at most ``limit`` characters, head and tail kept, with a marker naming
-    the total size. Cuts fall on line boundaries where one is near."""
+    """``text`` cut to at most ``limit`` characters, head and tail kept (``truncate.ends``),
+    with a marker naming the total size. Cuts fall on line boundaries where one is near."""
     if len(text) <= limit:
         return text
     total = len(text)
@@ -152,16 +153,7 @@ def cap_text(text: str, limit: int, *, narrow: str, saved: str | None = None) ->
     room = limit - len(marker(total))
     if room < 20:  # a tiny cap: the marker alone
         return marker(total)[:limit]
-    head_len = room * 2 // 3
-    tail_len = room - head_len
-    head = text[:head_len]
-    cut = head.rfind("\n")
-    if cut > head_len // 2:
-        head = head[: cut + 1]
-    tail = text[total - tail_len :] if tail_len else ""
-    nl = tail.find("\n")
-    if 0 <= nl < len(tail) // 2:
-        tail = tail[nl + 1 :]
+    head, tail = ends(text, room, on_lines=True)
     return head.rstrip("\n") + marker(total - len(head) - len(tail)) + tail
 
 

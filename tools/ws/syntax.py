@@ -21,8 +21,11 @@ Outcomes (``SyntaxOutcome.status``):
 - ``reverted`` — parsed before, does not parse now: NOT written, the EDIT REVERTED message;
 - ``broken_new_file`` — a new file that does not parse: written, error appended in-band.
 
-``apply_with_syntax_check`` is the one entry the writing tools use: it decides, writes (or not)
-under the workspace's file lock, and returns the in-band note.
+``apply_with_syntax_check`` is the entry a one-file writing tool uses (ws_edit, ws_write): it
+decides, writes (or not) under the workspace's file lock, and returns the in-band note.
+ws_patch, which writes every file of a patch or none, decides each file with ``check_file``
+first and then writes them together (``atomic.write_many``); the messages are the same
+(``reverted_message``, ``outcome_note``).
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from kli.tools.core.atomic import write_atomic
+from kli.tools.core.pysyntax import compile_error
 from kli.tools.core.textfile import encode
 
 if TYPE_CHECKING:
@@ -84,16 +88,14 @@ def _clip(text: str) -> str:
 
 
 def _check_python(path: str, text: str, timeout: float) -> Parse:
-    try:
-        compile(text, os.path.basename(path), "exec", dont_inherit=True)
-    except SyntaxError as exc:
-        where = f"line {exc.lineno}" + (f", column {exc.offset}" if exc.offset else "")
-        line = (exc.text or "").rstrip("\n")
-        shown = f": {line.strip()}" if line.strip() else ""
-        return Parse(False, "python compile", _clip(f"{exc.msg} ({where}){shown}"))
-    except (ValueError, RecursionError, MemoryError) as exc:
-        return Parse(False, "python compile", _clip(f"{type(exc).__name__}: {exc}"))
-    return Parse(True, "python compile")
+    error = compile_error(text, os.path.basename(path))
+    if error is None:
+        return Parse(True, "python compile")
+    if not error.syntax:  # ValueError, MemoryError, RecursionError: no position
+        return Parse(False, "python compile", _clip(error.msg))
+    where = f"line {error.lineno}" + (f", column {error.offset}" if error.offset else "")
+    shown = f": {error.line.strip()}" if error.line.strip() else ""
+    return Parse(False, "python compile", _clip(f"{error.msg} ({where}){shown}"))
 
 
 def _check_json(path: str, text: str, timeout: float) -> Parse:
@@ -314,18 +316,22 @@ def apply_with_syntax_check(
     *,
     disabled: bool = False,
     timeout: float = SYNTAX_TIMEOUT,
+    before_write: Callable[[], None] | None = None,
 ) -> tuple[bool, str, SyntaxOutcome]:
     """Check ``after_text`` as the new contents of ``resolved`` and write it unless the change
     broke a file that parsed before.
 
     Returns ``(wrote, note, outcome)``: ``note`` is the in-band syntax note to append to a
     success ("" when none), or — when ``wrote`` is False — the EDIT REVERTED message to return
-    as the error text. The write is atomic and happens under ``ws.file_lock``; on a revert the
-    file is not touched at all.
+    as the error text. ``before_write`` runs just before the write (ws_write's checkpoint).
+    The write is atomic and happens under ``ws.file_lock``; on a revert the file is not
+    touched at all. ``OSError`` from the write propagates.
     """
     outcome = check_file(resolved.rel, before_text, after_text, disabled=disabled, timeout=timeout)
     if outcome.status == "reverted":
         return False, reverted_message(resolved.rel, outcome), outcome
     with ws.file_lock:
+        if before_write is not None:
+            before_write()
         write_atomic(resolved.real, encode(after_text))
     return True, outcome_note(resolved.rel, outcome), outcome

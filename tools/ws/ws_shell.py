@@ -17,12 +17,11 @@ from __future__ import annotations
 
 import os
 import shutil
-import time
 
-from kli.tools.core.atomic import write_atomic
+from kli.tools.core import scratch
 from kli.tools.core.registry import GATE_EXEC, Call, Tool
 from kli.tools.core.result import ToolError, ToolResult
-from kli.tools.core.textfile import encode
+from kli.tools.core.truncate import captured
 from kli.tools.process.runner import run_command
 from kli.tools.ws import shell_policy
 from kli.tools.ws.common import call_setting
@@ -30,7 +29,7 @@ from kli.tools.ws.common import call_setting
 SHELL_CAPTURE_CHARS = 256 * 1024  # per stream, kept while the command runs
 SHELL_CAPTURE_TAIL = 64 * 1024  # of which the end of a long stream
 SCRATCH_SUBDIR = "shell"
-SCRATCH_KEEP = 20  # saved outputs kept
+SCRATCH_KEEP = 20  # saved outputs kept (scratch.keep_newest)
 _ENV = {"PAGER": "cat", "GIT_PAGER": "cat", "TERM": "dumb", "NO_COLOR": "1",
         "GIT_TERMINAL_PROMPT": "0", "PYTHONUNBUFFERED": "1"}
 
@@ -60,23 +59,12 @@ def _policy(call: Call) -> str:
 def _save_full(call: Call, text: str) -> str | None:
     """Save ``text`` under .kli/scratch/shell/; returns its root-relative path."""
     try:
-        folder = os.path.join(call.ws.jail.scratch_dir(), SCRATCH_SUBDIR)
-        os.makedirs(folder, exist_ok=True)
-        name = time.strftime("%Y%m%dT%H%M%S", time.gmtime()) + f"-{time.monotonic_ns() % 10**9}.log"
-        write_atomic(os.path.join(folder, name), encode(text))
-        old = sorted(os.listdir(folder))[:-SCRATCH_KEEP]
-        for stale in old:
-            os.unlink(os.path.join(folder, stale))
-        return call.ws.jail.rel(os.path.join(folder, name))
+        return scratch.save(
+            call.ws.jail, text, prefix="ws_shell", suffix="log", keep=SCRATCH_KEEP,
+            folder=SCRATCH_SUBDIR,
+        )
     except OSError:
         return None
-
-
-def _stream(head: str, tail: str, total: int) -> str:
-    if not tail:
-        return head
-    dropped = total - len(head) - len(tail)
-    return f"{head}\n… [{dropped:,} characters dropped while running] …\n{tail}"
 
 
 def _run(call: Call) -> ToolResult:
@@ -117,8 +105,8 @@ def _run(call: Call) -> ToolResult:
         )
     except OSError as exc:
         raise ToolError(f"ws_shell: could not start the shell ({exc.strerror}).") from None
-    stdout = _stream(out.stdout, out.stdout_tail, out.stdout_total)
-    stderr = _stream(out.stderr, out.stderr_tail, out.stderr_total)
+    stdout = captured(out.stdout, out.stdout_tail, out.stdout_total)
+    stderr = captured(out.stderr, out.stderr_tail, out.stderr_total)
     call.session.telemetry["ws_shell.run"] += 1
     details = {
         "exit_code": out.exit_code,

@@ -216,13 +216,27 @@ def _run(call: Call) -> ToolResult:
                 path=rel,
                 files=[file_change(rel, before, content, "unchanged")],
             )
-        outcome = syntax.check_file(
-            rel, before, content, disabled=args.get("disable_syntax_check") is True
-        )
-        if outcome.status == "reverted":
+        cp = None
+
+        def checkpoint() -> None:
+            nonlocal cp
+            if exists:
+                cp = checkpoints.save_before(call, real, rel, reason="overwrite")
+
+        try:
+            wrote, note, outcome = syntax.apply_with_syntax_check(
+                call.ws,
+                resolved,
+                before,
+                content,
+                disabled=args.get("disable_syntax_check") is True,
+                before_write=checkpoint,
+            )
+        except OSError as exc:
+            raise ToolError(f"ws_write: cannot write {rel} ({exc.strerror}).") from None
+        if not wrote:
             message = (
-                syntax.reverted_message(rel, outcome)
-                .replace("EDIT REVERTED", "WRITE REVERTED")
+                note.replace("EDIT REVERTED", "WRITE REVERTED")
                 .replace("in new_str", "in content")
             )
             return ToolResult.error(
@@ -231,15 +245,6 @@ def _run(call: Call) -> ToolResult:
                 syntax=outcome.status,
                 files=[file_change(rel, before, content, "reverted", message=outcome.message)],
             )
-        cp = None
-        if exists:
-            cp = checkpoints.save_before(call, real, rel, reason="overwrite")
-        try:
-            from kli.tools.core.atomic import write_atomic
-
-            write_atomic(real, encode(content))
-        except OSError as exc:
-            raise ToolError(f"ws_write: cannot write {rel} ({exc.strerror}).") from None
     call.session.record_view(real, FileView(whole=True))
     lines = len(split_lines(content))
     verb = "overwrote" if exists else "created"
@@ -256,7 +261,6 @@ def _run(call: Call) -> ToolResult:
             f"rename it, undo this with ws_delete {compact_json({'path': rel})} and use ws_mv "
             f"{compact_json({'src': twin, 'dst': rel})} — ws_mv is the way to rename]"
         )
-    note = syntax.outcome_note(rel, outcome)
     if note:
         text += "\n" + note
     call.session.telemetry["ws_write." + ("overwrite" if exists else "create")] += 1

@@ -13,6 +13,7 @@ import ast
 import re
 import warnings
 
+from kli.tools.core.pysyntax import compile_error
 from kli.tools.file.repair.common import Fix, Layout, Opener, Scan, standard_fixes
 
 EXTENSIONS = (".py",)
@@ -205,22 +206,15 @@ def _parse(text: str) -> ast.Module:
 
 
 def parse_error(text: str) -> str | None:
-    """The compiler's message (with line and column) when ``text`` is not valid Python, or None.
-
-    ``compile`` to bytecode is used rather than ``ast.parse``: it is about 2.5× faster on large
-    files (no Python AST objects are built) and also catches errors a module would raise on
-    import (``'return' outside function``). Nothing is executed.
-    """
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            compile(text, "<edit>", "exec", dont_inherit=True)
-    except SyntaxError as exc:
-        where = f"line {exc.lineno}, column {exc.offset}" if exc.lineno else "unknown position"
-        return f"{exc.msg} ({where})"
-    except (ValueError, MemoryError, RecursionError) as exc:
-        return f"{type(exc).__name__}: {exc}"
-    return None
+    """The compiler's message (with line and column) when ``text`` is not valid Python, or None
+    (the shared check, ``core.pysyntax.compile_error``)."""
+    error = compile_error(text)
+    if error is None:
+        return None
+    if not error.syntax:
+        return error.msg
+    where = f"line {error.lineno}, column {error.offset}" if error.lineno else "unknown position"
+    return f"{error.msg} ({where})"
 
 
 def form_count(text: str) -> int | None:
