@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from kli.kernel import AGENT_TARGET, PROTOCOL_VERSION, UI_TARGET
+from kli.tools.registry import ALL, PROFILE_CHOICES
 
 if TYPE_CHECKING:
     from kli.tools.core.result import ToolResult
@@ -32,7 +33,7 @@ RING_TEXT_LIMIT = 256 * 1024
 
 AGENT_OPS = ("call", "list", "ping")
 UI_OPS = ("accept", "reject", "replay")
-PROFILES = ("kli", "slmcode", "all")
+PROFILES = PROFILE_CHOICES
 
 
 def jsonable(data: Any) -> Any:
@@ -327,7 +328,7 @@ class Hub:
             if profile not in PROFILES:
                 return _error(rid, "bad_request", f"'profile' must be one of "
                               f"{', '.join(PROFILES)}, got {profile!r}.")
-            specs = self.ws.specs(None if profile == "all" else profile)
+            specs = self.ws.specs(None if profile == ALL else profile)
             return {"v": PROTOCOL_VERSION, "op": "specs", "id": rid, "specs": specs}
         tool = data.get("tool")
         if not isinstance(tool, str) or not tool:

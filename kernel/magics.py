@@ -25,12 +25,14 @@ from typing import TYPE_CHECKING, Any
 
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 
+from kli.tools.registry import ALL, PROFILE_CHOICES
+
 if TYPE_CHECKING:
     from kli.kernel.comms import Hub
     from kli.tools.core.registry import Tool
 
 SUBCOMMANDS = ("tools", "caps", "help")
-TOOLS_PROFILES = ("kli", "slmcode", "all")
+TOOLS_PROFILES = PROFILE_CHOICES
 
 # Arguments that hold one word (a path, an id, a name): as a tool's main argument on a magic
 # line they take one token, not the rest of the line. Code, commands, patterns and text take
@@ -212,7 +214,7 @@ def parse_tools_args(line: str) -> str | None:
             value = word
         if value not in TOOLS_PROFILES:
             raise MagicUsageError(f"unknown profile {value!r} (accepted: kli, slmcode, all).")
-        profile = None if value == "all" else value
+        profile = None if value == ALL else value
         i += 1
     return profile
 

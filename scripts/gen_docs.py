@@ -21,11 +21,6 @@ TOOLS_MD = ROOT / "docs" / "tools.md"
 README = ROOT / "README.md"
 START = "<!-- tools:start -->"
 END = "<!-- tools:end -->"
-PROFILE_ORDER = ("kli", "slmcode")
-PROFILE_TITLES = {
-    "kli": "Profile `kli` — the kli tool contract (spec/kli-tools.txt)",
-    "slmcode": "Profile `slmcode` — the slmcode agent–computer interface (spec/slmcode-aci.txt)",
-}
 
 
 def _cell(text: str) -> str:
@@ -63,9 +58,9 @@ def first_sentence(text: str) -> str:
 
 
 def _tools() -> list[Any]:
-    from kli.tools.registry import REGISTRY
+    from kli.tools.registry import PROFILES, REGISTRY
 
-    order = {p: i for i, p in enumerate(PROFILE_ORDER)}
+    order = {p: i for i, p in enumerate(PROFILES)}
     # Registry order within a profile: the order the areas list their tools.
     return sorted(REGISTRY.tools.values(), key=lambda t: order.get(t.profile, len(order)))
 
@@ -87,11 +82,13 @@ def render_tools_md() -> str:
     ]
     if not tools:
         out += ["(No tools are registered yet.)", ""]
-    for profile in PROFILE_ORDER:
-        group = [t for t in tools if t.profile == profile]
+    from kli.tools.registry import REGISTRY
+
+    for profile in REGISTRY.profiles.values():
+        group = [t for t in tools if t.profile == profile.name]
         if not group:
             continue
-        out += [f"## {PROFILE_TITLES[profile]}", ""]
+        out += [f"## Profile `{profile.name}` — {profile.title}", ""]
         out += ["| tool | gate | mutates |", "|---|---|---|"]
         out += [f"| [`{t.name}`](#{t.name}) | `{t.gate or '—'}` | {'yes' if t.mutates else 'no'} |"
                 for t in group]

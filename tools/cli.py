@@ -27,6 +27,7 @@ from typing import Any, TextIO
 from kli.tools.core.formats import FORMATS, in_format
 from kli.tools.core.result import ToolResult
 from kli.tools.core.workspace import Workspace
+from kli.tools.registry import ALL, PROFILE_CHOICES
 
 # Subcommands whose entry point lives in a host package, loaded by name when they run (the
 # arrow goes from the hosts to tools/, never back): subcommand -> module with ``main(argv)``.
@@ -87,13 +88,13 @@ def main(argv: list[str] | None = None) -> int:
     p_call.add_argument("--root", default=os.getcwd())
 
     p_tools = sub.add_parser("tools", help="print the JSON-Schema specs of the tools")
-    p_tools.add_argument("--profile", default="kli", choices=["kli", "slmcode", "all"])
+    p_tools.add_argument("--profile", default="kli", choices=PROFILE_CHOICES)
     p_tools.add_argument("--format", default=None, choices=list(FORMATS),
                          help="the tool list as that API takes it (default: plain specs)")
 
     p_prompt = sub.add_parser(
         "prompt", help="print the system prompt for an agent using a profile's tools")
-    p_prompt.add_argument("--profile", default="kli", choices=["kli", "slmcode", "all"])
+    p_prompt.add_argument("--profile", default="kli", choices=PROFILE_CHOICES)
 
     p_serve = sub.add_parser("serve", help="answer JSON requests, one per line")
     p_serve.add_argument("--stdio", action="store_true", required=True)
@@ -111,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
     if ns.command == "tools":
         ws = Workspace(os.getcwd())
-        specs = ws.specs(None if ns.profile == "all" else ns.profile)
+        specs = ws.specs(None if ns.profile == ALL else ns.profile)
         print(json.dumps(in_format(specs, ns.format) if ns.format else specs, indent=2))
         return 0
     if ns.command == "prompt":

@@ -49,7 +49,10 @@ _TOOLS: list[Tool] = [*_KLI, *_SLMCODE]
 
 # Profiles: rules applied around each of their tools' calls (kli: none; slmcode: the result
 # cap and the loop guard, kli.tools.ws.profile).
-_PROFILES: list[Profile] = [Profile("kli"), SLMCODE_PROFILE]
+_PROFILES: list[Profile] = [
+    Profile("kli", title="the kli tool contract (spec/kli-tools.txt)"),
+    SLMCODE_PROFILE,
+]
 
 
 @dataclass
@@ -75,3 +78,8 @@ class Registry:
 
 
 REGISTRY = Registry.build(_TOOLS, _PROFILES)
+
+# The profile names, derived from the registry (every face that takes a profile uses these):
+PROFILES: tuple[str, ...] = tuple(REGISTRY.profiles)
+ALL = "all"  # where a face takes a profile: the tools of every profile
+PROFILE_CHOICES: tuple[str, ...] = (*PROFILES, ALL)

@@ -21,8 +21,9 @@ from kli.kernel.client import (
 )
 from kli.kernel.mcp.targets import Target
 from kli.tools.core.result import ToolResult
+from kli.tools.registry import ALL, PROFILE_CHOICES
 
-PROFILES = ("kli", "slmcode", "all")
+PROFILES = PROFILE_CHOICES
 # Agent connections kept at once (one per MCP client session); the least recently used closes.
 MAX_SESSIONS = 32
 
@@ -83,7 +84,7 @@ class Bridge:
             except KernelError:
                 from kli.tools.registry import REGISTRY
 
-                profile = None if self.profile == "all" else self.profile
+                profile = None if self.profile == ALL else self.profile
                 return [t.spec() for t in REGISTRY.tools.values()
                         if profile is None or t.profile == profile]
 

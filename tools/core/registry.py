@@ -23,8 +23,6 @@ GATE_WRITE = "file/write"
 GATE_EDIT = "file/edit"
 GATES = (GATE_EXEC, GATE_EVAL, GATE_INSPECT, GATE_READ, GATE_WRITE, GATE_EDIT)
 
-PROFILES = ("kli", "slmcode")
-
 
 @dataclass
 class Call:
@@ -73,9 +71,11 @@ class Profile:
     """Rules a profile applies around each of its tools' calls.
 
     ``before`` may answer a call without running it (e.g. a loop-guard nudge); ``after`` may
-    rewrite a result (e.g. capping). Both default to doing nothing.
+    rewrite a result (e.g. capping). Both default to doing nothing. ``title`` says what the
+    profile is, for the generated docs.
     """
 
     name: str
+    title: str = ""
     before: Callable[[Call], ToolResult | None] = lambda call: None
     after: Callable[[Call, ToolResult], ToolResult] = lambda call, result: result

@@ -175,4 +175,9 @@ def after(call: Call, result: ToolResult) -> ToolResult:
     return ToolResult(result.ok, text, details)
 
 
-SLMCODE_PROFILE = Profile("slmcode", before=before, after=after)
+SLMCODE_PROFILE = Profile(
+    "slmcode",
+    title="the slmcode agent–computer interface (spec/slmcode-aci.txt)",
+    before=before,
+    after=after,
+)
