@@ -2,8 +2,9 @@
 and ``kli.ui`` (events, replay, accept / reject of repair candidates).
 
 The Hub is the only place that knows about comms. It listens to the Workspace (one event per
-tool call from any source), keeps a ring buffer for the replay, and notices when a pending
-repair candidate disappears so every UI learns that it was resolved, wherever that happened.
+tool call from any source), keeps a ring buffer for the replay, and forwards each decision on a
+pending repair candidate (the Workspace's one ``resolved`` event per decision, wherever it was
+made) so every UI learns how it was resolved.
 Every handler answers malformed input with an ``error`` reply and never raises into ipykernel.
 """
 
@@ -20,8 +21,9 @@ from kli.kernel import AGENT_TARGET, PROTOCOL_VERSION, UI_TARGET
 from kli.tools.registry import ALL, PROFILE_CHOICES
 
 if TYPE_CHECKING:
+    from kli.tools.core.proposal import Proposal
     from kli.tools.core.result import ToolResult
-    from kli.tools.core.session import Candidate, Session
+    from kli.tools.core.session import Session
     from kli.tools.core.workspace import Workspace
 
 # Recent events kept for a UI that opens late, and how many a hello replays by default.
@@ -72,10 +74,8 @@ def _slim(event: dict[str, Any]) -> dict[str, Any]:
     return {**event, "details": {**event["details"], "files": slim_files}}
 
 
-def candidate_json(ws: Workspace, cand: Candidate) -> dict[str, Any]:
+def candidate_json(ws: Workspace, cand: Proposal) -> dict[str, Any]:
     """CANDIDATE of docs/protocol.md."""
-    from kli.tools.core.changes import file_change
-
     session = ws.sessions.get(cand.session_id)
     return {
         "candidate": cand.id,
@@ -84,32 +84,15 @@ def candidate_json(ws: Workspace, cand: Candidate) -> dict[str, Any]:
         "session_label": session.label if session else "",
         "reason": cand.reason,
         "message": cand.message,
-        "file": cand.details.get("file") or file_change(
-            cand.path,
-            cand.disk_text,
-            cand.candidate_text,
-            "preview",
-            candidate=cand.id,
-            reason=cand.reason,
-            message=cand.message,
-        ),
+        "file": cand.change,
     }
 
 
-def reject_candidate_in(ws: Workspace, candidate_id: str) -> ToolResult:
-    """Discard a pending candidate through the edit tool's own ``reject_candidate``."""
-    from kli.tools.core.result import ToolResult
-    from kli.tools.file.candidates import reject_candidate
-
-    cand = ws.find_candidate(candidate_id)
-    path = cand.path if cand is not None else "?"
-    if not reject_candidate(ws, candidate_id):
-        return ToolResult.error(
-            f"no pending repair candidate {candidate_id!r}: it was already accepted, rejected "
-            "or discarded.", error="unknown_candidate", candidate=candidate_id)
-    return ToolResult.success(
-        f"Rejected repair candidate {candidate_id} for {path}; nothing was written.",
-        candidate=candidate_id, path=path, status="rejected")
+def resolved_msg(event: dict[str, Any]) -> dict[str, Any]:
+    """``resolved`` of docs/protocol.md, from the Workspace's ``resolved`` event."""
+    return {"v": PROTOCOL_VERSION, "op": "resolved", "candidate": event["candidate"],
+            "status": event["status"], "text": event.get("text", ""), "by": event["by"],
+            "reason": event["reason"]}
 
 
 class Hub:
@@ -122,9 +105,6 @@ class Hub:
         self.ui_comms: dict[str, Any] = {}
         self.agent_comms: dict[str, tuple[Any, Session]] = {}
         self._lock = threading.RLock()
-        self._pending: set[str] = set()
-        # While a resolution is under way, who is doing it (widget, ui…), for `resolved.by`.
-        self._resolving: dict[str, str] = {}
         self._magic_session: Session | None = None
         ws.add_listener(self._on_event)
 
@@ -142,11 +122,15 @@ class Hub:
     # -- events -----------------------------------------------------------------------------
     def _on_event(self, event: dict[str, Any]) -> None:
         event = jsonable(event)
+        if event.get("kind") == "resolved":  # a proposal was decided, by whoever
+            with self._lock:
+                comms = list(self.ui_comms.values())
+            self._broadcast(comms, resolved_msg(event))
+            return
         with self._lock:
             self.events.append(_slim(event))
             comms = list(self.ui_comms.values())
         self._broadcast(comms, {"v": PROTOCOL_VERSION, "op": "event", "event": event})
-        self.sync_candidates(event)
 
     def _broadcast(self, comms: list[Any], data: dict[str, Any]) -> None:
         for comm in comms:
@@ -155,78 +139,29 @@ class Hub:
             except Exception:
                 traceback.print_exc()
 
-    def sync_candidates(self, event: dict[str, Any] | None = None) -> None:
-        """Tell every UI about candidates that stopped being pending since the last look."""
-        with self._lock:
-            now = {c.id for c in self.ws.pending_candidates()}
-            gone = self._pending - now
-            self._pending = now
-            comms = list(self.ui_comms.values())
-            resolving = dict(self._resolving)
-        for cid in sorted(gone):
-            # Statuses stay the three the extension knows (docs/protocol.md); a candidate that
-            # vanished otherwise (its agent's session closed) is "rejected", reason "discarded".
-            status, by, text, reason = "rejected", resolving.get(cid, "kernel"), "", "discarded"
-            if event is not None and event.get("tool") == "edit":
-                args = event.get("args") or {}
-                if args.get("accept_repair") == cid:
-                    status = "written" if event.get("ok") else "refused"
-                    by = resolving.get(cid, _BY_SOURCE.get(str(event.get("source")), "api"))
-                    text, reason = str(event.get("text", "")), "accepted" if event.get("ok") \
-                        else str((event.get("details") or {}).get("error") or "refused")
-            elif cid in resolving and event is None:
-                reason = "rejected"
-            msg = {"v": PROTOCOL_VERSION, "op": "resolved", "candidate": cid, "status": status,
-                   "text": text, "by": by, "reason": reason}
-            self._broadcast(comms, msg)
-
     # -- accept / reject (UI comm and widget) ---------------------------------------------------
     def accept(self, candidate_id: str, by: str) -> ToolResult:
         """Write a pending candidate: ``edit`` with ``accept_repair`` in the owning session."""
         from kli.tools.core.result import ToolResult
+        from kli.tools.file.candidates import unknown
 
         cand = self.ws.find_candidate(candidate_id)
         if cand is None:
-            return ToolResult.error(
-                f"no pending repair candidate {candidate_id!r}: it was already accepted, "
-                "rejected or discarded. Re-run the edit to get a new preview.",
-                error="unknown_candidate",
-            )
+            error = unknown(candidate_id)
+            return ToolResult.error(error.message, **error.details)
         session = self.ws.sessions.get(cand.session_id, self.ws.default_session)
-        with self._lock:
-            self._resolving[candidate_id] = by
-        try:
-            # File lock: UI traffic may arrive on a subshell thread while a cell runs; the
-            # accept touches only the file, and this lock orders it against every other write.
-            with self.ws.file_lock:
-                return self.ws.call(
-                    "edit", {"accept_repair": candidate_id, "path": cand.path}, session,
-                    source=by,
-                )
-        finally:
-            with self._lock:
-                self._resolving.pop(candidate_id, None)
+        # File lock: UI traffic may arrive on a subshell thread while a cell runs; the accept
+        # touches only the file, and this lock orders it against every other write.
+        with self.ws.file_lock:
+            return self.ws.call(
+                "edit", {"accept_repair": candidate_id, "path": cand.path}, session, source=by
+            )
 
     def reject(self, candidate_id: str, by: str) -> ToolResult:
         """Discard a pending candidate; nothing is written."""
-        from kli.tools.core.result import ToolResult
+        from kli.tools.file.candidates import reject
 
-        if self.ws.find_candidate(candidate_id) is None:
-            return ToolResult.error(
-                f"no pending repair candidate {candidate_id!r}: it was already accepted, "
-                "rejected or discarded.",
-                error="unknown_candidate",
-            )
-        with self._lock:
-            self._resolving[candidate_id] = by
-        try:
-            with self.ws.file_lock:
-                result = reject_candidate_in(self.ws, candidate_id)
-            self.sync_candidates(None)
-            return result
-        finally:
-            with self._lock:
-                self._resolving.pop(candidate_id, None)
+        return reject(self.ws, candidate_id, by)
 
     # -- kli.agent --------------------------------------------------------------------------
     def _open_agent(self, comm: Any, msg: dict[str, Any]) -> None:
@@ -249,7 +184,6 @@ class Hub:
             with self._lock:
                 self.agent_comms.pop(comm.comm_id, None)
             self.ws.close_session(session.id)
-            self.sync_candidates(None)
 
         comm.on_msg(on_msg)
         comm.on_close(on_close)
@@ -373,7 +307,6 @@ class Hub:
         comm.on_close(on_close)
         with self._lock:
             self.ui_comms[comm.comm_id] = comm
-            self._pending = {c.id for c in self.ws.pending_candidates()}
         comm.send(jsonable(self.hello(data.get("replay", DEFAULT_REPLAY))))
 
     def ui_request(self, data: Any) -> dict[str, Any]:
@@ -395,8 +328,3 @@ class Hub:
                           "of a pending repair preview.")
         result = self.accept(cid, "ui") if op == "accept" else self.reject(cid, "ui")
         return {"v": PROTOCOL_VERSION, "op": "result", "id": rid, **result.to_json()}
-
-
-# Which `resolved.by` a call's source stands for.
-_BY_SOURCE = {"agent": "agent", "magic": "magic", "ui": "ui", "widget": "widget", "api": "api",
-              "cli": "api"}

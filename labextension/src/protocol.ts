@@ -89,6 +89,17 @@ export interface IEditBundle {
 
 export type ResolvedStatus = 'written' | 'rejected' | 'refused';
 
+/** The one error code for a candidate id that is not pending. */
+export const UNKNOWN_CANDIDATE = 'unknown_candidate';
+
+/** A decision on a candidate: `details.resolved` of the result that made it. */
+export interface IResolvedDecision {
+  candidate: string;
+  status: ResolvedStatus;
+  reason?: string;
+  by?: string;
+}
+
 export interface IHelloMsg {
   v?: number;
   op: 'hello';

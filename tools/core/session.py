@@ -16,6 +16,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kli.tools.core.proposal import Proposal
+
 _ids = itertools.count(1)
 
 
@@ -56,28 +58,11 @@ class FileView:
 
 
 @dataclass
-class Candidate:
-    """A pending repair preview: the repaired text, the disk text it was computed against, and
-    the named reason it was not written automatically."""
-
-    id: str
-    path: str  # root-relative, as shown
-    real: str
-    disk_text: str
-    candidate_text: str
-    reason: str
-    message: str
-    session_id: str
-    details: dict[str, Any] = field(default_factory=dict)
-    created: float = field(default_factory=time.time)
-
-
-@dataclass
 class Session:
     id: str
     label: str = ""
     views: dict[str, FileView] = field(default_factory=dict)
-    candidates: dict[str, Candidate] = field(default_factory=dict)
+    candidates: dict[str, Proposal] = field(default_factory=dict)  # pending, by id
     recent_calls: deque[str] = field(default_factory=lambda: deque(maxlen=32))
     todo: list[dict[str, Any]] = field(default_factory=list)
     telemetry: Counter[str] = field(default_factory=Counter)

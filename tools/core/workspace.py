@@ -3,7 +3,8 @@ face goes through.
 
 ``call`` never raises for a tool-level failure: unknown tool, bad arguments, denied gate,
 ``ToolError`` from the tool and unexpected exceptions all become error results. Every call is
-reported to the workspace's listeners as an event (the kernel forwards these to the UI).
+reported to the workspace's listeners as an event (the kernel forwards these to the UI), and so is
+every decision on a pending proposal (``decide``).
 """
 
 from __future__ import annotations
@@ -19,10 +20,11 @@ from collections.abc import Callable, Container, Mapping
 from typing import Any
 
 from kli.tools.core.jail import Jail
+from kli.tools.core.proposal import DISCARDED, KERNEL, REJECTED, Decision, Proposal
 from kli.tools.core.registry import Call, Tool
 from kli.tools.core.result import ToolError, ToolResult
 from kli.tools.core.schema import normalise_aliases, validate
-from kli.tools.core.session import Candidate, Session
+from kli.tools.core.session import Session
 from kli.tools.core.settings import SettingsLoader, granted
 
 Listener = Callable[[dict[str, Any]], None]
@@ -89,26 +91,55 @@ class Workspace:
         return session
 
     def close_session(self, session_id: str) -> None:
-        """End a session: its closers run (background jobs killed, traces removed)."""
-        if session_id != getattr(self, "default_session", Session("")).id:
-            session = self.sessions.pop(session_id, None)
-            if session is not None:
-                session.close()
+        """End a session: its pending proposals are decided ``discarded`` (by ``kernel``),
+        then its closers run (background jobs killed, traces removed)."""
+        if session_id == getattr(self, "default_session", Session("")).id:
+            return
+        session = self.sessions.get(session_id)
+        if session is None:
+            return
+        for proposal in list(session.candidates.values()):
+            self.decide(proposal, Decision(REJECTED, DISCARDED, KERNEL))
+        self.sessions.pop(session_id, None)
+        session.close()
 
     def close(self) -> None:
         """End every session, the default one included (the host is shutting down)."""
         for session in list(self.sessions.values()):
             session.close()
 
-    def find_candidate(self, candidate_id: str) -> Candidate | None:
+    def find_candidate(self, candidate_id: str) -> Proposal | None:
         for session in list(self.sessions.values()):
             found = session.candidates.get(candidate_id)
             if found is not None:
                 return found
         return None
 
-    def pending_candidates(self) -> list[Candidate]:
+    def pending_candidates(self) -> list[Proposal]:
         return [c for s in list(self.sessions.values()) for c in s.candidates.values()]
+
+    def decide(self, proposal: Proposal, decision: Decision) -> None:
+        """End ``proposal``: drop it from every session, record ``decision`` on it, and report
+        one ``resolved`` event (``kli.tools.core.proposal``)."""
+        for session in list(self.sessions.values()):
+            session.candidates.pop(proposal.id, None)
+        proposal.status = decision.code
+        proposal.decision = decision
+        if not self._listeners:
+            return
+        owner = self.sessions.get(proposal.session_id)
+        self.emit(
+            {
+                "kind": "resolved",
+                "id": f"e{next(_event_ids)}",
+                "time": time.time(),
+                "session": proposal.session_id,
+                "session_label": owner.label if owner else "",
+                "path": proposal.path,
+                **decision.to_json(proposal.id),
+                "text": decision.text,
+            }
+        )
 
     # -- events ---------------------------------------------------------------------------
     def add_listener(self, listener: Listener) -> None:

@@ -1,28 +1,45 @@
-"""Repair candidates: a repair ``edit`` would not write unasked, kept pending until it is
-accepted (written) or rejected (discarded).
+"""Repair candidates: a repair ``edit`` would not write unasked, kept pending as a proposal
+(``kli.tools.core.proposal``) until it is accepted (written) or rejected (discarded).
 
-Lifecycle: ``propose`` stores a candidate in the calling session when the patch pipeline
-(``edit.py``) returns a preview; ``accept`` writes it (``edit`` with ``accept_repair``);
-``reject_candidate`` discards it. A candidate is written only if its file still holds exactly
-the text the preview was computed against and the candidate still parses.
+Lifecycle: ``propose`` stores a candidate — with its plan, the ``FilePlan`` and the
+``RepairDecision`` as made — in the calling session when the patch pipeline (``edit.py``)
+returns a preview; ``accept`` writes it (``edit`` with ``accept_repair``); ``reject`` discards
+it. Every end of a candidate is one ``Workspace.decide`` (one ``resolved`` event, whoever
+decided); its ``Decision`` is also returned in ``details.resolved``. A candidate is written only
+if its file still holds exactly the text the preview was computed against and the candidate
+still parses.
 
-- Candidate ids (``c1``, ``c2``…) are unique in the process. ``accept`` looks in the calling
-  session first, then in every session of the workspace (so a host such as the kernel's UI comm
-  can accept on the owner's behalf); ``path`` must name the candidate's file.
-- A session keeps at most ``MAX_PENDING_CANDIDATES``; the oldest is dropped beyond that.
+- Candidate ids (``c1``, ``c2``…) are unique in the process. Lookup is ``Workspace.find_candidate``
+  (every session: a host such as the kernel's UI comm can accept on the owner's behalf); a
+  missing id is always ``unknown_candidate`` (``unknown``). ``path`` must name the candidate's
+  file.
+- A session keeps at most ``MAX_PENDING_CANDIDATES``; beyond that the oldest is decided
+  ``discarded``.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kli.tools.core.atomic import write_atomic
 from kli.tools.core.changes import file_change
+from kli.tools.core.proposal import (
+    ACCEPTED,
+    DISCARDED,
+    KERNEL,
+    REFUSED,
+    REJECTED,
+    REJECTED_ON_REQUEST,
+    WRITTEN,
+    Decision,
+    Proposal,
+)
 from kli.tools.core.registry import Call
 from kli.tools.core.result import ToolError, ToolResult
-from kli.tools.core.session import Candidate, Session
+from kli.tools.core.session import Session
 from kli.tools.core.textfile import encode, split_lines
 from kli.tools.file.plan import MAX_SHOWN_ROWS, FilePlan, merge_regions
 from kli.tools.file.repair.decide import RepairDecision, language_for, still_valid
@@ -32,8 +49,29 @@ if TYPE_CHECKING:
     from kli.tools.core.workspace import Workspace
 
 MAX_PENDING_CANDIDATES = 32  # per session; the oldest is dropped beyond this (not in the spec)
+KIND = "repair"  # Proposal.kind of a repair candidate
+UNKNOWN = "unknown_candidate"  # the one error code for an id that is not pending
 
 _candidate_ids = itertools.count(1)
+
+
+@dataclass(frozen=True)
+class RepairPlan:
+    """A candidate's plan, kept as the patch pipeline made it: the patch applied in memory and
+    the repair decision (its text is what accepting writes)."""
+
+    file: FilePlan
+    repair: RepairDecision
+
+
+def unknown(candidate_id: str, retry: str = "Re-run the edit to get a new preview.") -> ToolError:
+    """The error for a candidate id that is not pending, from every host."""
+    return ToolError(
+        f"no pending repair candidate {candidate_id!r}: it was already written, rejected or "
+        f"discarded (its session closed). {retry}",
+        error=UNKNOWN,
+        candidate=candidate_id,
+    )
 
 
 def accept_call(candidate_id: str, path: str) -> str:
@@ -58,7 +96,13 @@ def _preview_rows(
 
 
 def propose(
-    session: Session, rel: str, real: str, before: str, plan: FilePlan, d: RepairDecision
+    ws: Workspace,
+    session: Session,
+    rel: str,
+    real: str,
+    before: str,
+    plan: FilePlan,
+    d: RepairDecision,
 ) -> tuple[str, dict[str, Any], str]:
     """Store a pending candidate for one file of a previewed patch in ``session``.
 
@@ -79,28 +123,20 @@ def propose(
         marks=list(d.marks),
     )
     while len(session.candidates) >= MAX_PENDING_CANDIDATES:
-        session.candidates.pop(next(iter(session.candidates)))
-    session.candidates[cid] = Candidate(
+        oldest = session.candidates[next(iter(session.candidates))]
+        ws.decide(oldest, Decision(REJECTED, DISCARDED, KERNEL))
+    session.candidates[cid] = Proposal(
         id=cid,
+        kind=KIND,
         path=rel,
         real=real,
-        disk_text=before,
-        candidate_text=d.text,
+        session_id=session.id,
+        before=before,
+        after=d.text,
         reason=d.reason,
         message=d.message,
-        session_id=session.id,
-        details={
-            "file": change,
-            "classification": d.classification,
-            "language": d.language,
-            "marks": list(d.marks),
-            "added": plan.added,
-            "removed": plan.removed,
-            "edited": [list(s) for s in plan.edited],
-            "payload": [list(s) for s in plan.payload],
-            "segments": [list(s) for s in plan.segments],
-            "changed_lines": list(d.changed_lines),
-        },
+        change=change,
+        plan=RepairPlan(plan, d),
     )
     why = (
         "you asked for a preview (repair='preview')"
@@ -119,27 +155,37 @@ def propose(
     return cid, change, text
 
 
-def _find(call: Call, candidate_id: str) -> Candidate | None:
-    own = call.session.candidates.get(candidate_id)
-    return own if own is not None else call.ws.find_candidate(candidate_id)
-
-
-def _drop(ws: Workspace, candidate_id: str) -> bool:
-    found = False
-    for session in list(ws.sessions.values()):
-        if session.candidates.pop(candidate_id, None) is not None:
-            found = True
-    return found
-
-
-def reject_candidate(ws: Workspace, candidate_id: str) -> bool:
-    """Discard pending repair candidate ``candidate_id`` from whichever session holds it.
-
-    The kernel calls this for the UI's Reject. Returns False when no such candidate is pending
-    (already written, rejected or refused). Nothing on disk changes either way.
-    """
+def reject(ws: Workspace, candidate_id: str, by: str) -> ToolResult:
+    """Discard pending candidate ``candidate_id`` (the UI's or the widget's Reject); nothing on
+    disk changes. An id that is not pending is the ``unknown_candidate`` error."""
     with ws.file_lock:
-        return _drop(ws, candidate_id)
+        cand = ws.find_candidate(candidate_id)
+        if cand is None:
+            error = unknown(candidate_id, "Nothing was written.")
+            return ToolResult.error(error.message, **error.details)
+        text = f"Rejected repair candidate {candidate_id} for {cand.path}; nothing was written."
+        decision = Decision(REJECTED, REJECTED_ON_REQUEST, by, text)
+        ws.decide(cand, decision)
+    return ToolResult.success(
+        text,
+        candidate=candidate_id,
+        path=cand.path,
+        status=REJECTED,
+        resolved=decision.to_json(candidate_id),
+    )
+
+
+def _refuse(call: Call, cand: Proposal, reason: str, message: str, **details: Any) -> ToolError:
+    """Decide ``cand`` refused (``reason`` is the error code) and return the error to raise."""
+    decision = Decision(REFUSED, reason, call.source, message)
+    call.ws.decide(cand, decision)
+    return ToolError(
+        message,
+        error=reason,
+        candidate=cand.id,
+        resolved=decision.to_json(cand.id),
+        **details,
+    )
 
 
 def accept(call: Call, candidate_id: str) -> ToolResult:
@@ -152,15 +198,9 @@ def accept(call: Call, candidate_id: str) -> ToolResult:
             error="bad_arguments",
         )
     resolved = call.ws.jail.resolve(path, write=True)
-    cand = _find(call, candidate_id)
+    cand = call.ws.find_candidate(candidate_id)
     if cand is None:
-        raise ToolError(
-            f"accept_repair refused: no pending repair candidate {candidate_id!r} (it was "
-            f"already written or rejected, or its session closed). Re-read {resolved.rel} and "
-            "redo the edit.",
-            error="no_candidate",
-            candidate=candidate_id,
-        )
+        raise unknown(candidate_id, f"Re-read {resolved.rel} and redo the edit.")
     if cand.real != resolved.real:
         raise ToolError(
             f"accept_repair refused: candidate {candidate_id} is for {cand.path}, not "
@@ -168,49 +208,41 @@ def accept(call: Call, candidate_id: str) -> ToolResult:
             error="wrong_path",
             candidate=candidate_id,
         )
-    language = language_for(cand.path)
-    details = cand.details
+    plan: RepairPlan = cand.plan
     with call.ws.file_lock:
         try:
             disk = load_text(cand.real, cand.path, call.ws.jail)
         except ToolError:
             disk = None
-        if disk != cand.disk_text:
-            _drop(call.ws, candidate_id)
+        if disk != cand.before:
             message = (
                 f"accept_repair refused: {cand.path} changed since preview {candidate_id} was "
                 f"made, so the candidate would overwrite those changes. Nothing was written. "
                 f"Re-read {cand.path} and redo the edit."
             )
-            raise ToolError(
-                message,
-                error="stale_candidate",
-                candidate=candidate_id,
-                resolved={"candidate": candidate_id, "status": "refused"},
-                files=[
-                    file_change(
-                        cand.path,
-                        disk,
-                        cand.candidate_text,
-                        "rejected",
-                        candidate=candidate_id,
-                        reason="file_changed",
-                        message=message,
-                    )
-                ],
-            )
-        problem = still_valid(language, cand.candidate_text)
+            files = [
+                file_change(
+                    cand.path,
+                    disk,
+                    cand.after,
+                    "rejected",
+                    candidate=candidate_id,
+                    reason="file_changed",
+                    message=message,
+                )
+            ]
+            raise _refuse(call, cand, "stale_candidate", message, files=files)
+        problem = still_valid(language_for(cand.path), cand.after)
         if problem is not None:
-            _drop(call.ws, candidate_id)
-            raise ToolError(
+            raise _refuse(
+                call,
+                cand,
+                "invalid_candidate",
                 f"accept_repair refused: candidate {candidate_id} for {cand.path} no longer "
                 f"parses ({problem}). Nothing was written. Re-read {cand.path} and redo the edit.",
-                error="invalid_candidate",
-                candidate=candidate_id,
-                resolved={"candidate": candidate_id, "status": "refused"},
             )
         try:
-            write_atomic(cand.real, encode(cand.candidate_text))
+            write_atomic(cand.real, encode(cand.after))
         except OSError as exc:
             raise ToolError(
                 f"accept_repair failed writing {cand.path}: {exc.strerror or exc}. Nothing was "
@@ -218,46 +250,35 @@ def accept(call: Call, candidate_id: str) -> ToolResult:
                 error="io",
                 candidate=candidate_id,
             ) from None
-        _drop(call.ws, candidate_id)
-    plan = FilePlan(
-        path=cand.path,
-        before=cand.disk_text,
-        after=cand.candidate_text,
-        lines=tuple(split_lines(cand.candidate_text)),
-        added=int(details.get("added", 0)),
-        removed=int(details.get("removed", 0)),
-        edited=tuple(tuple(s) for s in details.get("edited", [])),
-        payload=tuple(tuple(s) for s in details.get("payload", [])),
-        segments=tuple(tuple(s) for s in details.get("segments", [])),
-        crlf=False,
-        old_count=len(split_lines(cand.disk_text)),
-    )
-    spans = [*plan.edited, *((n, n) for n in details.get("changed_lines", []))]
-    note = f"Accepted repair candidate {candidate_id} ({cand.reason}): " + "; ".join(
-        f"line {m['line']}, column {m['column']}: {m['note']}" for m in details.get("marks", [])
-    )
-    owner = call.ws.sessions.get(cand.session_id)
-    if owner is not None and owner is not call.session:
-        written_report(cand.path, cand.real, plan, cand.candidate_text, spans, owner)
-    text = written_report(
-        cand.path, cand.real, plan, cand.candidate_text, spans, call.session, header_note=note
-    )
+        repair = plan.repair
+        spans = [*plan.file.edited, *((n, n) for n in repair.changed_lines)]
+        note = f"Accepted repair candidate {candidate_id} ({cand.reason}): " + "; ".join(
+            f"line {m['line']}, column {m['column']}: {m['note']}" for m in repair.marks
+        )
+        owner = call.ws.sessions.get(cand.session_id)
+        if owner is not None and owner is not call.session:
+            written_report(cand.path, cand.real, plan.file, cand.after, spans, owner)
+        text = written_report(
+            cand.path, cand.real, plan.file, cand.after, spans, call.session, header_note=note
+        )
+        decision = Decision(WRITTEN, ACCEPTED, call.source, text)
+        call.ws.decide(cand, decision)
     change = file_change(
         cand.path,
-        cand.disk_text,
-        cand.candidate_text,
+        cand.before,
+        cand.after,
         "written",
-        added=plan.added,
-        removed=plan.removed,
+        added=plan.file.added,
+        removed=plan.file.removed,
         candidate=candidate_id,
         reason=cand.reason,
         message=cand.message,
-        marks=list(details.get("marks", [])) or None,
+        marks=list(repair.marks) or None,
     )
     return ToolResult.success(
         text,
         files=[change],
         candidate=candidate_id,
         reason=cand.reason,
-        resolved={"candidate": candidate_id, "status": "written"},
+        resolved=decision.to_json(candidate_id),
     )

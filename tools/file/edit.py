@@ -285,7 +285,9 @@ def _previews(
                 )
             )
             continue
-        cid, change, text = candidates.propose(call.session, t.rel, t.real, t.before, t.plan, d)
+        cid, change, text = candidates.propose(
+            call.ws, call.session, t.rel, t.real, t.before, t.plan, d
+        )
         proposed.append(cid)
         files.append(change)
         parts.append(text)

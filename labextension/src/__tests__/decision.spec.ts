@@ -23,10 +23,40 @@ describe('fromReply', () => {
       op: 'result',
       id: 2,
       ok: false,
-      text: 'a.lisp changed since the preview; edit it again.'
+      text: 'a.lisp changed since the preview; edit it again.',
+      details: {
+        error: 'stale_candidate',
+        resolved: { candidate: 'c1', status: 'refused', reason: 'stale_candidate', by: 'ui' }
+      }
     });
     expect(d.state).toBe('refused');
+    expect(d.reason).toBe('stale_candidate');
     expect(decisionText(d)).toBe('Refused: a.lisp changed since the preview; edit it again.');
+  });
+
+  it('a refusal is read from the code, not from words in the text', () => {
+    // wrong_path: the candidate is still pending, though the text says "refused".
+    const wrongPath = fromReply('accept', {
+      op: 'result',
+      id: 5,
+      ok: false,
+      text: 'accept_repair refused: candidate c1 is for a.lisp, not b.lisp.',
+      details: { error: 'wrong_path' }
+    });
+    expect(wrongPath.state).toBe('failed');
+    expect(buttonsEnabled(wrongPath)).toBe(true);
+    // A refusal whose words match no pattern is still a refusal.
+    const invalid = fromReply('accept', {
+      op: 'result',
+      id: 6,
+      ok: false,
+      text: 'candidate c1 for a.lisp no longer parses',
+      details: {
+        error: 'invalid_candidate',
+        resolved: { candidate: 'c1', status: 'refused', reason: 'invalid_candidate', by: 'ui' }
+      }
+    });
+    expect(invalid.state).toBe('refused');
   });
 
   it('a candidate the kernel does not know is no longer pending, and final', () => {

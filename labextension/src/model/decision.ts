@@ -2,7 +2,14 @@
  * The state of one repair preview's Accept / Reject, from the user's click to the kernel's
  * answer (the reply to the request and, for every UI, the `resolved` message). Pure.
  */
-import type { ICandidate, IErrorMsg, IResolvedMsg, IResultMsg } from '../protocol';
+import type {
+  ICandidate,
+  IErrorMsg,
+  IResolvedDecision,
+  IResolvedMsg,
+  IResultMsg
+} from '../protocol';
+import { UNKNOWN_CANDIDATE } from '../protocol';
 
 export type DecisionState =
   'open' | 'busy' | 'written' | 'rejected' | 'refused' | 'gone' | 'failed';
@@ -31,26 +38,36 @@ export function buttonsEnabled(d: IDecision): boolean {
   return d.state === 'open' || d.state === 'failed';
 }
 
-const REFUSAL = /changed since|stale|refused|modified since/i;
+/** The decision an edit result carries (`details.resolved`, docs/protocol.md). */
+function resolvedOf(details: Record<string, unknown>): IResolvedDecision | null {
+  const r = details.resolved;
+  if (!r || typeof r !== 'object' || Array.isArray(r)) {
+    return null;
+  }
+  const status = (r as { status?: unknown }).status;
+  return typeof status === 'string' ? (r as IResolvedDecision) : null;
+}
 
-/** The decision a reply to `accept` / `reject` means. */
+/**
+ * The decision a reply to `accept` / `reject` means, read from its codes (never its text):
+ * `details.resolved` when the kernel decided, `details.error` `unknown_candidate` when there was
+ * nothing left to decide; any other failure left the candidate pending.
+ */
 export function fromReply(action: 'accept' | 'reject', reply: IResultMsg | IErrorMsg): IDecision {
   const text = reply.text ?? (reply.op === 'error' ? reply.error : '');
-  if (reply.op === 'result' && reply.ok) {
-    return {
-      state: action === 'accept' ? 'written' : 'rejected',
-      text,
-      by: 'ui'
-    };
-  }
   const details = reply.op === 'result' ? (reply.details ?? {}) : {};
-  const code = String(details.error ?? details.status ?? '');
-  if (code === 'unknown_candidate') {
+  const resolved = resolvedOf(details);
+  if (resolved) {
+    return { state: resolved.status, text, by: resolved.by ?? 'ui', reason: resolved.reason };
+  }
+  if (reply.op === 'result' && reply.ok) {
+    return { state: action === 'accept' ? 'written' : 'rejected', text, by: 'ui' };
+  }
+  if (details.error === UNKNOWN_CANDIDATE) {
     // Resolved already, or made by a kernel that has since restarted: nothing to decide.
     return { state: 'gone', text, by: 'ui' };
   }
-  const refused = action === 'accept' && (REFUSAL.test(code) || REFUSAL.test(text));
-  return { state: refused ? 'refused' : 'failed', text, by: 'ui' };
+  return { state: 'failed', text, by: 'ui' };
 }
 
 export function fromResolved(msg: IResolvedMsg): IDecision {

@@ -15,7 +15,7 @@ from kli.tools import Workspace
 from kli.tools.file import candidates as candidates_module
 from kli.tools.file import edit as edit_module
 from kli.tools.file.anchors import line_hash
-from kli.tools.file.candidates import accept_call, reject_candidate
+from kli.tools.file.candidates import accept_call, reject
 from kli.tools.file.read import MAX_LINE_CHARS
 
 LISP = "(defun f (x)\n  (let ((y 1))\n    (+ x y)))\n\n(defun g () 1)\n"
@@ -271,7 +271,7 @@ CANDIDATE = LISP.replace("(defun g () 1)", "(defun g () (h 1))\n(defun h (x) x)"
 
 def test_preview_details_carry_candidate_marks_and_reason(ws: Workspace, root: Path) -> None:
     _p, cid = _preview(ws, root)
-    r_files = ws.default_session.candidates[cid].details["file"]
+    r_files = ws.default_session.candidates[cid].change
     assert r_files["status"] == "preview" and r_files["candidate"] == cid
     assert r_files["after"] == CANDIDATE and r_files["before"] == LISP
     (mark,) = r_files["marks"]
@@ -285,7 +285,9 @@ def test_accept_repair_writes_the_candidate_once(ws: Workspace, root: Path) -> N
     assert r.ok, r.text
     assert r.text.startswith("Edited a.lisp (+2 -1)\nAccepted repair candidate")
     assert p.read_text() == CANDIDATE
-    assert r.details["resolved"] == {"candidate": cid, "status": "written"}
+    assert r.details["resolved"] == {
+        "candidate": cid, "status": "written", "reason": "accepted", "by": "api"
+    }
     assert r.details["files"][0]["status"] == "written"
     again = ws.call("edit", {"accept_repair": cid, "path": "a.lisp"})
     assert not again.ok and "no pending repair candidate" in again.text
@@ -304,7 +306,9 @@ def test_accept_is_refused_when_the_file_changed_since_the_preview(
     assert not r.ok
     assert f"a.lisp changed since preview {cid} was made" in r.text
     assert "Re-read a.lisp and redo the edit" in r.text
-    assert r.details["resolved"] == {"candidate": cid, "status": "refused"}
+    assert r.details["resolved"] == {
+        "candidate": cid, "status": "refused", "reason": "stale_candidate", "by": "api"
+    }
     assert p.read_text() == LISP + "(defun k () 3)\n"
     assert ws.find_candidate(cid) is None
 
@@ -313,7 +317,7 @@ def test_accept_rechecks_that_the_candidate_still_balances(ws: Workspace, root: 
     p, cid = _preview(ws, root)
     cand = ws.find_candidate(cid)
     assert cand is not None
-    cand.candidate_text = cand.candidate_text + "(oops\n"
+    cand.after = cand.after + "(oops\n"
     r = ws.call("edit", {"accept_repair": cid, "path": "a.lisp"})
     assert not r.ok and "no longer parses" in r.text
     assert p.read_text() == LISP
@@ -339,8 +343,9 @@ def test_host_can_accept_for_the_owning_session_but_path_must_match(
 
 def test_reject_candidate_discards_it(ws: Workspace, root: Path) -> None:
     p, cid = _preview(ws, root)
-    assert reject_candidate(ws, cid) is True
-    assert reject_candidate(ws, cid) is False
+    assert reject(ws, cid, "api").ok is True
+    again = reject(ws, cid, "api")
+    assert again.ok is False and again.details["error"] == "unknown_candidate"
     r = ws.call("edit", {"accept_repair": cid, "path": "a.lisp"})
     assert not r.ok
     assert p.read_text() == LISP

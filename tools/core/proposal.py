@@ -1,0 +1,73 @@
+"""A proposal: a change a tool made but did not write, kept pending until it is decided.
+
+Today the one kind is a repair candidate (``tools/file/candidates.py``); the review work will
+put every mutating call through the same shape. A proposal carries its own plan (the kind's
+plan object, kept as made, never flattened), its status, and once decided its ``Decision``:
+data with a code and a reason, never prose for a reader to parse.
+
+``Workspace.decide(proposal, decision)`` is the one way a proposal stops being pending: it
+drops it from every session and reports ONE ``resolved`` event to the workspace's listeners,
+whoever decided (an agent's ``edit accept_repair``, a magic, the UI, the widget, a closed
+session, the per-session bound).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+PENDING = "pending"
+WRITTEN = "written"
+REJECTED = "rejected"
+REFUSED = "refused"
+DECISION_CODES = (WRITTEN, REJECTED, REFUSED)
+
+# Decision reasons besides a refusal's error code.
+ACCEPTED = "accepted"  # written on request
+REJECTED_ON_REQUEST = "rejected"  # discarded on request (the UI's or widget's Reject)
+DISCARDED = "discarded"  # its session closed, or the session's bound dropped it
+KERNEL = "kernel"  # ``by`` for a proposal the host discarded itself
+
+
+@dataclass(frozen=True)
+class Decision:
+    """How a proposal was resolved. ``code`` is one of ``DECISION_CODES``; ``reason`` refines
+    it (``accepted``, ``rejected``, ``discarded``, or a refusal's error code such as
+    ``stale_candidate``); ``by`` names who decided (a call's source, or ``kernel``); ``text`` is
+    what the decider was told."""
+
+    code: str
+    reason: str
+    by: str
+    text: str = ""
+
+    def to_json(self, proposal_id: str) -> dict[str, Any]:
+        return {
+            "candidate": proposal_id,
+            "status": self.code,
+            "reason": self.reason,
+            "by": self.by,
+        }
+
+
+@dataclass
+class Proposal:
+    """One pending change. ``before`` is the disk text it was computed against, ``after`` the
+    text it would write; ``change`` its FILE_CHANGE (status ``preview``); ``plan`` the kind's
+    own plan object (a repair: ``candidates.RepairPlan``)."""
+
+    id: str
+    kind: str
+    path: str  # root-relative, as shown
+    real: str
+    session_id: str
+    before: str
+    after: str
+    reason: str
+    message: str
+    change: dict[str, Any] = field(default_factory=dict)
+    plan: Any = None
+    status: str = PENDING
+    decision: Decision | None = None
+    created: float = field(default_factory=time.time)
