@@ -170,3 +170,118 @@ def test_ws_mv_into_a_path_under_a_file_is_a_clear_error(root: Path) -> None:
     assert not r.ok and r.details["error"] == "bad_destination", r.text
     assert "Nothing was moved" in r.text and "a.py" in r.text
     assert (root / "b.py").read_text() == "y\n" and (root / "a.py").read_text() == "x\n"
+
+
+# -- values JSON cannot carry (the Python API) ------------------------------------------------
+class _Broken:
+    """An object every dunder of which raises: repr, str, eq, hash, bool, len, iter, format."""
+
+    def _boom(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("broken object")
+
+    __repr__ = __str__ = __eq__ = __ne__ = __lt__ = __gt__ = __le__ = __ge__ = _boom
+    __hash__ = __bool__ = __len__ = __iter__ = __format__ = __index__ = __int__ = _boom  # type: ignore[assignment]
+
+
+class _BrokenStr(str):
+    def __eq__(self, other: object) -> bool:
+        raise RuntimeError("broken str")
+
+    __hash__ = str.__hash__
+
+    def __repr__(self) -> str:
+        raise RuntimeError("broken str")
+
+
+class _BrokenInt(int):
+    def __repr__(self) -> str:
+        raise RuntimeError("broken int")
+
+    def __lt__(self, other: object) -> bool:
+        raise RuntimeError("broken int")
+
+
+def _deep_list(depth: int) -> list[Any]:
+    out: list[Any] = []
+    for _ in range(depth):
+        out = [out]
+    return out
+
+
+_DEEP = _deep_list(100_000)
+_DEEP_DICT: dict[str, Any] = {}
+for _ in range(100_000):
+    _DEEP_DICT = {"k": _DEEP_DICT}
+# Drawn by index, so that hypothesis never has to print one of them.
+_WEIRD: list[Any] = [
+    10**5000, -(10**5000), 2**63, _DEEP, _DEEP_DICT, _Broken(), _BrokenStr("a.py"),
+    _BrokenInt(3), "x\ud800", "\udfff", "a.py\ud83d", ["\ud800"], [_Broken()], {"k": _Broken()},
+    [_BrokenStr("a")], float("nan"), float("inf"), 1e308, b"bytes", {1, 2}, (1, 2), object(),
+    type, Ellipsis, bytearray(b"x"), 1j,
+]
+_WEIRD_KEYS: list[Any] = [1, None, (1, 2), _BrokenStr("k"), "x\ud800"]
+
+
+@st.composite
+def _weird_recipe(draw: st.DrawFn, name: str) -> Any:
+    """Which weird value goes where: plain data for hypothesis to print, made into the
+    arguments by ``_cook``."""
+    tool = REGISTRY.tools[name]
+    props: dict[str, Any] = tool.parameters.get("properties", {})
+    if draw(st.integers(0, 9)) == 0:
+        return ("whole", draw(st.integers(0, len(_WEIRD) - 1)))
+    recipe: list[tuple[str, Any, Any]] = []
+    for key, schema in props.items():
+        choice = draw(st.integers(0, 2))
+        if choice == 0:
+            recipe.append(("weird", key, draw(st.integers(0, len(_WEIRD) - 1))))
+        elif choice == 1:
+            recipe.append(("plain", key, draw(_value_for(schema))))
+    if draw(st.integers(0, 4)) == 0:
+        recipe.append(("key", draw(st.integers(0, len(_WEIRD_KEYS) - 1)),
+                       draw(st.integers(0, len(_WEIRD) - 1))))
+    return ("args", recipe)
+
+
+def _cook(recipe: Any) -> Any:
+    if recipe[0] == "whole":
+        return _WEIRD[recipe[1]]
+    args: dict[Any, Any] = {}
+    for kind, key, value in recipe[1]:
+        if kind == "weird":
+            args[key] = _WEIRD[value]
+        elif kind == "plain":
+            args[key] = value
+        else:
+            args[_WEIRD_KEYS[key]] = _WEIRD[value]
+    return args
+
+
+@pytest.mark.parametrize("name", TOOL_NAMES)
+def test_values_json_cannot_carry_never_make_call_raise(
+    tmp_path_factory: pytest.TempPathFactory, name: str
+) -> None:
+    """Through the Python API anything can be passed: an int of 5,000 digits, a list nested
+    100,000 deep, an object whose ``__repr__`` raises. ``call`` returns a result — an error
+    naming the argument, never an internal error — and never raises."""
+    base = tmp_path_factory.mktemp("weird")
+    root = _make_tree(base)
+    ws = Workspace(str(root), settings=SAFE)
+    events: list[dict[str, Any]] = []
+    ws.add_listener(events.append)
+    ws.call("read", {"path": "a.py"})
+    ws.call("ws_read", {"path": "a.py"})
+    control_before = _snapshot(root / ".kli")
+
+    @settings(max_examples=examples(0.5))
+    @given(_weird_recipe(name))
+    def run(recipe: Any) -> None:
+        r = ws.call(name, _cook(recipe))
+        assert isinstance(r.text, str)
+        assert r.details.get("error") != "internal", (r.text, r.details.get("traceback"))
+        assert _snapshot(root / ".kli") == control_before
+        assert events[-1]["tool"] == name
+
+    run()
+    assert not ws.call(_Broken(), {}).ok  # type: ignore[arg-type]
+    assert not ws.call(name, _Broken()).ok  # type: ignore[arg-type]

@@ -310,3 +310,123 @@ def test_hard_link_to_an_outside_file_is_never_written_through(tree: dict[str, P
     os.link(target, root / "hard.txt")
     assert ws.call("ws_delete", {"path": "hard.txt"}).ok
     assert target.read_text() == SECRET + "\n"
+
+
+DEEP_CONTROL_PATHS = [
+    "sub/.kli/settings.json",
+    "sub/deeper/.kli/settings.json",
+    "sub/.kli",
+    ".kli/scratch/nb/.kli/settings.json",
+    "sub/.KLI/settings.json",
+    "sub/.kli./settings.json",
+    "sub/.kli /settings.json",
+    "sub/.k\u200cli/settings.json",
+    "sub/KLI~1/settings.json",
+    "sub/.kli::$INDEX_ALLOCATION/settings.json",
+    "sub/.kli/scratch/x.txt",
+]
+
+
+@pytest.mark.parametrize("path", DEEP_CONTROL_PATHS)
+def test_a_control_folder_is_refused_at_any_depth_and_in_every_spelling(
+    tree: dict[str, Path], path: str
+) -> None:
+    """Jupyter roots a kernel at the notebook's folder, and settings are read from every
+    ``.kli/settings.json`` at or above it: a ``.kli`` anywhere below the root is control state
+    (and so are the names that are ``.kli`` on other file systems)."""
+    ws = Workspace(str(tree["root"]))
+    before = snapshot(tree["root"])
+    for tool, args in _write_calls(path):
+        r = ws.call(tool, args)
+        assert not r.ok, (tool, path, r.text)
+        assert r.details.get("error") == "control_dir", (tool, path, r.text)
+    assert snapshot(tree["root"]) == before
+
+
+def test_a_folder_holding_a_control_folder_cannot_be_moved(tree: dict[str, Path]) -> None:
+    root = tree["root"]
+    (root / "nb" / ".kli").mkdir(parents=True)
+    (root / "nb" / ".kli" / "settings.json").write_text('{"capabilities": []}')
+    (root / "conf").mkdir()
+    (root / "conf" / "settings.json").write_text('{"capabilities": ["process/exec"]}')
+    ws = Workspace(str(root))
+    before = snapshot(root)
+    moved = ws.call("ws_mv", {"src": "nb", "dst": "nb2"})  # would lift nb's narrowing
+    assert not moved.ok and moved.details.get("error") == "control_dir", moved.text
+    assert "nb/.kli" in moved.text
+    planted = ws.call("ws_mv", {"src": "conf", "dst": "sub/.kli"})
+    assert not planted.ok and planted.details.get("error") == "control_dir", planted.text
+    assert snapshot(root) == before
+
+
+def test_a_tool_denied_bash_cannot_grant_it_to_the_next_kernel_of_a_sub_folder(
+    tree: dict[str, Path],
+) -> None:
+    """The issue's attack: capabilities ``file/read`` + ``file/write``; the agent writes
+    ``sub/.kli/settings.json`` granting ``process/exec``, and a kernel started for a notebook
+    in ``sub/`` (rooted there) would run bash. Both halves are closed: the write is refused, and
+    a settings file below the root never widens what the root's settings grant."""
+    root = tree["root"]
+    (root / ".kli" / "settings.json").write_text('{"capabilities": ["file/read", "file/write"]}')
+    ws = Workspace(str(root))
+    grant = '{"capabilities": ["file/read", "file/write", "process/exec"]}\n'
+    for tool, args in [("write", {"path": "sub/.kli/settings.json", "content": grant}),
+                       ("ws_write", {"path": "sub/.kli/settings.json", "content": grant})]:
+        r = ws.call(tool, args)
+        assert not r.ok and r.details.get("error") == "control_dir", (tool, r.text)
+    assert not (root / "sub" / ".kli").exists()
+    # Written by hand (or by a bash the person granted): it still cannot widen.
+    (root / "sub" / ".kli").mkdir()
+    (root / "sub" / ".kli" / "settings.json").write_text(grant)
+    in_sub = Workspace(str(root / "sub"))
+    r = in_sub.call("bash", {"command": "echo ran"})
+    assert not r.ok and r.details.get("error") == "denied", r.text
+    assert in_sub.call("read", {"path": "inside.txt"}).details.get("error") != "denied"
+
+
+def test_the_user_settings_folder_inside_the_root_is_control_state(
+    tree: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A kernel rooted at the home folder holds ``~/.config/kli/settings.json``, which every
+    kernel reads: no tool writes, moves or deletes it (or a folder holding it)."""
+    root = tree["root"]
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(root / "cfg"))
+    (root / "cfg" / "kli").mkdir(parents=True)
+    (root / "cfg" / "kli" / "settings.json").write_text('{"capabilities": ["file/read", "file/write"]}')
+    (root / "plain").mkdir()
+    (root / "plain" / "kli").mkdir()
+    ws = Workspace(str(root))
+    before = snapshot(root)
+    for tool, args in [
+        ("write", {"path": "cfg/kli/settings.json", "content": "{}\n"}),
+        ("write", {"path": "cfg/kli/skills/x.md", "content": "x\n"}),
+        ("ws_delete", {"path": "cfg/kli/settings.json"}),
+        ("ws_mv", {"src": "cfg", "dst": "cfg2"}),
+        ("ws_mv", {"src": "cfg/kli", "dst": "elsewhere"}),
+    ]:
+        ws.call("read", {"path": args.get("path", "x")})
+        r = ws.call(tool, args)
+        assert not r.ok and r.details.get("error") == "control_dir", (tool, args, r.text)
+    assert snapshot(root) == before
+    assert ws.call("write", {"path": "plain/kli/settings.json", "content": "{}\n"}).ok
+
+
+def test_a_lone_surrogate_in_any_string_argument_is_a_named_error(tree: dict[str, Path]) -> None:
+    """JSON carries ``"\\ud800"``; no file name, UTF-8 text or command line can hold it. Every
+    tool names the argument (before, 13 tools answered with an internal error)."""
+    from kli.tools.registry import REGISTRY
+
+    ws = Workspace(str(tree["root"]))
+    ws.call("read", {"path": "inside.txt"})
+    failures = []
+    for name, tool in REGISTRY.tools.items():
+        props = tool.parameters.get("properties", {})
+        for key, prop in props.items():
+            if prop.get("type") != "string":
+                continue
+            args: dict[str, Any] = {k: "inside.txt" for k in tool.parameters.get("required", [])}
+            args[key] = "inside\ud800.txt"
+            r = ws.call(name, args)
+            if r.ok or r.details.get("error") != "bad_arguments" or "lone surrogate" not in r.text:
+                failures.append((name, key, ascii(r.text[:120])))
+    assert failures == []

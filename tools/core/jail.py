@@ -1,24 +1,40 @@
 """The path jail: every file tool resolves its paths here.
 
 Paths are relative to the workspace root; absolute paths inside the root are accepted. ``..``
-escapes and symlinks that resolve outside the root are refused, and nothing is written under
-``.kli/`` except ``.kli/scratch/`` — a privilege boundary, not a heuristic: an agent that could
-rewrite ``.kli/settings.json`` could grant itself every capability.
+escapes and symlinks that resolve outside the root are refused.
+
+Control state is refused to every writing tool, wherever a settings lookup could read it — a
+privilege boundary, not a heuristic: an agent that could write a ``settings.json`` that some
+kernel reads could grant itself every capability. Refused for writing, moving and deleting:
+
+- any path with a control folder name in it, at any depth (``.kli``, and the names that are
+  ``.kli`` on other file systems: see ``settings.is_control_name``) — except the root's own
+  ``.kli/scratch/``, where the tools write their captures;
+- the user's settings folder (``$XDG_CONFIG_HOME/kli``) and its ancestors, when they lie
+  inside the root (a kernel rooted at the home folder);
+- moving a folder that holds a control folder.
+
+A file whose mode makes it read-only for this process is refused too (``read_only``), with how
+to proceed: the person can make it writable.
 """
 
 from __future__ import annotations
 
 import errno
 import os
+import stat
 from dataclasses import dataclass
 
 from kli.tools.core.result import ToolError
-from kli.tools.core.settings import CONTROL_DIR
+from kli.tools.core.settings import CONTROL_DIR, is_control_name, user_settings_path
+from kli.tools.core.textfile import lone_surrogate
 
 SCRATCH_DIR = os.path.join(CONTROL_DIR, "scratch")
 # Linux's limits (bytes): longer names fail in the OS with ENAMETOOLONG, deep in a tool.
 NAME_MAX = 255
 PATH_MAX = 4096
+# Moving a folder walks it for control folders; past this many entries the move is refused.
+MOVE_WALK_LIMIT = 100_000
 
 
 @dataclass(frozen=True)
@@ -41,15 +57,23 @@ class Jail:
         rel = os.path.relpath(real, self.root)
         return "." if rel == "." else rel.replace(os.sep, "/")
 
-    def resolve(self, path: str, *, write: bool = False) -> Resolved:
+    def resolve(self, path: str, *, write: bool = False, read_only_ok: bool = False) -> Resolved:
         """Resolve ``path`` or raise ``ToolError`` naming the rule it broke.
 
-        With ``write=True`` the control directory rule applies as well.
+        With ``write=True`` the control state rules apply as well, and the read-only rule
+        unless ``read_only_ok`` (a symlink that is moved or deleted itself).
         """
         if not isinstance(path, str) or path.strip() == "":
             raise ToolError("path is empty; give a path relative to the workspace root.")
         if "\x00" in path:
             raise ToolError("path contains a NUL character; give a plain relative path.")
+        at = lone_surrogate(path)
+        if at is not None:
+            raise ToolError(
+                f"path holds a lone surrogate (U+{ord(path[at]):04X} at index {at}), which no file "
+                "name can hold; give the path as plain text (a JSON string of real characters).",
+                error="bad_path",
+            )
         joined = path if os.path.isabs(path) else os.path.join(self.root, path)
         lexical = os.path.normpath(joined)
         self._check_length(path, lexical)
@@ -71,7 +95,10 @@ class Jail:
             )
         resolved = Resolved(real=real, rel=self.rel(real))
         if write:
-            self.check_writable(resolved, shown=path)
+            # The path as given counts too: ``sub/.kli`` may be a symlink to a plain folder.
+            if real != lexical and self.is_control(lexical):
+                self.check_writable(Resolved(real=lexical, rel=self.rel(lexical)), shown=path)
+            self.check_writable(resolved, shown=path, read_only_ok=read_only_ok)
         return resolved
 
     @staticmethod
@@ -103,27 +130,129 @@ class Jail:
             )
 
     def is_control(self, real: str) -> bool:
-        """True for paths under ``.kli/`` other than ``.kli/scratch/``.
+        """True for a path with a control folder name (``settings.is_control_name``) in it, at
+        any depth below the root, other than the root's own ``.kli/scratch/`` and what is under
+        it (unless that holds a control name again).
 
-        Names are compared case-insensitively: on a case-insensitive file system (macOS,
+        Names are compared as other file systems would: on a case-insensitive one (macOS,
         Windows) ``.KLI/settings.json`` *is* the control file, so every case is refused."""
         if not (real.startswith(self.root + os.sep) and real != self.root):
             return False
         parts = real[len(self.root) + 1 :].split(os.sep)
-        if parts[0].casefold() != CONTROL_DIR:
+        hits = [i for i, part in enumerate(parts) if is_control_name(part)]
+        if not hits:
             return False
-        return not (len(parts) >= 2 and parts[1].casefold() == "scratch")
+        scratch = (
+            hits == [0]
+            and len(parts) >= 2
+            and parts[1].rstrip(". ").casefold() == "scratch"
+        )
+        return not scratch
 
-    def check_writable(self, resolved: Resolved, *, shown: str | None = None) -> None:
+    def user_control(self, real: str) -> str | None:
+        """The user's settings folder when ``real`` is it, lies in it, or is one of its folders
+        inside the root (None otherwise): writing there could change what every kernel reads."""
+        folder = os.path.realpath(os.path.dirname(user_settings_path()))
+        if not self._inside(folder) or real == self.root:
+            return None
+        if self._inside_of(real, folder) or self._inside_of(folder, real):
+            return folder
+        return None
+
+    @staticmethod
+    def _inside_of(path: str, folder: str) -> bool:
+        return path == folder or path.startswith(folder + os.sep)
+
+    def check_writable(
+        self, resolved: Resolved, *, shown: str | None = None, read_only_ok: bool = False
+    ) -> None:
+        """Raise ``ToolError`` when a tool may not write, move or delete ``resolved``: control
+        state (``control_dir``) or a file that is read-only for this process (``read_only``)."""
         if self.is_control(resolved.real):
             # The first line is slmcode-aci's wording (with .kli/ for .slmcode/).
             raise ToolError(
                 f"write refused — {shown or resolved.rel} is harness control state, not project "
                 f"source. Everything that is under {CONTROL_DIR}/ (settings.json, hooks.json, "
                 "pending/, checkpoints/) configures the harness itself and is never edited by "
-                f"tools.\nIf you need scratch space, write under {SCRATCH_DIR}/ instead.",
+                f"tools — in every folder, and in every spelling ({CONTROL_DIR} in any case, "
+                f"with trailing dots or spaces).\nIf you need scratch space, write under "
+                f"{SCRATCH_DIR}/ instead.",
                 error="control_dir",
             )
+        folder = self.user_control(resolved.real)
+        if folder is not None:
+            raise ToolError(
+                f"write refused — {shown or resolved.rel} is (or holds) the user's kli settings "
+                f"folder {self.rel(folder)}, which every kernel reads; tools never write, move "
+                "or delete it. Choose another path.",
+                error="control_dir",
+            )
+        if not read_only_ok:
+            self.check_not_read_only(resolved, shown=shown)
+
+    @staticmethod
+    def read_only(real: str) -> os.stat_result | None:
+        """The file's status when ``real`` is a regular file this process should not replace
+        (None otherwise): its mode gives no write permission to the class the process is in —
+        owner, group or other. Root passes every permission check (``os.access`` says yes), so
+        for root the mode bits decide: the owner's write bit when root owns the file, any write
+        bit otherwise. Others also get ``os.access`` (ACLs, read-only mounts)."""
+        try:
+            st = os.stat(real)
+        except OSError:
+            return None
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        uid = os.geteuid()
+        if uid == 0:
+            writable = st.st_mode & (stat.S_IWUSR if st.st_uid == 0 else 0o222)
+        elif st.st_uid == uid:
+            writable = st.st_mode & stat.S_IWUSR
+        elif st.st_gid == os.getegid() or st.st_gid in os.getgroups():
+            writable = st.st_mode & stat.S_IWGRP
+        else:
+            writable = st.st_mode & stat.S_IWOTH
+        if uid != 0 and writable:
+            writable = os.access(real, os.W_OK)
+        return None if writable else st
+
+    def check_not_read_only(self, resolved: Resolved, *, shown: str | None = None) -> None:
+        st = self.read_only(resolved.real)
+        if st is None:
+            return
+        name = shown or resolved.rel
+        mode = stat.S_IMODE(st.st_mode)
+        raise ToolError(
+            f"{name} is read-only (mode {mode:04o}, owner uid {st.st_uid}): tools do not change, "
+            f"move or delete a read-only file. If it should change, the person can make it "
+            f"writable (chmod u+w {resolved.rel}) and then retry; otherwise leave it as it is.",
+            error="read_only",
+            path=resolved.rel,
+            mode=f"{mode:04o}",
+        )
+
+    def check_movable(self, real: str, *, shown: str) -> None:
+        """Raise ``ToolError`` when the folder ``real`` holds a control folder (moving it would
+        move control state) — or is too big to tell."""
+        if not os.path.isdir(real) or os.path.islink(real):
+            return
+        seen = 0
+        for dirpath, dirnames, filenames in os.walk(real):
+            seen += len(dirnames) + len(filenames)
+            for name in dirnames + filenames:
+                if is_control_name(name):
+                    found = self.rel(os.path.join(dirpath, name))
+                    raise ToolError(
+                        f"move refused — {shown} holds {found}, harness control state; tools "
+                        "never move control state. Move the files you mean one by one.",
+                        error="control_dir",
+                    )
+            if seen > MOVE_WALK_LIMIT:
+                raise ToolError(
+                    f"move refused — {shown} holds more than {MOVE_WALK_LIMIT} entries, too many "
+                    "to check for control folders; move a smaller folder.",
+                    error="too_large",
+                )
 
     def scratch_dir(self) -> str:
         """The scratch folder (created on demand) where tools may leave full captures."""

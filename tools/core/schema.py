@@ -4,11 +4,23 @@ Supports the subset the registry uses: ``type`` (string, integer, number, boolea
 object), ``required``, ``enum``, ``minimum`` / ``maximum``, ``items`` and
 ``additionalProperties: false``. Every failure names the argument and the tool's accepted
 arguments, so the caller can retry with a corrected call.
+
+Two rules hold for every tool, beyond its schema: a string (or a string in an array) may not
+hold a lone surrogate (``"\ud800"``: JSON carries it, but no UTF-8 text, file name or command
+line can), and an integer must lie within ±2**63 unless the schema bounds it (Python's ints
+have no limit; no argument needs more). Values from the Python API that JSON cannot carry — a
+huge int, a list nested 100,000 deep, an object whose ``__repr__`` raises — get an error
+message too: ``show`` never raises.
 """
 
 from __future__ import annotations
 
+import reprlib
 from typing import Any
+
+from kli.tools.core.textfile import lone_surrogate
+
+INT_LIMIT = 2**63
 
 _PY_TYPES: dict[str, tuple[type, ...]] = {
     "string": (str,),
@@ -39,6 +51,31 @@ def usage(tool_name: str, schema: dict[str, Any]) -> str:
     return f"{tool_name} " + " ".join(parts)
 
 
+_SHOW = reprlib.Repr()
+_SHOW.maxstring = 60
+_SHOW.maxother = 60
+_SHOW.maxlevel = 3
+
+
+def show(value: Any) -> str:
+    """A short ``repr`` of ``value`` for an error message; never raises (a value whose repr
+    fails, is too deep or is an int too long to print is described by its type)."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**60:
+        return f"<int of {value.bit_length()} bits>"
+    try:
+        text = _SHOW.repr(value)
+    except Exception:  # a broken __repr__, a RecursionError: describe, never raise
+        return f"<{_type_name(value)} that cannot be shown>"
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _type_name(value: Any) -> str:
+    try:
+        return str(type(value).__name__)
+    except Exception:
+        return "object"
+
+
 def _type_ok(value: Any, expected: str) -> bool:
     if expected == "integer":
         if isinstance(value, bool):
@@ -53,52 +90,122 @@ def validate(tool_name: str, schema: dict[str, Any], args: Any) -> tuple[dict[st
     """Check ``args`` against ``schema``.
 
     Returns ``(cleaned_args, None)`` on success — integers given as integral floats become
-    ints — or ``(args, message)`` naming the first problem found.
+    ints — or ``(args, message)`` naming the first problem found. Never raises, whatever
+    ``args`` holds.
     """
+    try:
+        return _validate(tool_name, schema, args)
+    except Exception as exc:  # a value that breaks comparison or iteration (Python API only)
+        return (args if isinstance(args, dict) else {}), (
+            f"{tool_name}: the arguments could not be checked ({_type_name(exc)} while reading "
+            "them); send plain JSON values (strings, numbers, booleans, lists, objects). "
+            f"Usage: {usage(tool_name, schema)}"
+        )
+
+
+def _plain(value: Any) -> Any:
+    """A ``str``, ``int`` or ``float`` subclass's value as the plain type (its overridden
+    methods never run inside a tool); anything else as it is."""
+    kind = type(value)
+    if kind is str or kind is int or kind is float or kind is bool:
+        return value
+    if isinstance(value, str):
+        return str.__str__(value)
+    if isinstance(value, bool):
+        return bool(int.__int__(value))
+    if isinstance(value, int):
+        return int.__int__(value)
+    if isinstance(value, float):
+        return float.__float__(value)
+    return value
+
+
+def _check_value(tool_name: str, name: str, value: Any) -> str | None:
+    """The rules every argument obeys whatever its schema (see the module docstring)."""
+    if isinstance(value, str):
+        at = lone_surrogate(value)
+        if at is not None:
+            return (
+                f"{tool_name}: argument '{name}' holds a lone surrogate (U+{ord(value[at]):04X} "
+                f"at index {at}), which no UTF-8 text, file name or command line can hold; send "
+                "real characters (in JSON, a \\ud83d\\ude00 pair is one character, a lone "
+                "\\ud800 is none)."
+            )
+    elif isinstance(value, int) and not isinstance(value, bool):
+        if not -INT_LIMIT < value < INT_LIMIT:
+            return (
+                f"{tool_name}: argument '{name}' is out of range ({show(value)}); integers "
+                f"must lie within ±2**63."
+            )
+    return None
+
+
+def _validate(tool_name: str, schema: dict[str, Any], args: Any) -> tuple[dict[str, Any], str | None]:
     def hint() -> str:  # built only for an error message: validation runs on every call
         return f"Usage: {usage(tool_name, schema)}"
 
     if not isinstance(args, dict):
-        return {}, f"{tool_name}: arguments must be a JSON object, got {type(args).__name__}. {hint()}"
+        return {}, (
+            f"{tool_name}: arguments must be a JSON object, got {_type_name(args)}. {hint()}"
+        )
     props: dict[str, Any] = schema.get("properties", {})
+    required = schema.get("required", [])
     cleaned: dict[str, Any] = {}
-    for name in schema.get("required", []):
+    for name in required:
         if name not in args or args[name] is None:
             return args, f"{tool_name}: missing required argument '{name}'. {hint()}"
     for name, value in args.items():
+        if not isinstance(name, str):
+            return args, (
+                f"{tool_name}: argument names must be strings, got {show(name)}. {hint()}"
+            )
         prop = props.get(name)
         if prop is None:
             if schema.get("additionalProperties", True) is False:
                 accepted = ", ".join(props) or "none"
                 return args, (
-                    f"{tool_name}: unknown argument '{name}' (accepted: {accepted}). {hint()}"
+                    f"{tool_name}: unknown argument {show(name)} (accepted: {accepted}). {hint()}"
                 )
             cleaned[name] = value
             continue
-        if value is None and name not in schema.get("required", []):
+        if value is None and name not in required:
             continue  # an explicit null means "use the default"
         expected = prop.get("type")
         if expected and not _type_ok(value, expected):
             return args, (
                 f"{tool_name}: argument '{name}' must be {expected}, got "
-                f"{type(value).__name__} {value!r:.60}. {hint()}"
+                f"{_type_name(value)} {show(value)}. {hint()}"
             )
         if expected == "integer" and isinstance(value, float):
             value = int(value)
+        value = _plain(value)
+        problem = _check_value(tool_name, name, value)
+        if problem is not None:
+            return args, problem
         if "enum" in prop and value not in prop["enum"]:
             choices = ", ".join(repr(c) for c in prop["enum"])
-            return args, f"{tool_name}: argument '{name}' must be one of {choices}, got {value!r}."
+            return args, (
+                f"{tool_name}: argument '{name}' must be one of {choices}, got {show(value)}."
+            )
         if "minimum" in prop and value < prop["minimum"]:
-            return args, f"{tool_name}: argument '{name}' must be >= {prop['minimum']}, got {value}."
+            return args, (
+                f"{tool_name}: argument '{name}' must be >= {prop['minimum']}, got {show(value)}."
+            )
         if "maximum" in prop and value > prop["maximum"]:
-            return args, f"{tool_name}: argument '{name}' must be <= {prop['maximum']}, got {value}."
-        item_type = prop.get("items", {}).get("type") if expected == "array" else None
-        if item_type:
+            return args, (
+                f"{tool_name}: argument '{name}' must be <= {prop['maximum']}, got {show(value)}."
+            )
+        if expected == "array":
+            item_type = prop.get("items", {}).get("type")
+            value = [_plain(item) for item in value]
             for i, item in enumerate(value):
-                if not _type_ok(item, item_type):
+                if item_type and not _type_ok(item, item_type):
                     return args, (
                         f"{tool_name}: argument '{name}[{i}]' must be {item_type}, got "
-                        f"{type(item).__name__}. {hint()}"
+                        f"{_type_name(item)}. {hint()}"
                     )
+                problem = _check_value(tool_name, f"{name}[{i}]", item)
+                if problem is not None:
+                    return args, problem
         cleaned[name] = value
     return cleaned, None

@@ -1,5 +1,16 @@
-"""Settings: the nearest ``.kli/settings.json`` walking up from the workspace root, deep-merged
-over the user file ``$XDG_CONFIG_HOME/kli/settings.json``, with a host's dict merged last.
+"""Settings: every ``.kli/settings.json`` walking up from the workspace root, merged over the
+user file ``$XDG_CONFIG_HOME/kli/settings.json``, with a host's dict merged last.
+
+The project files are merged farthest first, so the nearest file's values win — except
+``capabilities``, which is the **intersection** of every project file that sets it: a file
+nearer the root (a sub-folder's ``.kli/settings.json``) can narrow what the files above it
+grant, never widen it. A kernel that Jupyter roots at a notebook's sub-folder is therefore
+bound by the project root's grant as well as by its own folder's.
+
+A project settings file is only read where it is what it looks like: a ``.kli`` folder (or
+``settings.json``) that is a symlink leading to a file not itself named ``.kli/settings.json``
+is a settings error (fail closed) — the tools protect every ``.kli`` folder from writes, and a
+symlink could otherwise make an ordinary, writable file the settings.
 
 Settings are re-read when a file changes, so narrowing ``capabilities`` in a live notebook takes
 effect on the next call. A file that does not parse is reported on every call (fail closed).
@@ -9,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,6 +28,24 @@ from kli.tools.core.textfile import read_bytes
 
 CONTROL_DIR = ".kli"
 SETTINGS_NAME = "settings.json"
+
+# Code points that HFS+ ignores in names (git's list for CVE-2014-9390): ``.k\u200cli`` is
+# ``.kli`` there.
+_IGNORED = re.compile("[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]")
+_SHORT_NAME = re.compile(r"kli~[0-9]+")
+
+
+def is_control_name(name: str) -> bool:
+    """True when ``name`` is the control folder's name on some file system.
+
+    Besides ``.kli`` itself: any case (case-insensitive volumes: macOS, Windows), trailing dots
+    and spaces (Windows drops them: ``.kli.`` and ``.kli `` are ``.kli``), an NTFS stream suffix
+    (``.kli::$INDEX_ALLOCATION``), code points HFS+ ignores (``.k\u200cli``) and the 8.3 short
+    name (``KLI~1``). On Linux these are other folders; every file tool refuses them alike, so a
+    project shared with another system never gains a control folder from a tool.
+    """
+    name = _IGNORED.sub("", name.split(":", 1)[0]).rstrip(". ").casefold()
+    return name == CONTROL_DIR or _SHORT_NAME.fullmatch(name) is not None
 
 
 def deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
@@ -44,17 +74,45 @@ def user_settings_path() -> str:
     return path
 
 
-def project_settings_path(root: str) -> str | None:
-    """The nearest ``.kli/settings.json`` at or above ``root``, if any."""
-    here = os.path.abspath(root)
+def _ancestor_candidates(root: str) -> list[str]:
+    """``.kli/settings.json`` at ``root`` and at each of its ancestors, nearest first."""
+    found, here = [], os.path.abspath(root)
     while True:
-        candidate = os.path.join(here, CONTROL_DIR, SETTINGS_NAME)
-        if os.path.isfile(candidate):
-            return candidate
+        found.append(os.path.join(here, CONTROL_DIR, SETTINGS_NAME))
         parent = os.path.dirname(here)
         if parent == here:
-            return None
+            return found
         here = parent
+
+
+def project_settings_paths(root: str) -> list[str]:
+    """Every ``.kli/settings.json`` at or above ``root`` that exists, nearest first."""
+    return [c for c in _ancestor_candidates(root) if os.path.isfile(c)]
+
+
+def project_settings_path(root: str) -> str | None:
+    """The nearest ``.kli/settings.json`` at or above ``root``, if any."""
+    found = project_settings_paths(root)
+    return found[0] if found else None
+
+
+def _misplaced(candidate: str) -> str | None:
+    """Where ``candidate`` really leads when a symlink makes it a file that is not named
+    ``.kli/settings.json`` (None when it is what it looks like)."""
+    real = os.path.realpath(candidate)
+    if os.path.basename(real).casefold() == SETTINGS_NAME and is_control_name(
+        os.path.basename(os.path.dirname(real))
+    ):
+        return None
+    return real
+
+
+def merge_capabilities(values: list[list[str]]) -> list[str]:
+    """The gates every list grants (order of the first list): files may only narrow."""
+    out = list(values[0])
+    for more in values[1:]:
+        out = [gate for gate in out if gate in more]
+    return out
 
 
 @dataclass
@@ -70,14 +128,7 @@ class SettingsLoader:
         """``.kli/settings.json`` at the root and at each ancestor, nearest first (computed once:
         the folders do not move; whether each file exists is checked on every load)."""
         if self._ancestors is None:
-            found, here = [], os.path.abspath(self.root)
-            while True:
-                found.append(os.path.join(here, CONTROL_DIR, SETTINGS_NAME))
-                parent = os.path.dirname(here)
-                if parent == here:
-                    break
-                here = parent
-            self._ancestors = found
+            self._ancestors = _ancestor_candidates(self.root)
         return self._ancestors
 
     @staticmethod
@@ -95,42 +146,73 @@ class SettingsLoader:
         one appeared, vanished or changed.
         """
         user = user_settings_path()
-        project, project_stamp = None, None
+        stamps: list[tuple[str, tuple[int, int]]] = []
         for candidate in self._candidates():
-            project_stamp = self._stat(candidate)
-            if project_stamp is not None:
-                project = candidate
-                break
-        key = (user, self._stat(user), project, project_stamp)
+            stamp = self._stat(candidate)
+            if stamp is not None:
+                stamps.append((candidate, stamp))
+        key = (user, self._stat(user), tuple(stamps))
         if key == self._key:
             return self._value, self._error
-        files = [user, project]
-        merged: dict[str, Any] = {}
         error = None
-        for path in files:
-            if path is None or not os.path.isfile(path):
-                continue
-            try:
-                data = json.loads(read_bytes(path).decode("utf-8"))  # guarded: never a FIFO
-            except json.JSONDecodeError as exc:
+        user_data: dict[str, Any] = {}
+        if os.path.isfile(user):
+            user_data, error = _read(user)
+        # Farthest first, so the nearest file's values win the deep merge.
+        project_files = [path for path, _stamp in reversed(stamps) if os.path.isfile(path)]
+        project: dict[str, Any] = {}
+        grants: list[list[str]] = []
+        for path in project_files:
+            real = _misplaced(path)
+            if real is not None:
                 error = (
-                    f"settings file {path} is not valid JSON (line {exc.lineno}, column "
-                    f"{exc.colno}: {exc.msg}); fix the file and retry the call."
+                    f"settings file {path} leads through a symlink to {real}, which is not a "
+                    f"{CONTROL_DIR}/{SETTINGS_NAME}: the tools protect only {CONTROL_DIR} folders "
+                    "from writes, so such a file could be rewritten by a tool. Replace the "
+                    "symlink by the file itself (or link to a file in a .kli folder) and retry."
                 )
                 continue
-            except OSError as exc:
-                error = f"settings file {path} cannot be read ({exc.strerror}); fix it and retry."
-                continue
-            if not isinstance(data, dict):
-                error = f"settings file {path} must hold a JSON object; fix it and retry."
-                continue
-            merged = deep_merge(merged, data)
+            data, problem = _read(path)
+            error = problem or error
+            caps = data.get("capabilities")
+            if caps is not None and not _is_caps(caps):
+                error = _CAPS_ERROR
+            elif caps is not None:
+                grants.append(caps)
+            project = deep_merge(project, data)
+        merged = deep_merge(user_data, project)
+        if grants:
+            merged["capabilities"] = merge_capabilities(grants)
         merged = deep_merge(merged, self.overrides)
         caps = merged.get("capabilities")
-        if caps is not None and not (isinstance(caps, list) and all(isinstance(c, str) for c in caps)):
-            error = "setting 'capabilities' must be a list of capability names; fix it and retry."
+        if caps is not None and not _is_caps(caps):
+            error = _CAPS_ERROR
         self._key, self._value, self._error = key, merged, error
         return merged, error
+
+
+_CAPS_ERROR = "setting 'capabilities' must be a list of capability names; fix it and retry."
+
+
+def _is_caps(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(c, str) for c in value)
+
+
+def _read(path: str) -> tuple[dict[str, Any], str | None]:
+    """One settings file's object, or ``{}`` and the error that makes it unusable."""
+    try:
+        data = json.loads(read_bytes(path).decode("utf-8"))  # guarded: never a FIFO
+    except json.JSONDecodeError as exc:
+        return {}, (
+            f"settings file {path} is not valid JSON (line {exc.lineno}, column "
+            f"{exc.colno}: {exc.msg}); fix the file and retry the call."
+        )
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8"
+        return {}, f"settings file {path} cannot be read ({reason}); fix it and retry."
+    if not isinstance(data, dict):
+        return {}, f"settings file {path} must hold a JSON object; fix it and retry."
+    return data, None
 
 
 def granted(settings: dict[str, Any], gate: str | None) -> bool:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, BinaryIO
@@ -33,6 +34,18 @@ BINARY_SNIFF = 8192
 # O_NONBLOCK: opening a FIFO for reading returns at once instead of waiting for a writer.
 # O_NOCTTY: opening a terminal device never makes it the kernel's controlling terminal.
 OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0)
+# A code point no UTF-8 text, file name or command line can hold: a surrogate that
+# surrogateescape does not map back to a byte (JSON carries them: "\ud800").
+_LONE_SURROGATE = re.compile("[\ud800-\udc7f\udd00-\udfff]")
+
+
+def lone_surrogate(text: str) -> int | None:
+    """Index of the first lone surrogate in ``text`` that is not an undecodable byte
+    (``\udc80``–``\udcff``, how the non-UTF-8 bytes of a file or a file name read), or None."""
+    if text.isascii():
+        return None
+    found = _LONE_SURROGATE.search(text)
+    return None if found is None else found.start()
 
 
 class LoadError(OSError):

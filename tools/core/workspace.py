@@ -23,7 +23,7 @@ from kli.tools.core.jail import Jail
 from kli.tools.core.proposal import DISCARDED, KERNEL, REJECTED, Decision, Proposal
 from kli.tools.core.registry import Call, Tool
 from kli.tools.core.result import ToolError, ToolResult
-from kli.tools.core.schema import normalise_aliases, validate
+from kli.tools.core.schema import normalise_aliases, show, validate
 from kli.tools.core.session import Session
 from kli.tools.core.settings import SettingsLoader, granted
 
@@ -178,7 +178,15 @@ class Workspace:
         """Run tool ``name`` with ``args`` in ``session`` (the default session when None)."""
         session = session or self.default_session
         started = time.perf_counter()
-        result = self._call(name, args if args is not None else {}, session, source)
+        try:
+            result = self._call(name, args if args is not None else {}, session, source)
+        except Exception as exc:  # never raises: whatever escaped is an error result
+            result = ToolResult.error(
+                f"{show(name)} failed with an internal error: {type(exc).__name__}. The call may "
+                "be retried; if it fails again, report it.",
+                error="internal",
+                traceback=_traceback(),
+            )
         if not self._listeners:
             return result  # nobody watches: the event is not built
         duration = time.perf_counter() - started
@@ -187,8 +195,8 @@ class Workspace:
                 "kind": "call",
                 "id": f"e{next(_event_ids)}",
                 "time": time.time(),
-                "tool": name,
-                "args": args if isinstance(args, dict) else {"_": repr(args)},
+                "tool": name if isinstance(name, str) else show(name),
+                "args": args if isinstance(args, dict) else {"_": show(args)},
                 "session": session.id,
                 "session_label": session.label,
                 "source": source,
@@ -206,10 +214,10 @@ class Workspace:
         tool = REGISTRY.tools.get(name) if isinstance(name, str) else None
         if tool is None:
             known = sorted(REGISTRY.tools)
-            close = difflib.get_close_matches(str(name), known, n=3)
+            close = difflib.get_close_matches(name, known, n=3) if isinstance(name, str) else []
             hint = f" Did you mean {', '.join(close)}?" if close else ""
             return ToolResult.error(
-                f"unknown tool {name!r}.{hint} Available tools: {', '.join(known)}.",
+                f"unknown tool {show(name)}.{hint} Available tools: {', '.join(known)}.",
                 error="unknown_tool",
             )
         if isinstance(args, dict):
@@ -243,8 +251,22 @@ class Workspace:
             return profile.after(call, ToolResult.error(exc.message, **exc.details))
         except Exception as exc:
             return ToolResult.error(
-                f"{tool.name} failed with an internal error: {type(exc).__name__}: {exc}. "
-                "The call may be retried; if it fails again, report it.",
+                f"{tool.name} failed with an internal error: {type(exc).__name__}: "
+                f"{_exc_text(exc)}. The call may be retried; if it fails again, report it.",
                 error="internal",
-                traceback=traceback.format_exc(limit=8),
+                traceback=_traceback(),
             )
+
+
+def _exc_text(exc: BaseException) -> str:
+    try:
+        return str(exc)
+    except Exception:
+        return "(its message cannot be shown)"
+
+
+def _traceback() -> str:
+    try:
+        return traceback.format_exc(limit=8)
+    except Exception:
+        return "(the traceback cannot be shown)"

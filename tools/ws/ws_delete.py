@@ -29,14 +29,17 @@ use ws_mv instead of writing a copy and deleting the original."""
 def _run(call: Call) -> ToolResult:
     jail = call.ws.jail
     path = call.args["path"]
-    resolved = jail.resolve(path, write=True)
+    resolved = jail.resolve(path)
     lexical = os.path.normpath(os.path.join(jail.root, path))
-    if os.path.islink(lexical):
+    link = os.path.islink(lexical)
+    # A link is deleted itself: what it leads to is not checked (read-only or not).
+    jail.resolve(path, write=True, read_only_ok=link)
+    if link:
         # Delete the link itself, never what it points to.
         parent = jail.resolve(os.path.dirname(lexical) or ".", write=True)
         target = os.path.join(parent.real, os.path.basename(lexical))
         rel = jail.rel(target)
-        jail.check_writable(type(resolved)(real=target, rel=rel), shown=path)
+        jail.check_writable(type(resolved)(real=target, rel=rel), shown=path, read_only_ok=True)
     else:
         target, rel = resolved.real, resolved.rel
     if not os.path.lexists(target):

@@ -32,10 +32,13 @@ def _run(call: Call) -> ToolResult:
     jail = call.ws.jail
     src_arg, dst_arg = call.args["src"], call.args["dst"]
     # The source is resolved lexically for symlinks: moving a link moves the link itself.
-    src = jail.resolve(src_arg, write=True)
-    dst = jail.resolve(dst_arg, write=True)
+    src = jail.resolve(src_arg)
     src_lex = os.path.normpath(os.path.join(jail.root, src_arg))
-    if os.path.islink(src_lex):
+    link = os.path.islink(src_lex)
+    # A link is moved itself: what it leads to is not checked (read-only or not).
+    jail.resolve(src_arg, write=True, read_only_ok=link)
+    dst = jail.resolve(dst_arg, write=True)
+    if link:
         # The link itself, in its folder as the jail resolves it now (checked again at the
         # rename, so a symlink swapped into the folder's path afterwards is refused).
         parent = jail.resolve(os.path.dirname(src_lex), write=True)
@@ -66,6 +69,7 @@ def _run(call: Call) -> ToolResult:
         raise ToolError(f"ws_mv: src and dst are the same path ({src_rel}); nothing to do.")
     if os.path.isdir(src_path) and (dst_real + os.sep).startswith(src_path + os.sep):
         raise ToolError(f"ws_mv refused — cannot move folder {src_rel} into itself ({dst.rel}).")
+    jail.check_movable(src_path, shown=src_rel)
     with call.ws.file_lock:
         try:
             os.makedirs(os.path.dirname(dst_real), exist_ok=True)

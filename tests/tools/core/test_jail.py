@@ -80,3 +80,22 @@ def test_symlink_into_control_dir_is_not_writable(jail: Jail, root: Path) -> Non
     os.symlink(root / ".kli" / "settings.json", root / "innocent.json")
     with pytest.raises(ToolError, match="write refused"):
         jail.resolve("innocent.json", write=True)
+
+
+def test_a_control_name_given_through_a_symlink_to_a_plain_folder_is_not_writable(
+    jail: Jail, root: Path
+) -> None:
+    """``sub/.kli`` → ``sub/conf``: the path as given is control state even though the folder it
+    leads to is not (the settings loader refuses such a link too)."""
+    (root / "sub" / "conf").mkdir(parents=True)
+    (root / "sub" / ".kli").symlink_to(root / "sub" / "conf")
+    with pytest.raises(ToolError, match="write refused"):
+        jail.resolve("sub/.kli/settings.json", write=True)
+    assert jail.resolve("sub/conf/settings.json", write=True).rel == "sub/conf/settings.json"
+
+
+def test_a_lone_surrogate_in_a_path_is_a_named_error(jail: Jail) -> None:
+    with pytest.raises(ToolError, match=r"lone surrogate \(U\+D800 at index 1\)"):
+        jail.resolve("a\ud800.txt")
+    # Undecodable bytes of a real file name read as \udc80-\udcff: those are file names.
+    assert jail.resolve("a\udcff.txt").rel == "a\udcff.txt"

@@ -7,7 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from kli.tools.core.settings import SettingsLoader, deep_merge, granted, project_settings_path
+from kli.tools.core.settings import (
+    SettingsLoader,
+    deep_merge,
+    granted,
+    is_control_name,
+    project_settings_path,
+)
 
 
 def test_deep_merge_merges_dicts_and_replaces_the_rest() -> None:
@@ -50,3 +56,80 @@ def test_granted_rules() -> None:
     assert not granted({"capabilities": []}, "file/read")
     assert granted({"capabilities": ["file/read"]}, "file/read")
     assert granted({"capabilities": []}, None)
+
+
+def _project_file(folder: Path, data: dict[str, object]) -> None:
+    (folder / ".kli").mkdir(parents=True, exist_ok=True)
+    (folder / ".kli" / "settings.json").write_text(json.dumps(data))
+
+
+def test_a_sub_folders_settings_cannot_widen_the_capabilities_granted_above(tmp_path: Path) -> None:
+    _project_file(tmp_path, {"capabilities": ["file/read", "file/write"]})
+    _project_file(tmp_path / "sub", {"capabilities": ["file/read", "file/write", "process/exec"]})
+    settings, error = SettingsLoader(str(tmp_path / "sub")).load()
+    assert error is None
+    assert settings["capabilities"] == ["file/read", "file/write"]
+    assert not granted(settings, "process/exec")
+
+
+def test_a_sub_folders_settings_can_narrow_the_capabilities_granted_above(tmp_path: Path) -> None:
+    _project_file(tmp_path, {"capabilities": ["file/read", "file/write"]})
+    _project_file(tmp_path / "sub", {"capabilities": ["file/read"]})
+    assert SettingsLoader(str(tmp_path / "sub")).load()[0]["capabilities"] == ["file/read"]
+    # A file without 'capabilities' below leaves the grant above as it is.
+    _project_file(tmp_path / "sub" / "deeper", {"max_tool_chars": 100})
+    settings = SettingsLoader(str(tmp_path / "sub" / "deeper")).load()[0]
+    assert settings["capabilities"] == ["file/read"]
+    assert settings["max_tool_chars"] == 100
+
+
+def test_an_absent_grant_above_lets_the_nearest_file_decide(tmp_path: Path) -> None:
+    _project_file(tmp_path, {"max_tool_chars": 5})
+    _project_file(tmp_path / "sub", {"capabilities": ["file/read"]})
+    assert SettingsLoader(str(tmp_path / "sub")).load()[0] == {
+        "capabilities": ["file/read"], "max_tool_chars": 5}
+
+
+def test_a_sub_folders_settings_take_effect_when_written_later(tmp_path: Path) -> None:
+    _project_file(tmp_path, {"capabilities": ["file/read", "file/write"]})
+    loader = SettingsLoader(str(tmp_path / "sub"))
+    (tmp_path / "sub").mkdir()
+    assert loader.load()[0]["capabilities"] == ["file/read", "file/write"]
+    _project_file(tmp_path / "sub", {"capabilities": ["process/exec", "file/read"]})
+    assert loader.load()[0]["capabilities"] == ["file/read"]
+
+
+def test_a_broken_settings_file_above_the_nearest_fails_closed(tmp_path: Path) -> None:
+    (tmp_path / ".kli").mkdir()
+    (tmp_path / ".kli" / "settings.json").write_text("{not json")
+    _project_file(tmp_path / "sub", {"capabilities": ["file/read"]})
+    assert "not valid JSON" in (SettingsLoader(str(tmp_path / "sub")).load()[1] or "")
+
+
+def test_a_settings_file_reached_through_a_symlink_to_a_plain_file_is_an_error(tmp_path: Path) -> None:
+    """``sub/.kli`` → ``sub/conf``: ``sub/conf/settings.json`` is an ordinary file the tools may
+    write, so reading it as settings would let a tool grant itself anything. Fail closed."""
+    (tmp_path / "sub" / "conf").mkdir(parents=True)
+    (tmp_path / "sub" / "conf" / "settings.json").write_text('{"capabilities": []}')
+    (tmp_path / "sub" / ".kli").symlink_to(tmp_path / "sub" / "conf")
+    settings, error = SettingsLoader(str(tmp_path / "sub")).load()
+    assert error is not None and "leads through a symlink" in error
+    assert "capabilities" not in settings
+
+
+def test_a_settings_file_linked_to_another_control_folder_is_read(tmp_path: Path) -> None:
+    _project_file(tmp_path / "shared", {"capabilities": ["file/read"]})
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / ".kli").symlink_to(tmp_path / "shared" / ".kli")
+    assert SettingsLoader(str(tmp_path / "sub")).load() == ({"capabilities": ["file/read"]}, None)
+
+
+@pytest.mark.parametrize("name", [".kli", ".KLI", ".Kli", ".kli.", ".kli ", ".kli. .", ".k\u200cli",
+                                  "\ufeff.kli", ".kli::$INDEX_ALLOCATION", "KLI~1", "kli~2"])
+def test_names_that_are_the_control_folder_on_some_file_system(name: str) -> None:
+    assert is_control_name(name)
+
+
+@pytest.mark.parametrize("name", ["kli", ".klix", "x.kli", ".kl", "..kli", "scratch", ".k li"])
+def test_other_names_are_not_control_names(name: str) -> None:
+    assert not is_control_name(name)
