@@ -1,8 +1,9 @@
 """ws_patch: apply a unified diff or SEARCH/REPLACE blocks, all or nothing (slmcode spec, ws_patch).
 
 The parser (``patch_parse``) turns the text into files and hunks; ``plan_file`` (pure) lands
-each hunk on a file's text; ``_run`` resolves paths, checks syntax and writes every file or
-none.
+each hunk on a file's text. ``_run`` is staged as ``edit`` is: ``_read`` (parse, strip pasted
+gutters) → ``_plan`` (resolve paths, land every hunk, refuse if one fails) → ``_check`` (the
+post-edit syntax check) → ``_write`` (every file or none) → ``_report``.
 
 Landing a hunk:
 - a hunk with @@ line numbers is searched for with the match ladder inside a window of
@@ -32,7 +33,7 @@ from kli.tools.core.textfile import encode
 from kli.tools.ws import gutter, ladder, telemetry
 from kli.tools.ws.closest import closest_span
 from kli.tools.ws.hunk import Body, render_hunk
-from kli.tools.ws.patch_parse import FilePatch, Hunk, PatchParseError, parse
+from kli.tools.ws.patch_parse import FilePatch, Hunk, ParsedPatch, PatchParseError, parse
 from kli.tools.ws.syntax import SyntaxOutcome, check_file, outcome_note, reverted_message
 from kli.tools.ws.ws_edit import open_text
 
@@ -344,7 +345,58 @@ def _targets(call: Call, files: list[FilePatch], keys: list[str]) -> list[tuple[
     return out
 
 
+@dataclass(eq=False)
+class _PatchFile:
+    """One file the patch changes: ``before`` is None for a file it creates; ``after`` is the
+    text once every hunk for it landed; ``syntax`` the post-edit check's outcome."""
+
+    resolved: Resolved
+    before: str | None
+    after: str
+    syntax: SyntaxOutcome | None = None
+
+    @property
+    def rel(self) -> str:
+        return self.resolved.rel
+
+
+@dataclass
+class _Patch:
+    """A patch planned before anything is written: its files in the order the patch first
+    names them, each hunk's report, and the telemetry keys of the call so far."""
+
+    parsed: ParsedPatch
+    gutter_note: str | None
+    keys: list[str]
+    files: list[_PatchFile] = field(default_factory=list)
+    reports: list[tuple[str, HunkReport]] = field(default_factory=list)
+
+    @property
+    def multi(self) -> bool:
+        return len(self.files) > 1
+
+    def listing(self) -> list[str]:
+        return [("  " + (f"{rel} " if self.multi else "") + r.line()) for rel, r in self.reports]
+
+    def hunks_json(self) -> list[dict[str, Any]]:
+        return [_report_json(rel, r) for rel, r in self.reports]
+
+
 def _run(call: Call) -> ToolResult:
+    """plan → check → write → report, all or nothing: a refusal at any stage writes nothing."""
+    patch = _read(call)
+    with call.ws.file_lock:
+        _plan(call, patch)
+        reverted = _check(call, patch)
+        if reverted:
+            return _reverted_result(call, patch, reverted)
+        changes = _write(call, patch)
+    telemetry.record(call.session, patch.keys)
+    return _report(patch, changes)
+
+
+def _read(call: Call) -> _Patch:
+    """The patch parsed, with pasted gutters stripped."""
     keys = ["ws_patch.calls"]
     try:
         parsed = parse(call.args["patch"])
@@ -359,147 +411,151 @@ def _run(call: Call) -> ToolResult:
         raise _refuse(call, "partial_gutter", refusal, keys)
     if gutter_note:
         keys.append("ws_patch.repair.gutter_stripped")
-    disabled = bool(call.args.get("disable_syntax_check"))
-    with call.ws.file_lock:
-        order: list[str] = []
-        state: dict[str, tuple[Resolved, str | None, str]] = {}  # real → (resolved, before, now)
-        reports: list[tuple[str, HunkReport]] = []
-        for path, fpatch in _targets(call, parsed.files, keys):
-            if fpatch.delete_file:
-                raise _refuse(
-                    call,
-                    "delete_in_patch",
-                    f"ws_patch does not delete files ({path} → /dev/null); use ws_delete.",
-                    keys,
-                )
-            resolved = call.ws.jail.resolve(path, write=True)
-            if resolved.real not in state:
-                if fpatch.new_file and not os.path.exists(resolved.real):
-                    state[resolved.real] = (resolved, None, "")
-                else:
-                    resolved, text = open_text(call, path, "ws_patch")
-                    state[resolved.real] = (resolved, text, text)
-                order.append(resolved.real)
-            resolved, before, now = state[resolved.real]
-            plan = plan_file(now, fpatch.hunks)
-            keys += plan.telemetry
-            reports += [(resolved.rel, r) for r in plan.reports]
-            state[resolved.real] = (resolved, before, plan.after if plan.ok else now)
-        multi = len(order) > 1
-        listing = [("  " + (f"{rel} " if multi else "") + r.line()) for rel, r in reports]
-        failed = [r for _rel, r in reports if not r.applied]
-        if failed:
-            refusal_files = [
-                file_change(
-                    state[real][0].rel,
-                    state[real][1],
-                    state[real][1],
-                    "rejected",
-                    reason="hunk_failed",
-                )
-                for real in order
-            ]
+    return _Patch(parsed, gutter_note, keys)
+
+
+def _plan(call: Call, patch: _Patch) -> None:
+    """Land every hunk on its file's text (several sections for one file land in turn);
+    refuse the whole patch when any hunk does not land."""
+    by_real: dict[str, _PatchFile] = {}
+    for path, fpatch in _targets(call, patch.parsed.files, patch.keys):
+        if fpatch.delete_file:
             raise _refuse(
                 call,
-                "hunk_failed",
-                f"ws_patch refused — {len(failed)} of {len(reports)} hunk(s) did not apply, so "
-                "nothing was written (all or nothing).\n" + "\n".join(listing) + "\n"
-                "Fix the FAILED hunk(s) — re-read that region with ws_read and copy the context "
-                "lines exactly, or correct the @@ line numbers — then send the whole patch again."
-                + (f"\n{gutter_note}" if gutter_note else ""),
-                keys,
-                files=refusal_files,
-                hunks=[_report_json(rel, r) for rel, r in reports],
+                "delete_in_patch",
+                f"ws_patch does not delete files ({path} → /dev/null); use ws_delete.",
+                patch.keys,
             )
-        outcomes: dict[str, SyntaxOutcome] = {}
-        for real in order:
-            resolved, before, after = state[real]
-            outcomes[real] = check_file(resolved.rel, before, after, disabled=disabled)
-            keys.append(f"syntax.{outcomes[real].status}")
-        reverted = [real for real in order if outcomes[real].status == "reverted"]
-        changes = []
-        if reverted:
-            for real in order:
-                resolved, before, after = state[real]
-                status = "reverted" if real in reverted else "rejected"
-                changes.append(
-                    file_change(
-                        resolved.rel,
-                        before,
-                        after,
-                        status,
-                        reason="syntax",
-                        message=outcomes[real].message,
-                    )
-                )
-            telemetry.record(call.session, keys)
-            text = "\n\n".join(reverted_message(state[r][0].rel, outcomes[r]) for r in reverted)
-            if multi:
-                text += "\nNo file of the patch was written."
-            return ToolResult.error(
-                text,
-                error="syntax_reverted",
-                files=changes,
-                hunks=[_report_json(rel, r) for rel, r in reports],
-                telemetry=keys,
-            )
-        writes = []
-        for real in order:
-            resolved, before, after = state[real]
-            if after != (before or ""):
-                writes.append((real, encode(after)))
-            changes.append(
-                file_change(
-                    resolved.rel,
-                    before,
-                    after,
-                    "written" if after != (before or "") else "unchanged",
-                )
-            )
-        if not writes:
-            telemetry.record(call.session, keys)
-            raise ToolError(
-                "No-op patch refused — applying it leaves the file(s) unchanged (every hunk's "
-                "new lines equal its old lines).",
-                error="no_op",
-                telemetry=keys,
-            )
-        try:
-            write_many(writes)  # every file or none
-        except OSError as exc:  # a file where a folder should be, disk full, …
-            where = call.ws.jail.rel(exc.filename) if exc.filename else "a target"
-            raise ToolError(
-                f"ws_patch: cannot write {where} ({exc.strerror}). Nothing was written — every "
-                "file is as it was. Check the paths (ws_list shows what is a folder) and retry.",
-                error="write_failed",
-            ) from None
-    telemetry.record(call.session, keys)
-    rels = [state[real][0].rel for real in order]
+        resolved = call.ws.jail.resolve(path, write=True)
+        pf = by_real.get(resolved.real)
+        if pf is None:
+            if fpatch.new_file and not os.path.exists(resolved.real):
+                pf = _PatchFile(resolved, None, "")
+            else:
+                resolved, text = open_text(call, path, "ws_patch")
+                pf = _PatchFile(resolved, text, text)
+            by_real[resolved.real] = pf
+            patch.files.append(pf)
+        plan = plan_file(pf.after, fpatch.hunks)
+        patch.keys += plan.telemetry
+        patch.reports += [(pf.rel, r) for r in plan.reports]
+        if plan.ok:
+            pf.after = plan.after
+    failed = [r for _rel, r in patch.reports if not r.applied]
+    if failed:
+        raise _refuse(
+            call,
+            "hunk_failed",
+            f"ws_patch refused — {len(failed)} of {len(patch.reports)} hunk(s) did not apply, "
+            "so nothing was written (all or nothing).\n" + "\n".join(patch.listing()) + "\n"
+            "Fix the FAILED hunk(s) — re-read that region with ws_read and copy the context "
+            "lines exactly, or correct the @@ line numbers — then send the whole patch again."
+            + (f"\n{patch.gutter_note}" if patch.gutter_note else ""),
+            patch.keys,
+            files=[
+                file_change(pf.rel, pf.before, pf.before, "rejected", reason="hunk_failed")
+                for pf in patch.files
+            ],
+            hunks=patch.hunks_json(),
+        )
+
+
+def _check(call: Call, patch: _Patch) -> list[_PatchFile]:
+    """The post-edit syntax check of every file; the files it reverted (a change that breaks
+    a file that parsed)."""
+    disabled = bool(call.args.get("disable_syntax_check"))
+    for pf in patch.files:
+        pf.syntax = check_file(pf.rel, pf.before, pf.after, disabled=disabled)
+        patch.keys.append(f"syntax.{pf.syntax.status}")
+    return [pf for pf in patch.files if pf.syntax and pf.syntax.status == "reverted"]
+
+
+def _reverted_result(call: Call, patch: _Patch, reverted: list[_PatchFile]) -> ToolResult:
+    changes = [
+        file_change(
+            pf.rel,
+            pf.before,
+            pf.after,
+            "reverted" if pf in reverted else "rejected",
+            reason="syntax",
+            message=pf.syntax.message if pf.syntax else None,
+        )
+        for pf in patch.files
+    ]
+    telemetry.record(call.session, patch.keys)
+    text = "\n\n".join(reverted_message(pf.rel, pf.syntax) for pf in reverted if pf.syntax)
+    if patch.multi:
+        text += "\nNo file of the patch was written."
+    return ToolResult.error(
+        text,
+        error="syntax_reverted",
+        files=changes,
+        hunks=patch.hunks_json(),
+        telemetry=patch.keys,
+    )
+
+
+def _write(call: Call, patch: _Patch) -> list[dict[str, Any]]:
+    """Write every changed file or none; the file changes to report."""
+    writes = []
+    changes = []
+    for pf in patch.files:
+        changed = pf.after != (pf.before or "")
+        if changed:
+            writes.append((pf.resolved.real, encode(pf.after)))
+        changes.append(
+            file_change(pf.rel, pf.before, pf.after, "written" if changed else "unchanged")
+        )
+    if not writes:
+        telemetry.record(call.session, patch.keys)
+        raise ToolError(
+            "No-op patch refused — applying it leaves the file(s) unchanged (every hunk's "
+            "new lines equal its old lines).",
+            error="no_op",
+            telemetry=patch.keys,
+        )
+    try:
+        write_many(writes)  # every file or none
+    except OSError as exc:  # a file where a folder should be, disk full, …
+        where = call.ws.jail.rel(exc.filename) if exc.filename else "a target"
+        raise ToolError(
+            f"ws_patch: cannot write {where} ({exc.strerror}). Nothing was written — every "
+            "file is as it was. Check the paths (ws_list shows what is a folder) and retry.",
+            error="write_failed",
+        ) from None
+    return changes
+
+
+def _report(patch: _Patch, changes: list[dict[str, Any]]) -> ToolResult:
+    """The success result: what was patched, each hunk's landing, and the notes of the rungs,
+    fuzz, syntax checks and gutter stripping that apply."""
+    rels = [pf.rel for pf in patch.files]
+    n = len(patch.reports)
     head = (
-        f"patched {rels[0]} ({len(reports)} hunk(s))"
-        if not multi
-        else f"patched {len(rels)} files ({len(reports)} hunk(s)): {', '.join(rels)}"
+        f"patched {rels[0]} ({n} hunk(s))"
+        if not patch.multi
+        else f"patched {len(rels)} files ({n} hunk(s)): {', '.join(rels)}"
     )
     notes = []
-    for rung in dict.fromkeys((r.rung or "").split(",")[0] for _rel, r in reports):
+    for rung in dict.fromkeys((r.rung or "").split(",")[0] for _rel, r in patch.reports):
         if ladder.NOTES.get(rung):
             notes.append(ladder.NOTES[rung])
-    if any(", fuzz" in (r.rung or "") for _rel, r in reports):
+    if any(", fuzz" in (r.rung or "") for _rel, r in patch.reports):
         notes.append(FUZZ_NOTE)
-    for real in order:
-        note = outcome_note(state[real][0].rel, outcomes[real])
+    for pf in patch.files:
+        note = outcome_note(pf.rel, pf.syntax) if pf.syntax else ""
         if note:
             notes.append(note)
-    if gutter_note:
-        notes.append(gutter_note)
+    if patch.gutter_note:
+        notes.append(patch.gutter_note)
     return ToolResult.success(
-        "\n".join([head, *listing, *notes]),
+        "\n".join([head, *patch.listing(), *notes]),
         files=changes,
-        hunks=[_report_json(rel, r) for rel, r in reports],
-        format=parsed.format,
-        repairs=parsed.repairs,
-        syntax={state[real][0].rel: outcomes[real].status for real in order},
-        telemetry=keys,
+        hunks=patch.hunks_json(),
+        format=patch.parsed.format,
+        repairs=patch.parsed.repairs,
+        syntax={pf.rel: pf.syntax.status for pf in patch.files if pf.syntax},
+        telemetry=patch.keys,
     )
 
 
