@@ -6,7 +6,7 @@
     run = run_agent("calc.add is wrong; fix it", model, Workspace("."), profile="slmcode")
     print(run.answer)
 
-The roles (``Model`` and ``Host`` below):
+The roles (``Model`` and ``Host``, defined in ``kli.tools.roles``):
 
 - ``model(messages, tools)`` is one OpenAI-compatible chat-completions call and returns the
   response as a dict. ``tools`` is the function list in OpenAI's strict format
@@ -36,10 +36,11 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from kli.tools.core.formats import absent_nulls, in_format
 from kli.tools.core.result import ToolResult
+from kli.tools.roles import Host, Model
 from kli.tools.ws.contract import EDIT_CONTRACT, TURN_RULES
 
 DEFAULT_MAX_TURNS = 20
@@ -81,18 +82,6 @@ def system_prompt(profile: str = "kli") -> str:
     if parts is None:
         raise ValueError(f"unknown profile {profile!r}; use kli, slmcode or all")
     return "\n\n".join([INTRO, *parts])
-
-
-class Model(Protocol):
-    def __call__(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
-    ) -> dict[str, Any]: ...
-
-
-class Host(Protocol):
-    def call(self, tool: str, args: dict[str, Any] | None = None, /) -> ToolResult: ...
-
-    def specs(self, profile: str = "kli", /) -> list[dict[str, Any]]: ...
 
 
 @dataclass

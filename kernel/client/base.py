@@ -21,9 +21,10 @@ import uuid
 from collections.abc import Callable
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from kli.tools.core.result import ToolResult
+from kli.tools.roles import Host, Transport
 
 AGENT_TARGET = "kli.agent"
 # Longer than the longest tool deadline (300 s), so the tool's own timeout answers first.
@@ -65,26 +66,6 @@ class ProtocolError(KernelError):
     def __init__(self, text: str, code: str = "error") -> None:
         super().__init__(text)
         self.code = code
-
-
-class Transport(Protocol):
-    """The few things an AgentClient needs from a connection to a kernel."""
-
-    def send_shell(self, msg_type: str, content: dict[str, Any]) -> str:
-        """Send a shell-channel message; returns its msg_id."""
-        ...
-
-    def recv_iopub(self, timeout: float) -> dict[str, Any] | None:
-        """The next iopub message, or None after ``timeout`` seconds."""
-        ...
-
-    def alive(self) -> bool:
-        """False once the kernel is known to be dead."""
-        ...
-
-    def interrupt(self) -> None: ...
-
-    def close(self) -> None: ...
 
 
 class _Waiter:
@@ -390,3 +371,9 @@ class AgentClient:
 def _failure(kind: type[KernelError], text: str) -> Callable[[str], KernelError]:
     """A maker of ``kind`` errors whose ``text`` names the waiting request at ``{what}``."""
     return lambda what: kind(text.replace("{what}", what))
+
+
+if TYPE_CHECKING:  # the client is a Host (kli.tools.roles): mypy checks it conforms
+
+    def _is_host(client: AgentClient) -> Host:
+        return client

@@ -79,3 +79,13 @@ class Profile:
     title: str = ""
     before: Callable[[Call], ToolResult | None] = lambda call: None
     after: Callable[[Call, ToolResult], ToolResult] = lambda call, result: result
+
+
+if TYPE_CHECKING:  # the entries are the Tool and Profile roles (kli.tools.roles)
+    from kli.tools import roles
+
+    def _is_tool(tool: Tool) -> roles.Tool:
+        return tool
+
+    def _is_profile(profile: Profile) -> roles.Profile:
+        return profile

@@ -17,7 +17,7 @@ import time
 import traceback
 import types
 from collections.abc import Callable, Container, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kli.tools.core.jail import Jail
 from kli.tools.core.proposal import DISCARDED, KERNEL, REJECTED, Decision, Proposal
@@ -270,3 +270,10 @@ def _traceback() -> str:
         return traceback.format_exc(limit=8)
     except Exception:
         return "(the traceback cannot be shown)"
+
+
+if TYPE_CHECKING:  # a Workspace is a Host (kli.tools.roles): mypy checks it conforms
+    from kli.tools.roles import Host
+
+    def _is_host(ws: Workspace) -> Host:
+        return ws

@@ -22,7 +22,6 @@ Where the spec is silent:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from types import ModuleType
 from typing import Any
 
 from kli.tools.core.atomic import write_many
@@ -43,6 +42,7 @@ from kli.tools.file.repair.decide import (
     language_for,
 )
 from kli.tools.file.target import load_text, written_report
+from kli.tools.roles import RepairLanguage
 
 DEFAULT_POLICY = "safe"  # spec: repair defaults to safe
 GRAMMAR_HINT = (
@@ -60,7 +60,7 @@ class _Target:
     before: str = ""
     plan: FilePlan | None = None
     decision: RepairDecision | None = None
-    language: ModuleType | None = None
+    language: RepairLanguage | None = None
 
 
 def _targets(call: Call, sections: list[Any]) -> list[_Target]:

@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Literal
 from kli.tools.core.atomic import write_atomic
 from kli.tools.core.pysyntax import compile_error
 from kli.tools.core.textfile import encode
+from kli.tools.roles import SyntaxChecker
 
 if TYPE_CHECKING:
     from kli.tools.core.jail import Resolved
@@ -217,9 +218,7 @@ def _check_typescript(path: str, text: str, timeout: float) -> Parse:
     return Parse(False, "tree-sitter typescript", _tree_sitter_error(tree.root_node))
 
 
-Checker = Callable[[str, str, float], Parse]
-
-CHECKERS: dict[str, Checker] = {
+CHECKERS: dict[str, SyntaxChecker] = {
     ".py": _check_python,
     ".pyi": _check_python,
     ".json": _check_json,
@@ -234,7 +233,7 @@ CHECKERS: dict[str, Checker] = {
 }
 
 
-def checker_for(path: str) -> Checker | None:
+def checker_for(path: str) -> SyntaxChecker | None:
     return CHECKERS.get(os.path.splitext(path)[1].lower())
 
 

@@ -25,10 +25,10 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from types import ModuleType
 from typing import Any
 
 from kli.tools.file.repair import lisp, python
+from kli.tools.roles import RepairLanguage
 
 POLICIES = ("safe", "preview", "reject")
 
@@ -43,10 +43,10 @@ UNREPAIRABLE = "unrepairable"
 POLICY_REJECT = "policy_reject"
 POLICY_PREVIEW = "policy_preview"
 
-_LANGUAGES: tuple[ModuleType, ...] = (lisp, python)
+_LANGUAGES: tuple[RepairLanguage, ...] = (lisp, python)
 
 
-def language_for(path: str) -> ModuleType | None:
+def language_for(path: str) -> RepairLanguage | None:
     """The repair language module for ``path`` by extension, or None (no check)."""
     ext = os.path.splitext(path)[1].lower()
     for module in _LANGUAGES:
@@ -72,12 +72,12 @@ class RepairDecision:
         return bool(self.marks)
 
 
-def _problem(language: ModuleType, text: str) -> str:
+def _problem(language: RepairLanguage, text: str) -> str:
     return str(language.parse_error(text) or "unbalanced delimiters")
 
 
 def decide(
-    language: ModuleType | None,
+    language: RepairLanguage | None,
     original: str,
     patched: str,
     edited: set[int],
@@ -168,7 +168,7 @@ def decide(
         why = "the repair is local to your edit and keeps the top-level form count"
     notes = "; ".join(f"line {m['line']}: {m['note']}" for m in marks)
     message = f"{problem}; repaired: {notes}; {why}"
-    common = {
+    common: dict[str, Any] = {
         "classification": classification,
         "marks": tuple(marks),
         "changed_lines": tuple(sorted(lines)),
@@ -182,7 +182,7 @@ def decide(
     return RepairDecision(PREVIEW, classification, candidate, **common)
 
 
-def still_valid(language: ModuleType | None, text: str) -> str | None:
+def still_valid(language: RepairLanguage | None, text: str) -> str | None:
     """Why a stored candidate no longer stands (unbalanced / unparsable), or None."""
     if language is None:
         return None

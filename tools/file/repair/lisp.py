@@ -15,7 +15,7 @@ import re
 
 from kli.tools.file.repair.common import Fix, Layout, Opener, Scan, describe, standard_fixes
 
-EXTENSIONS = (".lisp", ".asd", ".cl", ".lsp")
+EXTENSIONS: tuple[str, ...] = (".lisp", ".asd", ".cl", ".lsp")
 NAME = "commonlisp"
 
 _TOKEN = re.compile(r'#\||#\\|[()";|\\]')

@@ -16,7 +16,7 @@ import warnings
 from kli.tools.core.pysyntax import compile_error
 from kli.tools.file.repair.common import Fix, Layout, Opener, Scan, standard_fixes
 
-EXTENSIONS = (".py",)
+EXTENSIONS: tuple[str, ...] = (".py",)
 NAME = "python"
 
 _CLOSER = {"(": ")", "[": "]", "{": "}"}

@@ -1,0 +1,88 @@
+"""The project's roles, on one screen. Each is a ``typing.Protocol``; mypy checks that the
+implementations named below conform (a typed assignment next to each implementation).
+
+| role            | implementations                                                   |
+|-----------------|-------------------------------------------------------------------|
+| Tool, Profile   | ``core.registry.Tool`` / ``Profile`` entries in ``tools.registry`` |
+| Host            | ``core.workspace.Workspace`` (in process), ``kli.client`` clients  |
+| Transport       | ``kli.kernel.client``: ``ZmqTransport``, ``ServerTransport``       |
+| Model           | an OpenAI-compatible chat call (none ships here: a test stand-in)  |
+| RepairLanguage  | the modules ``file.repair.python`` and ``file.repair.lisp``         |
+| SyntaxChecker   | the checkers of ``ws.syntax.CHECKERS``                             |
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from kli.tools.core.registry import Call
+    from kli.tools.core.result import ToolResult
+    from kli.tools.file.repair.common import Fix, Scan
+    from kli.tools.ws.syntax import Parse
+
+
+class Tool(Protocol):
+    """One callable tool: its spec for a model, and what a call runs."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def profile(self) -> str: ...
+    @property
+    def run(self) -> Callable[[Call], ToolResult]: ...
+    def spec(self) -> dict[str, Any]: ...
+
+
+class Profile(Protocol):
+    """Rules applied around each call of a profile's tools (a loop guard, a result cap)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def before(self) -> Callable[[Call], ToolResult | None]: ...
+    @property
+    def after(self) -> Callable[[Call, ToolResult], ToolResult]: ...
+
+
+class Host(Protocol):
+    """What calls tools for an agent: in process, or in a kernel over a connection."""
+
+    def call(self, tool: str, args: dict[str, Any] | None = None, /) -> ToolResult: ...
+    def specs(self, profile: str = "kli", /) -> list[dict[str, Any]]: ...
+
+
+class Transport(Protocol):
+    """The connection a kernel client speaks over: shell messages out, iopub messages in."""
+
+    def send_shell(self, msg_type: str, content: dict[str, Any]) -> str: ...  # its msg_id
+    def recv_iopub(self, timeout: float) -> dict[str, Any] | None: ...  # None: timed out
+    def alive(self) -> bool: ...  # False once the kernel is known to be dead
+    def interrupt(self) -> None: ...
+    def close(self) -> None: ...
+
+
+class Model(Protocol):
+    """One chat-completions call: ``tools`` None asks for the final answer (no tool calls)."""
+
+    def __call__(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
+    ) -> dict[str, Any]: ...
+
+
+class RepairLanguage(Protocol):
+    """A delimiter-repair language for ``edit`` (a module): scan, plan fixes, check."""
+
+    NAME: str
+    EXTENSIONS: tuple[str, ...]
+    def scan(self, text: str) -> Scan: ...
+    def fixes(self, text: str, result: Scan) -> list[Fix] | None: ...
+    def parse_error(self, text: str) -> str | None: ...
+    def form_count(self, text: str) -> int | None: ...
+
+
+class SyntaxChecker(Protocol):
+    """The post-edit parse of one text as the contents of ``path`` (slmcode)."""
+
+    def __call__(self, path: str, text: str, timeout: float, /) -> Parse: ...
