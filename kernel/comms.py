@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from kli.kernel import AGENT_TARGET, PROTOCOL_VERSION, UI_TARGET
+from kli.tools.core.request import AGENT_OPS, UI_OPS, BadRequest, parse_request
 from kli.tools.registry import ALL, PROFILE_CHOICES
 
 if TYPE_CHECKING:
@@ -33,9 +34,6 @@ DEFAULT_REPLAY = 200
 # them); the ring must not pin hundreds of megabytes of file text.
 RING_TEXT_LIMIT = 256 * 1024
 
-AGENT_OPS = ("call", "list", "ping")
-UI_OPS = ("accept", "reject", "replay")
-PROFILES = PROFILE_CHOICES
 
 
 def jsonable(data: Any) -> Any:
@@ -49,10 +47,6 @@ def jsonable(data: Any) -> Any:
 
 def _error(rid: Any, code: str, text: str) -> dict[str, Any]:
     return {"v": PROTOCOL_VERSION, "op": "error", "id": rid, "error": code, "text": text}
-
-
-def _valid_id(value: Any) -> bool:
-    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
 
 
 def _slim(event: dict[str, Any]) -> dict[str, Any]:
@@ -239,39 +233,14 @@ class Hub:
 
     def _check_agent(self, data: Any) -> dict[str, Any] | None:
         """The reply to a request that is not a tool call, or an error; None for a valid call."""
-        if not isinstance(data, dict):
-            return _error(None, "bad_json", f"request must be a JSON object, got "
-                          f"{type(data).__name__}; send e.g. "
-                          '{"id": 1, "op": "call", "tool": "read", "args": {"path": "a.py"}}.')
-        rid = data.get("id")
-        if not _valid_id(rid):
-            return _error(None, "bad_request", "request needs an 'id' (string or integer) that "
-                          "the reply will name; resend with one.")
-        op = data.get("op", "call")
-        if op not in AGENT_OPS:
-            return _error(rid, "unknown_op", f"unknown op {op!r}; use one of "
-                          f"{', '.join(AGENT_OPS)}.")
-        if op == "ping":
-            status = getattr(self.kernel, "busy_status", None)
-            pong: dict[str, Any] = {"v": PROTOCOL_VERSION, "op": "pong", "id": rid}
-            if status is not None:
-                pong["status"] = status()  # busy with what, for how long; never "dead"
-            return pong
-        if op == "list":
-            profile = data.get("profile", "kli")
-            if profile not in PROFILES:
-                return _error(rid, "bad_request", f"'profile' must be one of "
-                              f"{', '.join(PROFILES)}, got {profile!r}.")
-            specs = self.ws.specs(None if profile == ALL else profile)
-            return {"v": PROTOCOL_VERSION, "op": "specs", "id": rid, "specs": specs}
-        tool = data.get("tool")
-        if not isinstance(tool, str) or not tool:
-            return _error(rid, "bad_request", "a call needs 'tool', a string naming the tool; "
-                          "list the tools with op 'list'.")
-        args = data.get("args")
-        if args is not None and not isinstance(args, dict):
-            return _error(rid, "bad_request", f"'args' must be a JSON object of the tool's "
-                          f"arguments, got {type(args).__name__}.")
+        request = parse_request(data, PROFILE_CHOICES, AGENT_OPS)
+        if isinstance(request, BadRequest):
+            return _error(request.id, request.error, request.text)
+        if request.op == "ping":
+            return {"v": PROTOCOL_VERSION, "op": "pong", "id": request.id}
+        if request.op == "list":
+            specs = self.ws.specs(None if request.profile == ALL else request.profile)
+            return {"v": PROTOCOL_VERSION, "op": "specs", "id": request.id, "specs": specs}
         return None
 
     # -- kli.ui -----------------------------------------------------------------------------
@@ -311,20 +280,11 @@ class Hub:
 
     def ui_request(self, data: Any) -> dict[str, Any]:
         """The reply to one ``kli.ui`` request (never raises for bad input)."""
-        if not isinstance(data, dict):
-            return _error(None, "bad_json", f"request must be a JSON object, got "
-                          f"{type(data).__name__}.")
-        rid = data.get("id")
-        if not _valid_id(rid):
-            return _error(None, "bad_request", "request needs an 'id' (string or integer).")
-        op = data.get("op")
-        if op not in UI_OPS:
-            return _error(rid, "unknown_op", f"unknown op {op!r}; use one of {', '.join(UI_OPS)}.")
-        if op == "replay":
-            return self.hello(data.get("limit", DEFAULT_REPLAY), rid)
-        cid = data.get("candidate")
-        if not isinstance(cid, str) or not cid:
-            return _error(rid, "bad_request", f"{op} needs 'candidate', the candidate id string "
-                          "of a pending repair preview.")
-        result = self.accept(cid, "ui") if op == "accept" else self.reject(cid, "ui")
+        request = parse_request(data, PROFILE_CHOICES, UI_OPS)
+        if isinstance(request, BadRequest):
+            return _error(request.id, request.error, request.text)
+        if request.op == "replay":
+            return self.hello(data.get("limit", DEFAULT_REPLAY), request.id)
+        cid, rid = data["candidate"], request.id
+        result = self.accept(cid, "ui") if request.op == "accept" else self.reject(cid, "ui")
         return {"v": PROTOCOL_VERSION, "op": "result", "id": rid, **result.to_json()}

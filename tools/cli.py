@@ -11,8 +11,11 @@ subcommand runs: ``tools/`` imports nothing from the kernel, Jupyter or MCP (``k
 lists its options).
 
 ``serve --stdio`` reads one JSON request per line — ``{"id": 1, "tool": "read", "args": {...}}``
-(``{"op": "list"}`` returns the specs) — and writes one JSON reply per line, all in one session,
-so a read and a following edit share anchors. A bad line gets an error reply; the loop goes on.
+(``{"id": 2, "op": "list", "profile": "kli"}`` returns the specs, ``{"id": 3, "op": "ping"}``
+a pong) — and writes one JSON reply per line, all in one session, so a read and a following edit
+share anchors. The envelope is the ``kli.agent`` comm's (docs/protocol.md: an ``id`` on every
+request, the same error codes and texts for the same bad input); a bad line gets an error reply
+``{"id", "ok": false, "error", "text"}`` and the loop goes on.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import sys
 from typing import Any, TextIO
 
 from kli.tools.core.formats import FORMATS, in_format
+from kli.tools.core.request import BadRequest, decode_line, parse_request
 from kli.tools.core.result import ToolResult
 from kli.tools.core.workspace import Workspace
 from kli.tools.registry import ALL, PROFILE_CHOICES
@@ -39,34 +43,19 @@ def _dump(data: Any) -> str:
 
 
 def handle_request(ws: Workspace, line: str) -> dict[str, Any]:
-    """Answer one ``serve --stdio`` request line; never raises."""
-    try:
-        request = json.loads(line)
-    except json.JSONDecodeError as exc:
-        return {
-            "id": None,
-            "ok": False,
-            "error": "bad_json",
-            "text": f"request is not valid JSON ({exc.msg} at column {exc.colno}); send one "
-            'JSON object per line, e.g. {"id": 1, "tool": "read", "args": {"path": "a.py"}}.',
-        }
-    if not isinstance(request, dict):
-        return {"id": None, "ok": False, "error": "bad_request",
-                "text": "request must be a JSON object with 'tool' and 'args'."}
-    rid = request.get("id")
-    op = request.get("op", "call")
-    if op == "list":
-        profile = request.get("profile")
-        return {"id": rid, "ok": True, "specs": ws.specs(None if profile in (None, "all") else profile)}
-    if op != "call":
-        return {"id": rid, "ok": False, "error": "unknown_op",
-                "text": f"unknown op {op!r}; use 'call' (the default) or 'list'."}
-    tool = request.get("tool")
-    if not isinstance(tool, str):
-        return {"id": rid, "ok": False, "error": "bad_request",
-                "text": "request needs a 'tool' string naming the tool to call."}
-    result = ws.call(tool, request.get("args", {}), source="cli")
-    return {"id": rid, **result.to_json()}
+    """Answer one ``serve --stdio`` request line; never raises. The envelope is parsed by
+    ``kli.tools.core.request`` exactly as the kernel's ``kli.agent`` comm parses it."""
+    data = decode_line(line)
+    request = data if isinstance(data, BadRequest) else parse_request(data, PROFILE_CHOICES)
+    if isinstance(request, BadRequest):
+        return {"id": request.id, "ok": False, "error": request.error, "text": request.text}
+    if request.op == "ping":
+        return {"id": request.id, "ok": True, "op": "pong"}
+    if request.op == "list":
+        profile = None if request.profile == ALL else request.profile
+        return {"id": request.id, "ok": True, "specs": ws.specs(profile)}
+    result = ws.call(request.tool, request.args, source="cli")
+    return {"id": request.id, **result.to_json()}
 
 
 def serve(ws: Workspace, stdin: TextIO, stdout: TextIO) -> int:

@@ -107,3 +107,38 @@ def test_garbage_on_the_shell_socket_leaves_the_kernel_answering(kernel: Any) ->
     kernel.alive_check()
     content, _ = kernel.execute("1 + 1")
     assert content["status"] == "ok"
+
+
+BAD_INPUTS: list[Any] = [
+    "not an object",
+    [1, 2, 3],
+    None,
+    {"op": "call", "tool": "read", "args": {"path": "x"}},
+    {"id": True, "op": "ping"},
+    {"id": 1, "op": "explode"},
+    {"id": 2, "op": "call"},
+    {"id": 3, "tool": 7},
+    {"id": 4, "tool": "read", "args": "path=a.py"},
+    {"id": 5, "op": "list", "profile": "nope"},
+    {"id": "six", "op": "accept", "candidate": "c1"},
+]
+
+
+def test_the_kernel_comm_and_serve_stdio_answer_the_same_bad_inputs_identically(
+    kernel: Any, agent: str, ui: str, tmp_path: Path
+) -> None:
+    import json
+    import subprocess
+    import sys
+
+    lines = "".join(json.dumps(d) + "\n" for d in BAD_INPUTS)
+    out = subprocess.run(
+        [sys.executable, "-m", "kli.tools.cli", "serve", "--stdio", "--root", str(tmp_path)],
+        input=lines, capture_output=True, text=True, timeout=120, check=True)
+    stdio = [json.loads(line) for line in out.stdout.splitlines()]
+    assert len(stdio) == len(BAD_INPUTS)
+    for data, answer in zip(BAD_INPUTS, stdio, strict=True):
+        reply = _only_reply(kernel, agent, ui, data)
+        assert reply["op"] == "error" and answer["ok"] is False, (data, reply, answer)
+        assert (reply["id"], reply["error"], reply["text"]) == (
+            answer["id"], answer["error"], answer["text"]), data

@@ -1,0 +1,121 @@
+"""The request envelope every host of the tools parses the same way: ``kli serve --stdio`` (a
+JSON line) and the kernel's ``kli.agent`` / ``kli.ui`` comms (a comm message's data).
+
+``parse_request`` turns a decoded request into a ``Request`` or a ``BadRequest`` (an error code
+of docs/protocol.md and the text that says what was wrong and how to retry); each host only
+frames the answer its own way. Pure: nothing here runs a tool.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from typing import Any
+
+AGENT_OPS = ("call", "list", "ping")  # kli.agent and serve --stdio
+UI_OPS = ("accept", "reject", "replay")  # kli.ui
+DEFAULT_OP = "call"  # an agent request without ``op``
+DEFAULT_PROFILE = "kli"  # ``list`` without ``profile``
+
+BAD_JSON = "bad_json"
+BAD_REQUEST = "bad_request"
+UNKNOWN_OP = "unknown_op"
+
+EXAMPLE = '{"id": 1, "op": "call", "tool": "read", "args": {"path": "a.py"}}'
+
+
+@dataclass(frozen=True)
+class Request:
+    """A well-formed request: its ``id``, ``op`` and the fields that op takes."""
+
+    id: str | int
+    op: str
+    tool: str = ""
+    args: dict[str, Any] = field(default_factory=dict)
+    profile: str = DEFAULT_PROFILE
+    data: dict[str, Any] = field(default_factory=dict)  # the whole request, for op-specific fields
+
+
+@dataclass(frozen=True)
+class BadRequest:
+    """Why a request cannot be served: ``error`` is the code, ``text`` the fix."""
+
+    id: str | int | None
+    error: str
+    text: str
+
+
+def valid_id(value: Any) -> bool:
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def decode_line(line: str) -> Any | BadRequest:
+    """One JSON line of ``serve --stdio`` decoded, or the ``bad_json`` answer."""
+    try:
+        return json.loads(line)
+    except json.JSONDecodeError as exc:
+        return BadRequest(
+            None,
+            BAD_JSON,
+            f"request is not valid JSON ({exc.msg} at column {exc.colno}); send one JSON object "
+            f"per line, e.g. {EXAMPLE}.",
+        )
+
+
+def parse_request(
+    data: Any, profiles: Collection[str], ops: tuple[str, ...] = AGENT_OPS
+) -> Request | BadRequest:
+    """``data`` (decoded JSON) as a request of one of ``ops``; ``profiles`` are the names
+    ``list`` accepts (``kli.tools.registry.PROFILE_CHOICES``). Agent ops default to ``call``;
+    UI requests name theirs."""
+    if not isinstance(data, dict):
+        return BadRequest(
+            None,
+            BAD_JSON,
+            f"request must be a JSON object, got {type(data).__name__}; send e.g. {EXAMPLE}.",
+        )
+    rid: str | int = data.get("id")  # type: ignore[assignment]  # checked next
+    if not valid_id(rid):
+        return BadRequest(
+            None,
+            BAD_REQUEST,
+            "request needs an 'id' (string or integer) that the reply will name; resend with one.",
+        )
+    op = data.get("op", DEFAULT_OP if ops == AGENT_OPS else None)
+    if op not in ops:
+        return BadRequest(rid, UNKNOWN_OP, f"unknown op {op!r}; use one of {', '.join(ops)}.")
+    if op == "list":
+        profile = data.get("profile", DEFAULT_PROFILE)
+        if profile not in profiles:
+            return BadRequest(
+                rid,
+                BAD_REQUEST,
+                f"'profile' must be one of {', '.join(profiles)}, got {profile!r}.",
+            )
+        return Request(rid, op, profile=profile, data=data)
+    if op == "call":
+        tool = data.get("tool")
+        if not isinstance(tool, str) or not tool:
+            return BadRequest(
+                rid,
+                BAD_REQUEST,
+                "a call needs 'tool', a string naming the tool; list the tools with op 'list'.",
+            )
+        args = data.get("args")
+        if args is not None and not isinstance(args, dict):
+            return BadRequest(
+                rid,
+                BAD_REQUEST,
+                f"'args' must be a JSON object of the tool's arguments, got {type(args).__name__}.",
+            )
+        return Request(rid, op, tool=tool, args=args or {}, data=data)
+    if op in ("accept", "reject"):
+        cid = data.get("candidate")
+        if not isinstance(cid, str) or not cid:
+            return BadRequest(
+                rid,
+                BAD_REQUEST,
+                f"{op} needs 'candidate', the candidate id string of a pending repair preview.",
+            )
+    return Request(rid, op, data=data)
