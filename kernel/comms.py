@@ -237,7 +237,11 @@ class Hub:
         if isinstance(request, BadRequest):
             return _error(request.id, request.error, request.text)
         if request.op == "ping":
-            return {"v": PROTOCOL_VERSION, "op": "pong", "id": request.id}
+            status = getattr(self.kernel, "busy_status", None)
+            pong: dict[str, Any] = {"v": PROTOCOL_VERSION, "op": "pong", "id": request.id}
+            if status is not None:
+                pong["status"] = status()  # busy with what, for how long; never "dead"
+            return pong
         if request.op == "list":
             specs = self.ws.specs(None if request.profile == ALL else request.profile)
             return {"v": PROTOCOL_VERSION, "op": "specs", "id": request.id, "specs": specs}
