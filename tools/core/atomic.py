@@ -26,6 +26,8 @@ import stat
 import tempfile
 from collections.abc import Sequence
 
+from kli.tools.core.textfile import read_bytes
+
 TMP_SUFFIX = ".kli-tmp"
 STALE_SECONDS = 60.0
 
@@ -238,12 +240,17 @@ def _write_many(changes: Sequence[tuple[str, bytes]], folders: _Folders) -> None
                 os.unlink(tmp)
         raise
     originals: dict[str, bytes | None] = {}
-    for path, _tmp in staged:
-        try:
-            with open(path, "rb") as fh:
-                originals[path] = fh.read()
-        except FileNotFoundError:
-            originals[path] = None
+    try:
+        for path, _tmp in staged:
+            try:  # the shared guarded open: a pipe swapped in is refused, never waited on
+                originals[path] = read_bytes(path)
+            except FileNotFoundError:
+                originals[path] = None
+    except BaseException:
+        for _path, tmp in staged:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        raise
     done: list[str] = []
     try:
         for path, tmp in staged:

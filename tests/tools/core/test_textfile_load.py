@@ -180,3 +180,17 @@ def test_a_fifo_swapped_in_after_the_stat_never_blocks_the_open(root: Path) -> N
         stop.set()
         swapper.join(PROMPT)
     assert outcomes <= {"text", "not_regular", "missing"} and outcomes
+
+
+def test_write_many_refuses_a_pipe_among_its_targets_promptly_and_leaves_no_temp_file(
+    root: Path,
+) -> None:
+    from kli.tools.core.atomic import write_many
+
+    (root / "a.txt").write_text("a\n")
+    os.mkfifo(root / "b.txt")
+    with pytest.raises(OSError):
+        prompt(lambda: write_many([(str(root / "a.txt"), b"A\n"), (str(root / "b.txt"), b"B\n")]))
+    assert (root / "a.txt").read_text() == "a\n"
+    assert stat.S_ISFIFO(os.lstat(root / "b.txt").st_mode)
+    assert sorted(p.name for p in root.iterdir()) == ["a.txt", "b.txt"]
