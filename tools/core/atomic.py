@@ -14,6 +14,10 @@ file left behind by a process killed mid-write is named ``.NAME.*.kli-tmp`` (``T
 the listing tools skip such names, and the next write of NAME removes those that are stale —
 unchanged for ``STALE_SECONDS`` and not locked (a writer holds ``flock`` on its temporary file
 while it writes it, and the lock dies with the process).
+
+A write keeps what the file is: the new file gets the old one's owner, group, mode and
+extended attributes before it replaces it (``_give_identity``); a file whose owner this process
+cannot give back is not replaced.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ import fcntl
 import os
 import stat
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from kli.tools.core.textfile import read_bytes
 
@@ -156,9 +160,13 @@ def _open_folder(directory: str) -> tuple[int, str]:
 
 def _stage(path: str, data: bytes) -> str:
     """Write ``data`` to a new temporary file beside ``path`` (which may go through a folder
-    handle); return the temporary file's path."""
+    handle) that is what ``path`` is (``_give_identity``); return the temporary file's path."""
     directory = os.path.dirname(path) or "."
     _clear_stale(directory, os.path.basename(path))
+    try:
+        old: os.stat_result | None = os.stat(path)
+    except FileNotFoundError:
+        old = None
     fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=TMP_SUFFIX,
                                dir=directory)
     try:
@@ -166,14 +174,8 @@ def _stage(path: str, data: bytes) -> str:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
+            _give_identity(fh.fileno(), old, path)
             os.fsync(fh.fileno())
-        try:
-            mode = stat.S_IMODE(os.stat(path).st_mode)
-        except FileNotFoundError:
-            umask = os.umask(0)
-            os.umask(umask)
-            mode = 0o666 & ~umask
-        os.chmod(tmp, mode)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
@@ -181,20 +183,111 @@ def _stage(path: str, data: bytes) -> str:
     return tmp
 
 
+def permission_hint(exc: OSError) -> str:
+    """A sentence on how to proceed after a write failed for want of permission ('' for other
+    failures), for the tools' error messages."""
+    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return (
+            " This process may not write there (a read-only folder or file system, or a file of "
+            "another owner): the person can change the permissions, or choose another path."
+        )
+    return ""
+
+
+SET_ID = stat.S_ISUID | stat.S_ISGID
+# Attributes that grant privilege like a set-id bit: kept only where the owner and group are.
+PRIVILEGED_XATTRS = frozenset({"security.capability"})
+
+
+def _give_identity(fd: int, old: os.stat_result | None, path: str) -> None:
+    """Make the new file ``fd`` what the file it replaces is: owner and group, mode (set-id
+    bits only when owner and group are kept) and extended attributes.
+
+    A new file gets ``0o666`` less the umask. The owner is kept when the process may
+    (``fchown``: root, or a file the process owns already); when it may not, the replace is
+    refused (``OSError`` EPERM, nothing written) — the new file would belong to someone else
+    than the old one. A group the process cannot give back is replaced by the process's, and
+    then the set-id bits and ``security.capability`` are dropped: never a set-id file of
+    another owner or group than before. Extended attributes are copied where the file system
+    and the process's privileges allow (``user.*`` always; ``security.*``, ``trusted.*``,
+    ``system.*`` ACLs as permitted); one that cannot be set is left off (docs/reliability.md).
+    """
+    if old is None:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.fchmod(fd, 0o666 & ~umask)
+        return
+    mine = os.fstat(fd)
+    kept = True
+    if (mine.st_uid, mine.st_gid) != (old.st_uid, old.st_gid):
+        try:
+            os.fchown(fd, old.st_uid, old.st_gid)
+        except PermissionError:
+            if mine.st_uid != old.st_uid:
+                raise PermissionError(
+                    errno.EPERM,
+                    f"{os.path.basename(path)} belongs to uid {old.st_uid} and this process "
+                    f"(uid {os.geteuid()}) cannot give a new file back that owner, so it is not "
+                    "replaced. Nothing was written; the file's owner can change it",
+                ) from None
+            kept = False  # the owner is ours already; the group cannot be given back
+    mode = stat.S_IMODE(old.st_mode)
+    if not kept:
+        mode &= ~SET_ID
+    os.fchmod(fd, mode)
+    _copy_xattrs(path, fd, privileged=kept)
+
+
+def _copy_xattrs(src: str, fd: int, *, privileged: bool) -> None:
+    if not hasattr(os, "listxattr"):  # macOS, Windows: not kept (docs/reliability.md)
+        return
+    try:
+        names = os.listxattr(src)
+    except OSError:  # no support on this file system
+        return
+    for name in names:
+        if name in PRIVILEGED_XATTRS and not privileged:
+            continue
+        with contextlib.suppress(OSError):
+            os.setxattr(fd, name, os.getxattr(src, name))
+
+
+@contextlib.contextmanager
+def _naming(path: str) -> Iterator[None]:
+    """An ``OSError`` raised inside names ``path`` rather than the temporary file or the
+    ``/proc`` folder handle it was raised for (those mean nothing to the person or the model)."""
+    try:
+        yield
+    except OSError as exc:
+        name = exc.filename
+        if isinstance(name, str) and (name.startswith("/proc/self/fd/") or name.endswith(TMP_SUFFIX)):
+            try:
+                renamed = type(exc)(exc.errno, exc.strerror, path)
+            except Exception:
+                raise exc from None
+            raise renamed from None
+        raise
+
+
 def write_atomic(path: str, data: bytes) -> None:
     """Replace ``path`` with ``data`` so a reader sees the old file or the new one, never a mix."""
     folders = _Folders()
     try:
-        target = folders.via(path)
-        tmp = _stage(target, data)
-        try:
-            os.replace(tmp, target)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        with _naming(path):
+            _write_one(folders, path, data)
     finally:
         folders.close()
+
+
+def _write_one(folders: _Folders, path: str, data: bytes) -> None:
+    target = folders.via(path)
+    tmp = _stage(target, data)
+    try:
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def remove(path: str) -> None:
@@ -232,8 +325,9 @@ def _write_many(changes: Sequence[tuple[str, bytes]], folders: _Folders) -> None
     staged: list[tuple[str, str]] = []
     try:
         for path, data in changes:
-            target = folders.via(path)
-            staged.append((target, _stage(target, data)))
+            with _naming(path):
+                target = folders.via(path)
+                staged.append((target, _stage(target, data)))
     except BaseException:
         for _path, tmp in staged:
             with contextlib.suppress(OSError):
@@ -253,8 +347,9 @@ def _write_many(changes: Sequence[tuple[str, bytes]], folders: _Folders) -> None
         raise
     done: list[str] = []
     try:
-        for path, tmp in staged:
-            os.replace(tmp, path)
+        for (real, _data), (path, tmp) in zip(changes, staged, strict=True):
+            with _naming(real):
+                os.replace(tmp, path)
             done.append(path)
     except BaseException:
         for path in done:

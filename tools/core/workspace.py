@@ -19,6 +19,7 @@ import types
 from collections.abc import Callable, Container, Mapping
 from typing import TYPE_CHECKING, Any
 
+from kli.tools.core.atomic import permission_hint
 from kli.tools.core.jail import Jail
 from kli.tools.core.proposal import DISCARDED, KERNEL, REJECTED, Decision, Proposal
 from kli.tools.core.registry import Call, Tool
@@ -182,8 +183,8 @@ class Workspace:
             result = self._call(name, args if args is not None else {}, session, source)
         except Exception as exc:  # never raises: whatever escaped is an error result
             result = ToolResult.error(
-                f"{show(name)} failed with an internal error: {type(exc).__name__}. The call may "
-                "be retried; if it fails again, report it.",
+                f"{name if isinstance(name, str) else show(name)} failed with an internal error: "
+                f"{type(exc).__name__}. The call may be retried; if it fails again, report it.",
                 error="internal",
                 traceback=_traceback(),
             )
@@ -249,6 +250,13 @@ class Workspace:
         except ToolError as exc:
             # Error results pass the profile's ``after`` too (slmcode caps every result).
             return profile.after(call, ToolResult.error(exc.message, **exc.details))
+        except OSError as exc:  # a tool that did not word it: still a named error, not internal
+            where = f" ({self.jail.rel(exc.filename)})" if isinstance(exc.filename, str) else ""
+            return profile.after(call, ToolResult.error(
+                f"{tool.name} failed: {exc.strerror or type(exc).__name__}{where}.{permission_hint(exc)} "
+                "Check the path and retry.",
+                error="os_error",
+            ))
         except Exception as exc:
             return ToolResult.error(
                 f"{tool.name} failed with an internal error: {type(exc).__name__}: "

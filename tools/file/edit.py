@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kli.tools.core.atomic import write_many
+from kli.tools.core.atomic import permission_hint, write_many
 from kli.tools.core.changes import file_change
 from kli.tools.core.registry import GATE_EDIT, Call, Tool
 from kli.tools.core.result import ToolError, ToolResult
@@ -175,11 +175,12 @@ def _apply_patch(call: Call, patch_text: str, policy: str) -> ToolResult:
         try:
             write_many([(t.real, encode(_text_to_write(t))) for t in targets])
         except OSError as exc:
-            where = f" ({exc.filename})" if exc.filename else ""
+            where = f" ({call.ws.jail.rel(exc.filename)})" if isinstance(exc.filename, str) else ""
             raise ToolError(
                 f"edit failed while writing the patched files: {exc.strerror or exc}{where}. "
-                "Nothing was written (files already replaced were restored). Check the files "
-                "and their folders, then send the patch again.",
+                "Nothing was written (files already replaced were restored)."
+                f"{permission_hint(exc)} Check the files and their folders, then send the patch "
+                "again.",
                 error="io",
                 files=_reject_files(targets, None, f"write failed: {exc}", "io"),
             ) from None

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 
-from kli.tools.core.atomic import write_atomic
+from kli.tools.core.atomic import permission_hint, write_atomic
 from kli.tools.core.changes import MAX_DIFF_TEXT, file_change
 from kli.tools.core.jail import Jail
 from kli.tools.core.registry import GATE_WRITE, Call, Tool
@@ -99,7 +99,8 @@ def _run(call: Call) -> ToolResult:
             ) from None
         except OSError as exc:
             raise ToolError(
-                f"write failed: cannot write {rel} ({exc.strerror}). Nothing was changed.",
+                f"write failed: cannot write {rel} ({exc.strerror}). Nothing was changed."
+                f"{permission_hint(exc)}",
                 error="io",
                 path=rel,
             ) from None

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 
 from kli.tools.core import atomic
+from kli.tools.core.atomic import permission_hint
 from kli.tools.core.changes import file_change
 from kli.tools.core.registry import GATE_WRITE, Call, Tool
 from kli.tools.core.result import ToolError, ToolResult
@@ -69,7 +70,10 @@ def _run(call: Call) -> ToolResult:
         try:
             atomic.remove(target)  # through the checked folder: no swapped-in symlink
         except OSError as exc:
-            raise ToolError(f"ws_delete: cannot delete {rel} ({exc.strerror}).") from None
+            raise ToolError(
+                f"ws_delete: cannot delete {rel} ({exc.strerror}).{permission_hint(exc)}",
+                error="delete_failed",
+            ) from None
     call.session.forget(target)
     call.session.telemetry["ws_delete"] += 1
     if cp is not None:

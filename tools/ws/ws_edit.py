@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from kli.tools.core.atomic import permission_hint
 from kli.tools.core.changes import file_change
 from kli.tools.core.jail import Resolved
 from kli.tools.core.registry import GATE_EDIT, Call, Tool
@@ -247,9 +248,16 @@ def _run(call: Call) -> ToolResult:
         keys.append(f"ws_edit.rung.{match.rung}")
         if replace_all and match.count > 1:
             keys.append("ws_edit.replace_all")
-        wrote, syntax_note, outcome = apply_with_syntax_check(
-            call.ws, resolved, text, after, disabled=bool(args.get("disable_syntax_check"))
-        )
+        try:
+            wrote, syntax_note, outcome = apply_with_syntax_check(
+                call.ws, resolved, text, after, disabled=bool(args.get("disable_syntax_check"))
+            )
+        except OSError as exc:  # a read-only folder, another owner's file, disk full, …
+            raise ToolError(
+                f"ws_edit: cannot write {rel} ({exc.strerror}). Nothing was written — the file is "
+                f"as it was.{permission_hint(exc)}",
+                error="write_failed",
+            ) from None
         keys.append(f"syntax.{outcome.status}")
         telemetry.record(call.session, keys)
         spans = [[s.first_line, s.last_line] for s in splice.choose_disjoint(match.spans)]

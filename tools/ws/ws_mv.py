@@ -14,6 +14,7 @@ import os
 import shutil
 
 from kli.tools.core import atomic
+from kli.tools.core.atomic import permission_hint
 from kli.tools.core.changes import file_change
 from kli.tools.core.registry import GATE_WRITE, Call, Tool
 from kli.tools.core.result import ToolError, ToolResult
@@ -98,6 +99,8 @@ def _run(call: Call) -> ToolResult:
                 if first.errno != errno.EXDEV:
                     raise ToolError(
                         f"ws_mv: cannot move {src_rel} to {dst.rel} ({first.strerror})."
+                        f"{permission_hint(first)}",
+                        error="move_failed",
                     ) from None
                 try:
                     shutil.move(src_path, dst_real)

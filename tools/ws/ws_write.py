@@ -22,6 +22,7 @@ import os
 import re
 from typing import Any
 
+from kli.tools.core.atomic import permission_hint
 from kli.tools.core.changes import file_change
 from kli.tools.core.registry import GATE_WRITE, Call, Tool
 from kli.tools.core.result import ToolError, ToolResult
@@ -233,7 +234,11 @@ def _run(call: Call) -> ToolResult:
                 before_write=checkpoint,
             )
         except OSError as exc:
-            raise ToolError(f"ws_write: cannot write {rel} ({exc.strerror}).") from None
+            raise ToolError(
+                f"ws_write: cannot write {rel} ({exc.strerror}). Nothing was written."
+                f"{permission_hint(exc)}",
+                error="write_failed",
+            ) from None
         if not wrote:
             message = (
                 note.replace("EDIT REVERTED", "WRITE REVERTED")

@@ -1,4 +1,5 @@
-"""Atomic writes keep mode, leave no temporary files, and multi-file writes are whole-or-nothing."""
+"""Atomic writes keep what the file is (mode, owner, group, set-id bits, extended attributes),
+leave no temporary files, and multi-file writes are whole-or-nothing."""
 
 from __future__ import annotations
 
@@ -75,3 +76,31 @@ def test_write_many_removes_new_files_on_failure(tmp_path: Path, monkeypatch: py
         write_many([(str(new), b"N"), (str(old), b"O2")])
     monkeypatch.setattr(os, "replace", real_replace)
     assert not new.exists() and old.read_text() == "O"
+
+
+# -- a write keeps what the file is ------------------------------------------------------------
+OTHER_UID = 65534  # nobody
+
+
+def test_root_keeps_the_owner_group_and_setuid_bit_of_another_users_file(tmp_path: Path) -> None:
+    """Before, the replace left a setuid file owned by root with the new bytes in it."""
+    target = tmp_path / "tool"
+    target.write_text("old")
+    os.chown(target, OTHER_UID, OTHER_UID)
+    target.chmod(0o4755)
+    write_atomic(str(target), b"new")
+    st = target.stat()
+    assert (st.st_uid, st.st_gid) == (OTHER_UID, OTHER_UID)
+    assert stat.S_IMODE(st.st_mode) == 0o4755
+    assert target.read_bytes() == b"new"
+
+
+def test_extended_attributes_are_kept(tmp_path: Path) -> None:
+    target = tmp_path / "tagged.txt"
+    target.write_text("old")
+    try:
+        os.setxattr(target, "user.kli_test", b"kept")
+    except OSError as exc:
+        pytest.skip(f"the test folder's file system has no user.* attributes ({exc.strerror})")
+    write_atomic(str(target), b"new")
+    assert os.getxattr(target, "user.kli_test") == b"kept"
