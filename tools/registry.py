@@ -10,7 +10,23 @@ from dataclasses import dataclass, field
 
 from kli.tools.core.registry import Profile, Tool
 from kli.tools.file import edit, find, read, search, write
-from kli.tools.process import bash, bash_jobs, bash_kill, bash_output
+from kli.tools.image import (
+    image_summary,
+    inspect_object,
+    redefine,
+    trace,
+    trace_read,
+    untrace,
+)
+from kli.tools.process import (
+    bash,
+    bash_jobs,
+    bash_kill,
+    bash_output,
+    eval_abort,
+    eval_continue,
+    eval_frame,
+)
 from kli.tools.process import eval as eval_
 from kli.tools.ws import (
     git_diff,
@@ -33,8 +49,10 @@ from kli.tools.ws.profile import SLMCODE_PROFILE
 
 # -- kli profile: process tools, then the hashline file surface ------------------------------
 _KLI: list[Tool] = [
-    bash.TOOL, bash_output.TOOL, bash_kill.TOOL, bash_jobs.TOOL, eval_.TOOL,
+    bash.TOOL, bash_output.TOOL, bash_kill.TOOL, bash_jobs.TOOL,
+    eval_.TOOL, eval_frame.TOOL, eval_continue.TOOL, eval_abort.TOOL, redefine.TOOL,
     read.TOOL, find.TOOL, search.TOOL, write.TOOL, edit.TOOL,
+    image_summary.TOOL, inspect_object.TOOL, trace.TOOL, untrace.TOOL, trace_read.TOOL,
 ]
 
 # -- slmcode profile ---------------------------------------------------------------------------

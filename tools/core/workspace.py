@@ -246,6 +246,10 @@ class Workspace:
                 return early
             with session.lock:
                 result = tool.run(call)
+            if tool.mutates and "files" in result.details:
+                from kli.tools.image.stale import annotate
+
+                result = annotate(self, result)  # an edited .py the image imported is stale
             return profile.after(call, result)
         except ToolError as exc:
             # Error results pass the profile's ``after`` too (slmcode caps every result).

@@ -29,6 +29,10 @@ Rules (spec/kli-tools.txt "eval", read for Python; issue 3), each with its const
 - An exception is an error result: type, message, and the traceback from the evaluated code
   on (the tool's own frames removed; at most ``MAX_TRACEBACK_FRAMES`` frames), after the
   output and values of the statements that completed.
+- ``on_error``: ``"unwind"`` (default) is the rule above; ``"interactive"`` parks the failed
+  evaluation with its frames instead (``parked``; eval_frame, eval_continue, eval_abort).
+- The pieces — ``prepare`` (compile and register), ``run_units`` (run under budget, guard and
+  capture) and ``report`` (the result text) — are shared with those tools and ``redefine``.
 
 Nothing here imports Jupyter.
 """
@@ -46,6 +50,7 @@ import threading
 import time
 import traceback
 from collections.abc import Iterator
+from dataclasses import dataclass
 from types import CodeType, FrameType, TracebackType
 from typing import Any
 
@@ -55,6 +60,7 @@ from kli.tools.process import memguard
 from kli.tools.process.bash import CAPTURE_TAIL, DEFAULT_TIMEOUT, MAX_TIMEOUT, clamp_timeout
 from kli.tools.process.capture import capture_thread_output
 from kli.tools.process.present import stream_section
+from kli.tools.process.runner import BoundedText
 from kli.tools.process.saferepr import saferepr
 
 OUTPUT_CAP = 1_048_576  # characters per stream (1 MiB)
@@ -73,7 +79,12 @@ must already be imported); timeout in seconds (default {DEFAULT_TIMEOUT}, at mos
 modified. Printed output keeps at most 1 MiB per stream; values print bounded (100 items, \
 depth 20, long strings cut). An exception is an error result with its traceback; fix the code \
 and call again. Code that grows the kernel's memory past its allowance (75% of the memory \
-available) is stopped with MemoryError: work in smaller pieces."""
+available) is stopped with MemoryError: work in smaller pieces.
+With on_error "interactive" an exception does not unwind the evaluation's state: it is parked \
+(id p1, p2…) with its frames and their locals, listed in the result; evaluate expressions in a \
+frame with eval_frame, then eval_continue (retry the failed statement and the rest, or use a \
+value in its place) or eval_abort. At most 3 parked evaluations per session, each kept 15 \
+minutes."""
 
 PARAMETERS = {
     "type": "object",
@@ -86,6 +97,13 @@ PARAMETERS = {
         "timeout": {
             "type": "integer",
             "description": f"Seconds; default {DEFAULT_TIMEOUT}, clamped to {MAX_TIMEOUT}.",
+        },
+        "on_error": {
+            "type": "string",
+            "enum": ["unwind", "interactive"],
+            "description": "unwind (default): an exception ends the eval with its traceback. "
+            "interactive: the failed evaluation is parked with its frames for eval_frame, "
+            "eval_continue and eval_abort.",
         },
     },
     "required": ["code"],
@@ -278,39 +296,53 @@ def _message(exc: BaseException) -> str:
         return f"<str() of {type(exc).__name__} failed>"
 
 
-# -- the tool --------------------------------------------------------------------------------
-def _mb(size: int) -> str:
-    return f"{size / memguard.MB:,.0f} MB"
+# -- running units ---------------------------------------------------------------------------
+Unit = tuple[int, bool, CodeType]  # (line, is_expression, code object)
 
 
-def _run(call: Call) -> ToolResult:
-    code: str = call.args["code"]
-    timeout, clamp_note = clamp_timeout(call.args.get("timeout"))
-    module_name, namespace = _namespace(call)
-    filename = f"{FILENAME_PREFIX}-{next(_eval_ids)}>"
-    units = _compile(code, filename)
-    _register_source(filename, code)
+@dataclass
+class Outcome:
+    """What running a list of units did. ``failed_index`` is the index (in the units given) of
+    the unit that raised, stopped or was interrupted; None when all completed."""
 
+    values: list[dict[str, Any]]
+    failure: BaseException | None
+    stopped: str | None  # "timeout" | "interrupted" | "memory"
+    at_line: int | None
+    failed_index: int | None
+    duration: float
+    out: BoundedText
+    err: BoundedText
+    memory: memguard.Guard | None
+    timeout: float
+
+
+def run_units(units: list[Unit], namespace: dict[str, Any], timeout: float,
+              local_ns: dict[str, Any] | None = None) -> Outcome:
+    """Run ``units`` in order in ``namespace`` (``local_ns`` as locals when given) under the
+    time budget and the memory guard, capturing this thread's output; never raises for what
+    the code does."""
     values: list[dict[str, Any]] = []
     failure: BaseException | None = None
-    stopped: str | None = None  # "timeout" | "interrupted"
+    stopped: str | None = None
     at_line: int | None = None
+    failed_index: int | None = None
     started = time.monotonic()
     budget = _Budget(timeout)
     memory: memguard.Guard | None = None
     with capture_thread_output(OUTPUT_CAP, CAPTURE_TAIL) as (out, err):
         try:
             with budget.running(), memguard.guarded() as memory:
-                for line, is_expr, unit in units:
-                    at_line = line
+                for index, (line, is_expr, unit) in enumerate(units):
+                    at_line, failed_index = line, index
                     if is_expr:
-                        value = eval(unit, namespace)
+                        value = eval(unit, namespace, local_ns)
                         if value is not None:
                             # repr inside the budget: a __repr__ that never ends is interrupted
                             values.append({"line": line, "repr": saferepr(value)})
                     else:
-                        exec(unit, namespace)
-                at_line = None
+                        exec(unit, namespace, local_ns)
+                at_line = failed_index = None
         except _Deadline:
             stopped = "timeout"
         except KeyboardInterrupt:
@@ -321,13 +353,23 @@ def _run(call: Call) -> ToolResult:
                 stopped = "memory"
         except BaseException as exc:
             failure = exc
-    duration = time.monotonic() - started
+    return Outcome(values, failure, stopped, at_line, failed_index,
+                   time.monotonic() - started, out, err, memory, timeout)
 
+
+def report(call: Call, outcome: Outcome, *, tool: str = "eval", clamp_note: str | None = None,
+           failure_text: str | None = None, extra: dict[str, Any] | None = None,
+           after_values: list[str] | None = None) -> ToolResult:
+    """The result of an ``Outcome`` as ``eval`` shows it. ``failure_text`` replaces the
+    standard paragraph about an exception (a parked evaluation lists its frames instead);
+    ``after_values`` are paragraphs shown after the values and output."""
+    out, err, memory, timeout = outcome.out, outcome.err, outcome.memory, outcome.timeout
+    at_line, stopped, failure = outcome.at_line, outcome.stopped, outcome.failure
     out_text, out_facts = stream_section(
-        "stdout", out.head, out.tail, out.total, jail=call.ws.jail, tool="eval", cap=OUTPUT_CAP
+        "stdout", out.head, out.tail, out.total, jail=call.ws.jail, tool=tool, cap=OUTPUT_CAP
     )
     err_text, err_facts = stream_section(
-        "stderr", err.head, err.tail, err.total, jail=call.ws.jail, tool="eval", cap=OUTPUT_CAP
+        "stderr", err.head, err.tail, err.total, jail=call.ws.jail, tool=tool, cap=OUTPUT_CAP
     )
     parts: list[str] = []
     if stopped == "timeout":
@@ -353,17 +395,19 @@ def _run(call: Call) -> ToolResult:
             "left image state partially modified (statements before it completed)."
         )
     elif failure is not None:
-        parts.append(
+        parts.append(failure_text or (
             f"{type(failure).__name__} raised by the statement at line {at_line}:\n"
             f"{_user_traceback(failure)}\n"
             "Statements before it completed; the rest did not run. Fix the code and call again."
-        )
-    if values:
-        parts.append("values:\n" + "\n".join(f"[line {v['line']}] {v['repr']}" for v in values))
+        ))
+    if outcome.values:
+        parts.append("values:\n" + "\n".join(
+            f"[line {v['line']}] {v['repr']}" for v in outcome.values))
     if out.total:
         parts.append(out_text)
     if err.total:
         parts.append(err_text)
+    parts += after_values or []
     if not parts:
         parts.append("done: no value (None values are not shown) and nothing printed.")
     if clamp_note:
@@ -371,11 +415,10 @@ def _run(call: Call) -> ToolResult:
     if memory is not None and memory.note:
         parts.append(f"[{memory.note}]")
     details: dict[str, Any] = {
-        "module": module_name,
-        "values": values,
-        "duration": round(duration, 6),
+        "values": outcome.values,
+        "duration": round(outcome.duration, 6),
         "timeout": timeout,
-        "filename": filename,
+        **(extra or {}),
         **out_facts,
         **err_facts,
     }
@@ -394,6 +437,36 @@ def _run(call: Call) -> ToolResult:
             **details,
         )
     return ToolResult.success(text, **details)
+
+
+def prepare(call: Call, code: str) -> tuple[str, list[Unit]]:
+    """A fresh filename for ``code`` and its compiled units (registered for tracebacks and
+    ``inspect.getsource``); raises ToolError for a syntax error."""
+    filename = f"{FILENAME_PREFIX}-{next(_eval_ids)}>"
+    units = _compile(code, filename)
+    _register_source(filename, code)
+    return filename, units
+
+
+# -- the tool --------------------------------------------------------------------------------
+def _mb(size: int) -> str:
+    return f"{size / memguard.MB:,.0f} MB"
+
+
+def _run(call: Call) -> ToolResult:
+    code: str = call.args["code"]
+    timeout, clamp_note = clamp_timeout(call.args.get("timeout"))
+    module_name, namespace = _namespace(call)
+    on_error = call.args.get("on_error") or "unwind"
+    filename, units = prepare(call, code)
+    outcome = run_units(units, namespace, timeout)
+    extra = {"module": module_name, "filename": filename}
+    if on_error == "interactive" and outcome.failure is not None and outcome.stopped is None:
+        from kli.tools.process import parked
+
+        return parked.park_and_report(call, outcome, units, namespace, module_name, filename,
+                                      clamp_note=clamp_note)
+    return report(call, outcome, clamp_note=clamp_note, extra=extra)
 
 
 TOOL = Tool(

@@ -1,0 +1,49 @@
+"""untrace — stop tracing one function: the original is put back (kli profile, gate
+image/eval). Only that trace is removed; an untraced name is an error listing the traced
+ones."""
+
+from __future__ import annotations
+
+from kli.tools.core.registry import GATE_EVAL, Call, Tool
+from kli.tools.core.result import ToolError, ToolResult
+from kli.tools.image import tracing
+
+DESCRIPTION = """\
+Stop tracing one function of the live image — the reverse of trace: the original function is \
+put back where trace replaced it. Only that trace is removed; calls already recorded stay \
+readable with trace_read. Errors when the function is not traced by this session. Changes the \
+image. Parameter: function (the dotted name given to trace)."""
+
+PARAMETERS = {
+    "type": "object",
+    "properties": {
+        "function": {"type": "string", "description": "The dotted name given to trace."},
+    },
+    "required": ["function"],
+    "additionalProperties": False,
+}
+
+
+def _run(call: Call) -> ToolResult:
+    traces = tracing.session_traces(call.session)
+    name = call.args["function"].strip()
+    trace = traces.pop(name, None)
+    if trace is None:
+        listed = ", ".join(sorted(traces)) or "none"
+        raise ToolError(f"{name} is not traced by this session (traced: {listed}).",
+                        error="not_traced", function=name)
+    trace.restore()
+    return ToolResult.success(f"untraced {name} ({trace.calls} calls were recorded).",
+                              function=name, calls=trace.calls)
+
+
+TOOL = Tool(
+    name="untrace",
+    profile="kli",
+    gate=GATE_EVAL,
+    description=DESCRIPTION,
+    parameters=PARAMETERS,
+    run=_run,
+    main_arg="function",
+    mutates=True,
+)
