@@ -110,9 +110,9 @@ def test_a_patch_given_as_a_cell_gets_no_such_hint(shell: Any,
 
 
 @pytest.mark.parametrize(("line", "expected"), [
-    ("%kli re", ["read"]),
+    ("%kli rea", ["read"]),
     ("%kli ws_g", ["ws_glob", "ws_grep"]),
-    ("%kli t", ["tools"]),
+    ("%kli to", ["tools"]),
     ("%kli help ws_r", ["ws_read"]),
     ("%kli read a.py --s", ["--start"]),
     ("%kli read a.py --start 2 --", ["--path", "--end", "--raw", "--no-raw"]),
@@ -140,7 +140,7 @@ def test_ipython_completer_offers_only_the_magic_candidates(shell: Any) -> None:
 
 
 def test_kernel_complete_request_completes_tool_names_and_options(kernel: Any) -> None:
-    for code, expected in [("%kli re", "read"), ("x = 1\n%kli read a.py --st", "--start")]:
+    for code, expected in [("%kli rea", "read"), ("x = 1\n%kli read a.py --st", "--start")]:
         msg_id = kernel.kc.complete(code, len(code))
         reply = kernel.kc.get_shell_msg(timeout=30)
         assert reply["parent_header"]["msg_id"] == msg_id

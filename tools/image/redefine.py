@@ -108,9 +108,10 @@ def _run(call: Call) -> ToolResult:
     timeout, clamp_note = clamp_timeout(call.args.get("timeout"))
     if bool(definition) == bool(reload_name):
         raise ToolError("give either definition (optionally with target) or reload, not both "
-                        "and not neither. Nothing was run.", error="bad_arguments")
+                        "and not neither. Nothing was run.", error="definition_or_reload")
     if target and reload_name:
-        raise ToolError("target goes with definition, not reload.", error="bad_arguments")
+        raise ToolError("target goes with definition, not reload. Nothing was run.",
+                        error="definition_or_reload")
     module_name, namespace = eval_._namespace(call)
     prior: dict[str, str] = {}
     what: str
