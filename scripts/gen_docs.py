@@ -89,15 +89,17 @@ def render_tools_md() -> str:
         if not group:
             continue
         out += [f"## Profile `{profile.name}` — {profile.title}", ""]
-        out += ["| tool | gate | mutates |", "|---|---|---|"]
-        out += [f"| [`{t.name}`](#{t.name}) | `{t.gate or '—'}` | {'yes' if t.mutates else 'no'} |"
-                for t in group]
+        out += ["| tool | gate | mutates | waits for a running cell |", "|---|---|---|---|"]
+        out += [f"| [`{t.name}`](#{t.name}) | `{t.gate or '—'}` | {'yes' if t.mutates else 'no'} "
+                f"| {'yes' if t.touches_image else 'no'} |" for t in group]
         out.append("")
         for tool in group:
             out += [f"### {tool.name}", ""]
             facts = [f"profile `{tool.profile}`", f"gate `{tool.gate}`" if tool.gate else "no gate"]
             if tool.mutates:
                 facts.append("mutates (files, processes or the image)")
+            facts.append("touches the image: waits for a running cell" if tool.touches_image
+                         else "does not touch the image: answered while a cell runs")
             if tool.main_arg:
                 facts.append(f"`%%kli {tool.name}` cell body fills `{tool.main_arg}`")
             out += ["*" + "; ".join(facts) + "*", ""]

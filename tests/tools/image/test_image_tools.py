@@ -174,3 +174,32 @@ def test_redefine_reload_takes_the_edited_file_and_returns_its_text_before_the_e
 def test_redefine_needs_definition_or_reload(image: Workspace) -> None:
     r = image.call("redefine", {"code": "1"})
     assert not r.ok and "either definition" in r.text
+
+
+def test_ws_write_of_an_imported_file_says_the_module_is_stale(image: Workspace) -> None:
+    text = (Path(image.root) / "kli_helpers_t15.py").read_text()
+    image.call("ws_read", {"path": "kli_helpers_t15.py"})
+    r = image.call("ws_write", {"path": "kli_helpers_t15.py", "content": text + "\nX = 1\n"})
+    assert r.ok, r.text
+    assert r.details["stale_modules"] == [{"module": "kli_helpers_t15",
+                                           "path": "kli_helpers_t15.py"}]
+
+
+def test_the_hosts_module_hook_decides_what_is_stale(root: Path) -> None:
+    (root / "m.py").write_text("a = 1\n")
+    fake = type(sys)("fake_mod")
+    fake.__file__ = str(root / "m.py")
+    ws = Workspace(str(root), modules=lambda: {"fake_mod": fake})
+    assert "live module fake_mod" in ws.call("write", {"path": "m.py", "content": "a = 2\n"}).text
+    alone = Workspace(str(root), modules=lambda: {})
+    assert "stale" not in alone.call("write", {"path": "m.py", "content": "a = 3\n"}).text
+
+
+def test_every_tool_says_whether_it_touches_the_image() -> None:
+    from kli.tools.core.registry import Tool
+    from kli.tools.registry import REGISTRY
+
+    waits = {n for n, t in REGISTRY.tools.items() if t.touches_image}
+    assert {"eval", "eval_frame", "eval_continue", "eval_abort", "redefine", "inspect",
+            "image_summary", "trace", "untrace"} == waits
+    assert Tool("x", "kli", None, "", {}, lambda call: None).touches_image  # type: ignore[arg-type,return-value]
