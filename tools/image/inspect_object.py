@@ -188,13 +188,25 @@ def _run(call: Call) -> ToolResult:
             lines.append(f"source: {os.path.relpath(path, call.ws.root)} lines {first}-{last}")
         else:
             lines.append(f"source: {path} lines {first}-{last} (outside the workspace root: "
-                         "not shown)")
+                         "shown as text, not anchors; change it with redefine):")
+            lines += _plain_source(obj)
     elif callable(target) or isinstance(obj, (type, types.ModuleType)):
         lines.append("source: not available (defined in C, or its file is gone)")
     attrs = [] if _plain(obj) or "shape" in f else _attributes(obj)
     if attrs:
         lines.append(f"attributes ({len(attrs)} shown): " + ", ".join(attrs))
     return ToolResult.success("\n".join(lines), **details)
+
+
+def _plain_source(obj: Any) -> list[str]:
+    try:
+        text = pyinspect.getsource(_unwrap(obj))
+    except (OSError, TypeError):
+        return []
+    shown = text.splitlines()
+    if len(shown) > MAX_SOURCE_LINES:
+        shown = [*shown[:MAX_SOURCE_LINES], f"… ({len(shown) - MAX_SOURCE_LINES} more lines)"]
+    return shown
 
 
 def _array_like_value(obj: Any) -> bool:

@@ -8,6 +8,9 @@ return value or the exception, the duration and the thread. The ring keeps the n
 ``TRACE_RING`` calls and counts what it evicted. ``untrace`` puts the original back; a
 session's traces are all removed when it ends.
 
+A name defined again after it was traced (a cell's new ``def``, ``redefine``) is no longer
+traced, and ``untrace`` then leaves the new definition in place.
+
 Limits: only calls that look the name up where it was replaced are seen — a reference taken
 before (``from mod import f``, a callback already registered, a bound method already held)
 calls the original. A function already traced by another session cannot be traced again.
@@ -69,14 +72,28 @@ class Trace:
     original: Any  # what the owner held (function, staticmethod, classmethod)
     session_id: str
     calls: int = 0
+    wrapper: Any = None  # what trace put in place
 
-    def restore(self) -> None:
+    def current(self) -> Any:
+        if isinstance(self.owner, dict):
+            return self.owner.get(self.attr)
+        if isinstance(self.owner, type):
+            return self.owner.__dict__.get(self.attr)
+        return getattr(self.owner, self.attr, None)
+
+    def restore(self) -> bool:
+        """Put the original back — unless something else replaced the wrapper meanwhile (a
+        cell or ``redefine`` defined the name again): that new definition is left alone.
+        True when the original was put back."""
+        with _lock:
+            _active.pop((id(self.owner), self.attr), None)
+        if self.current() is not self.wrapper:
+            return False
         if isinstance(self.owner, dict):
             self.owner[self.attr] = self.original
         else:
             setattr(self.owner, self.attr, self.original)
-        with _lock:
-            _active.pop((id(self.owner), self.attr), None)
+        return True
 
 
 def session_ring(session: Session) -> Ring:
@@ -144,6 +161,10 @@ def install(session: Session, dotted: str, owner: Any, attr: str) -> Trace:
     """Trace ``owner.attr``; raises ValueError (message to show) when it cannot be."""
     with _lock:
         other = _active.get((id(owner), attr))
+    if other is not None and other.current() is not other.wrapper:
+        with _lock:  # redefined since it was traced: that trace has ended
+            _active.pop((id(owner), attr), None)
+        other = None
     if other is not None:
         who = "this session" if other.session_id == session.id else f"session {other.session_id}"
         raise ValueError(f"{dotted} is already traced by {who}; read its calls with trace_read "
@@ -161,6 +182,7 @@ def install(session: Session, dotted: str, owner: Any, attr: str) -> Trace:
         wrapper = staticmethod(wrapper)
     elif isinstance(raw, classmethod):
         wrapper = classmethod(wrapper)
+    trace.wrapper = wrapper
     if isinstance(owner, dict):
         owner[attr] = wrapper
     else:

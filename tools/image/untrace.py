@@ -32,9 +32,11 @@ def _run(call: Call) -> ToolResult:
         listed = ", ".join(sorted(traces)) or "none"
         raise ToolError(f"{name} is not traced by this session (traced: {listed}).",
                         error="not_traced", function=name)
-    trace.restore()
-    return ToolResult.success(f"untraced {name} ({trace.calls} calls were recorded).",
-                              function=name, calls=trace.calls)
+    restored = trace.restore()
+    how = "" if restored else (" — it had been defined again since trace, so the new "
+                               "definition was left in place")
+    return ToolResult.success(f"untraced {name} ({trace.calls} calls were recorded){how}.",
+                              function=name, calls=trace.calls, restored=restored)
 
 
 TOOL = Tool(

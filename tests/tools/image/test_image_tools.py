@@ -203,3 +203,17 @@ def test_every_tool_says_whether_it_touches_the_image() -> None:
     assert {"eval", "eval_frame", "eval_continue", "eval_abort", "redefine", "inspect",
             "image_summary", "trace", "untrace"} == waits
     assert Tool("x", "kli", None, "", {}, lambda call: None).touches_image  # type: ignore[arg-type,return-value]
+
+
+def test_untrace_leaves_a_definition_made_after_trace_alone(image: Workspace) -> None:
+    image.call("trace", {"function": "f"})
+    image.call("eval", {"code": "def f(q, r=2):\n    return 'new'\n"})
+    r = image.call("untrace", {"function": "f"})
+    assert r.ok and r.details["restored"] is False and "left in place" in r.text
+    assert "'new'" in image.call("eval", {"code": "f(1)"}).text
+    assert image.call("trace", {"function": "f"}).ok  # the stale trace does not block a new one
+
+
+def test_inspect_of_code_outside_the_root_shows_its_source_as_text(image: Workspace) -> None:
+    r = image.call("inspect", {"name": "f"})  # defined by an eval: <kli-eval-N>
+    assert "shown as text, not anchors" in r.text and "return q + r" in r.text
