@@ -22,6 +22,7 @@ import errno
 import os
 import re
 import stat
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, BinaryIO
 
@@ -187,3 +188,66 @@ def join_lines(lines: list[str], *, trailing_newline: bool = True) -> str:
     if not lines:
         return ""
     return "\n".join(lines) + ("\n" if trailing_newline else "")
+
+
+# -- what a change keeps: the byte-order mark and each line's ending ----------------------------
+# The one home of both rules, for every tool that changes a file's text (edit, write, ws_edit,
+# ws_write, ws_patch): new lines take their neighbours' ending, and a file that began with a
+# UTF-8 byte-order mark still begins with it.
+BOM = "\ufeff"
+
+
+def ending_near(lines: Sequence[str], index: int, *, final_newline: bool = True) -> str:
+    """The ending a new line placed at line ``index`` (0-based) takes: ``"\\r"`` (CRLF, kept in
+    the line as anchors count it) or ``""`` (LF).
+
+    That of line ``index`` itself (the line a range replaces, or the anchor an insert is placed
+    by), else of the nearest line with a known ending, looking outward (the last line has none
+    when the text has no final newline). ``""`` when no line has one."""
+    known = len(lines) if final_newline else len(lines) - 1
+    if known <= 0:
+        return ""
+    index = min(max(index, 0), known - 1)
+    for step in range(known):
+        for at in (index - step, index + step):
+            if 0 <= at < known:
+                return "\r" if lines[at].endswith("\r") else ""
+    return ""
+
+
+def break_at(text: str, offset: int) -> str:
+    """The line break (``"\\r\\n"`` or ``"\\n"``) of the line holding ``offset`` in ``text``: the
+    break ending that line, else the one before it; ``"\\n"`` when the text has none."""
+    nl = text.find("\n", offset)
+    if nl < 0:
+        nl = text.rfind("\n", 0, offset)
+    return "\r\n" if nl > 0 and text[nl - 1] == "\r" else "\n"
+
+
+def with_breaks(new: str, brk: str) -> str:
+    """``new`` with each bare ``\\n`` written as ``brk`` (a ``\\r\\n`` already there is kept)."""
+    if brk == "\n" or "\n" not in new:
+        return new
+    return "\r\n".join(part[:-1] if part.endswith("\r") else part for part in new.split("\n"))
+
+
+def keep_bom_lines(before: Sequence[str], after: list[str]) -> list[str]:
+    """``after`` (lines) with the byte-order mark of ``before`` at the start again: when the
+    old first line (BOM and all) was moved down by lines put before it, its BOM goes back to
+    line 1; when line 1 was replaced, the new line 1 gets it. ``after`` is changed in place
+    and returned. Nothing changes when ``before`` had no BOM or ``after`` is empty."""
+    if not before or not before[0].startswith(BOM) or not after or after[0].startswith(BOM):
+        return after
+    for i in range(1, len(after)):
+        if after[i] == before[0]:
+            after[i] = after[i][len(BOM):]
+            break
+    after[0] = BOM + after[0]
+    return after
+
+
+def keep_bom(before: str, after: str) -> str:
+    """``keep_bom_lines`` for whole texts (see there)."""
+    if not before.startswith(BOM) or after == "" or after.startswith(BOM):
+        return after
+    return "\n".join(keep_bom_lines(before.split("\n", 1)[:1], after.split("\n")))

@@ -37,7 +37,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from kli.tools.core.session import FileView, version_of
-from kli.tools.core.textfile import split_lines
+from kli.tools.core.textfile import ending_near, keep_bom_lines, split_lines
 from kli.tools.file.anchors import line_hash
 from kli.tools.file.hashline import (
     APPEND,
@@ -148,6 +148,14 @@ def _span(op: Op) -> str:
     else:
         lines = f"line {op.start.line}"
     return f"'{op.marker}' ({lines}, patch line {op.patch_line})"
+
+
+def _anchor(op: Op, pos: int) -> int:
+    """The 0-based line an insert is placed by: its anchor (``+ N`` after N, ``< N`` before N),
+    the last line for a bare ``+``."""
+    if op.start is not None:
+        return op.start.line - 1
+    return pos - 1
 
 
 def _first_ending_crlf(text: str) -> bool:
@@ -344,6 +352,7 @@ def plan_file(
     _check_anchors(rel, lines, ops, view, wide)
     _check_overlaps(rel, ops)
     crlf = _first_ending_crlf(text)
+    final_nl = text.endswith("\n")
 
     # (position, range?, order, op): position is the 0-based index where the op lands.
     placed: list[tuple[int, int, int, Op]] = []
@@ -375,7 +384,10 @@ def plan_file(
             segments.append((cursor, pos - cursor, len(out)))
             out.extend(lines[cursor:pos])
             cursor = pos
-        payload = [p if (not crlf or p.endswith("\r")) else p + "\r" for p in op.payload]
+        # New lines take their neighbours' ending: the replaced line's, or the anchor's.
+        cr = ending_near(lines, pos if is_range or op.kind == PREPEND else _anchor(op, pos),
+                         final_newline=final_nl)
+        payload = [p if (not cr or p.endswith("\r")) else p + cr for p in op.payload]
         if payload:
             edited.append((len(out) + 1, len(out) + len(payload)))
             written.append(edited[-1])
@@ -390,10 +402,12 @@ def plan_file(
     if cursor < total:
         segments.append((cursor, total - cursor, len(out)))
         out.extend(lines[cursor:])
-    if crlf and out and not out[-1].endswith("\r") and not text.endswith("\n"):
-        # The newline edit adds to a CRLF file without a final newline is a CRLF too.
+    if (out and not final_nl and not out[-1].endswith("\r")
+            and ending_near(lines, total - 1, final_newline=False)):
+        # The newline edit adds to a file without a final newline ends as its lines do.
         out[-1] += "\r"
         edited.append((len(out), len(out)))
+    keep_bom_lines(lines, out)  # a BOM stays at byte 0 whatever went before line 1
     after = "\n".join(out) + "\n" if out else ""
     if out:
         last = len(out)

@@ -122,8 +122,18 @@ class _Render:
         placed = self._indented(pos, text)
         if placed is None:
             return _unclear(text)
-        self.out.append(placed + self.cr)
+        self.out.append(placed + self._ending())
         return ""
+
+    def _ending(self) -> str:
+        """An added line ends as its neighbour: the file line the old side last landed on (the
+        line it replaces or follows), else the next one; the span's ending when there is none."""
+        near = self.prev_file
+        if near is None and self.fi < len(self.span_lines):
+            near = self.span_lines[self.fi]
+        if near is None:
+            return self.cr
+        return "\r" if near.endswith("\r") else ""
 
     def _cross_gap(self, pos: int) -> str:
         """Before the first inserted line of a run: when file lines the hunk does not show

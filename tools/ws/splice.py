@@ -6,17 +6,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
+from kli.tools.core.textfile import break_at, keep_bom, with_breaks
 from kli.tools.ws.hunk import line_diff, render_hunk
 from kli.tools.ws.ladder import ANCHORED, BLANK_LINES, Match, Span
 from kli.tools.ws.reindent import reindent_for
 from kli.tools.ws.textlines import search_lines
 
 
-def replacement(new: str, span: Span, whole_lines: bool) -> str:
-    """``new`` as it should be written over ``span``: re-indented and with the file's line
-    endings when the match was line-based."""
+def replacement(new: str, span: Span, whole_lines: bool, text: str = "") -> str:
+    """``new`` as it should be written over ``span`` of ``text``: re-indented and with the
+    matched lines' ending when the match was line-based; otherwise (a match inside a line) each
+    line break ``new`` adds is that line's break (``textfile.break_at``)."""
     if not whole_lines:
-        return new
+        return with_breaks(new, break_at(text, span.end))
     parts = new.split("\n")
     tail_nl = parts[-1] == "" and len(parts) > 1
     body = parts[:-1] if tail_nl else parts
@@ -115,7 +117,7 @@ def apply(
         if match.rung == ANCHORED and old is not None:
             pieces.append(_anchored_replacement(text, span, old, new))
         else:
-            pieces.append(replacement(new, span, match.whole_lines))
+            pieces.append(replacement(new, span, match.whole_lines, text))
         pos = span.end
     pieces.append(text[pos:])
-    return "".join(pieces), len(spans)
+    return keep_bom(text, "".join(pieces)), len(spans)

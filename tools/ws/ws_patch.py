@@ -29,7 +29,7 @@ from kli.tools.core.changes import file_change
 from kli.tools.core.jail import Resolved
 from kli.tools.core.registry import GATE_EDIT, Call, Tool
 from kli.tools.core.result import ToolError, ToolResult
-from kli.tools.core.textfile import encode
+from kli.tools.core.textfile import encode, ending_near, keep_bom_lines
 from kli.tools.ws import gutter, ladder, telemetry
 from kli.tools.ws.closest import closest_span
 from kli.tools.ws.hunk import Body, render_hunk
@@ -180,7 +180,7 @@ def plan_file(text: str, hunks: list[Hunk], *, window_lines: int = ANCHOR_WINDOW
     """Land ``hunks`` on ``text`` in order; the plan's ``after`` is meaningful only when
     every hunk applied."""
     lines, trailing_nl = _split(text)
-    crlf_file = sum(ln.endswith("\r") for ln in lines) * 2 > len(lines) > 0
+    original = list(lines)
     plan = FilePlan(text, text)
     total = len(lines)
     numbering = _Numbering(total)
@@ -203,7 +203,8 @@ def plan_file(text: str, hunks: list[Hunk], *, window_lines: int = ANCHOR_WINDOW
                 )
                 continue
             at = numbering.working(hunk.old_start + 1) - 1
-            cr = "\r" if crlf_file else ""
+            # The inserted lines end as the line they follow (the first line, at the top).
+            cr = ending_near(lines, at - 1 if at > 0 else 0, final_newline=trailing_nl)
             new = [t + cr for tag, t in hunk.body if tag == "+"]
             lines[at:at] = new
             numbering.splice(at, at - 1, len(new))
@@ -268,6 +269,7 @@ def plan_file(text: str, hunks: list[Hunk], *, window_lines: int = ANCHOR_WINDOW
         prev = (hunk.old_start or 0, a + len(new_lines))
     if plan.ok:
         eol = "\n"
+        keep_bom_lines(original, lines)  # a BOM stays at byte 0 whatever went before line 1
         plan.after = eol.join(lines) + (eol if trailing_nl and lines else "")
     return plan
 

@@ -1,13 +1,28 @@
-"""Line splitting as anchors count lines; the file-change shape renderers rely on."""
+"""Line splitting as anchors count lines; what a change keeps (the BOM, each line's ending);
+the file-change shape renderers rely on."""
 
 from __future__ import annotations
 
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kli.tools.core.changes import MAX_DIFF_TEXT, count_changes, file_change, language_of
-from kli.tools.core.textfile import NotText, decode, encode, join_lines, split_lines
+from kli.tools.core.textfile import (
+    BOM,
+    NotText,
+    break_at,
+    decode,
+    encode,
+    ending_near,
+    join_lines,
+    keep_bom,
+    keep_bom_lines,
+    split_lines,
+    with_breaks,
+)
 from kli.tools.core.truncate import head_tail
 
 
@@ -67,3 +82,43 @@ def test_head_tail_keeps_both_ends_and_counts_elided() -> None:
     assert elided == len(text) - 300
     assert f"{elided} characters elided of {len(text)}; full text in x" in cut
     assert head_tail("short", 300) == ("short", 0)
+
+
+# -- what a change keeps: the BOM and each line's ending ---------------------------------------
+def test_a_new_line_takes_the_ending_of_the_line_it_is_placed_by() -> None:
+    lines = ["a", "b", "c\r", "d\r"]
+    assert [ending_near(lines, i) for i in range(4)] == ["", "", "\r", "\r"]
+    # the last line of a text without a final newline has no ending: its neighbour's counts
+    assert ending_near(["a\r", "b"], 1, final_newline=False) == "\r"
+    assert ending_near([], 0) == ""
+    assert ending_near(["only"], 0, final_newline=False) == ""
+
+
+def test_a_break_inside_a_line_is_that_lines_break() -> None:
+    text = "a\nb\r\nc"
+    assert break_at(text, 0) == "\n"
+    assert break_at(text, 3) == "\r\n"
+    assert break_at(text, 6) == "\r\n"  # the last line has none: the one before it
+    assert with_breaks("x\ny\r\nz", "\r\n") == "x\r\ny\r\nz"
+    assert with_breaks("x\ny", "\n") == "x\ny"
+
+
+def test_the_bom_goes_back_to_byte_0() -> None:
+    before = BOM + "a\nb\n"
+    assert keep_bom(before, "top\n" + before) == BOM + "top\na\nb\n"
+    assert keep_bom(before, "new\nb\n") == BOM + "new\nb\n"
+    assert keep_bom(before, before) == before
+    assert keep_bom("a\n", "top\na\n") == "top\na\n"
+    assert keep_bom(before, "") == ""
+    assert keep_bom_lines([BOM + "a"], ["x", BOM + "a"]) == [BOM + "x", "a"]
+
+
+@given(st.lists(st.sampled_from(["", "x", "y", BOM + "x"]), max_size=6),
+       st.lists(st.sampled_from(["", "x", "z"]), max_size=6))
+def test_keep_bom_starts_with_one_bom_and_otherwise_keeps_the_text(body: list[str], extra: list[str]) -> None:
+    before = BOM + "first\n" + "\n".join(body)
+    after = "\n".join([*extra, BOM + "first", *body])
+    kept = keep_bom(before, after)
+    assert kept.startswith(BOM)
+    assert kept.replace(BOM, "") == after.replace(BOM, "")
+    assert kept.count(BOM) == after.count(BOM)  # moved, never doubled
