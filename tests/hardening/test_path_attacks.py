@@ -411,6 +411,14 @@ def test_the_user_settings_folder_inside_the_root_is_control_state(
     assert ws.call("write", {"path": "plain/kli/settings.json", "content": "{}\n"}).ok
 
 
+def _plain_value(prop: dict[str, Any]) -> Any:
+    """A value the schema ``prop`` accepts (a required argument beside the one tested)."""
+    if "enum" in prop:
+        return prop["enum"][0]
+    return {"integer": 1, "number": 1, "boolean": False, "array": [], "object": {}}.get(
+        prop.get("type", "string"), "inside.txt")
+
+
 def test_a_lone_surrogate_in_any_string_argument_is_a_named_error(tree: dict[str, Path]) -> None:
     """JSON carries ``"\\ud800"``; no file name, UTF-8 text or command line can hold it. Every
     tool names the argument (before, 13 tools answered with an internal error)."""
@@ -424,7 +432,8 @@ def test_a_lone_surrogate_in_any_string_argument_is_a_named_error(tree: dict[str
         for key, prop in props.items():
             if prop.get("type") != "string":
                 continue
-            args: dict[str, Any] = {k: "inside.txt" for k in tool.parameters.get("required", [])}
+            args: dict[str, Any] = {k: _plain_value(props[k])
+                                    for k in tool.parameters.get("required", []) if k in props}
             args[key] = "inside\ud800.txt"
             r = ws.call(name, args)
             if r.ok or r.details.get("error") != "bad_arguments" or "lone surrogate" not in r.text:
