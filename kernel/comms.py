@@ -17,7 +17,16 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from kli.kernel import AGENT_TARGET, PROTOCOL_VERSION, UI_TARGET
+from kli.kernel import protocol as P
+from kli.kernel.protocol import (
+    AGENT_TARGET,
+    DEFAULT_REPLAY,
+    EVENT_RING,
+    PROTOCOL_VERSION,
+    RING_TEXT_LIMIT,
+    UI_TARGET,
+    message,
+)
 from kli.tools.core.request import AGENT_OPS, UI_OPS, BadRequest, parse_request
 from kli.tools.registry import ALL, PROFILE_CHOICES
 
@@ -27,12 +36,9 @@ if TYPE_CHECKING:
     from kli.tools.core.session import Session
     from kli.tools.core.workspace import Workspace
 
-# Recent events kept for a UI that opens late, and how many a hello replays by default.
-EVENT_RING = 500
-DEFAULT_REPLAY = 200
-# Texts longer than this are dropped from the *replayed* copy of an event (live events keep
-# them); the ring must not pin hundreds of megabytes of file text.
-RING_TEXT_LIMIT = 256 * 1024
+# Every message is built with ``protocol.message`` from the one definition (kernel/protocol.py);
+# RING_TEXT_LIMIT: texts longer than this are dropped from the *replayed* copy of an event (live
+# events keep them), so the ring never pins hundreds of megabytes of file text.
 
 
 
@@ -46,7 +52,7 @@ def jsonable(data: Any) -> Any:
 
 
 def _error(rid: Any, code: str, text: str) -> dict[str, Any]:
-    return {"v": PROTOCOL_VERSION, "op": "error", "id": rid, "error": code, "text": text}
+    return message(P.ERROR, id=rid, error=code, text=text)
 
 
 def _slim(event: dict[str, Any]) -> dict[str, Any]:
@@ -84,9 +90,8 @@ def candidate_json(ws: Workspace, cand: Proposal) -> dict[str, Any]:
 
 def resolved_msg(event: dict[str, Any]) -> dict[str, Any]:
     """``resolved`` of docs/protocol.md, from the Workspace's ``resolved`` event."""
-    return {"v": PROTOCOL_VERSION, "op": "resolved", "candidate": event["candidate"],
-            "status": event["status"], "text": event.get("text", ""), "by": event["by"],
-            "reason": event["reason"]}
+    return message(P.RESOLVED, candidate=event["candidate"], status=event["status"],
+                   text=event.get("text", ""), by=event["by"], reason=event["reason"])
 
 
 class Hub:
@@ -124,7 +129,7 @@ class Hub:
         with self._lock:
             self.events.append(_slim(event))
             comms = list(self.ui_comms.values())
-        self._broadcast(comms, {"v": PROTOCOL_VERSION, "op": "event", "event": event})
+        self._broadcast(comms, message(P.EVENT_MSG, event=event))
 
     def _broadcast(self, comms: list[Any], data: dict[str, Any]) -> None:
         for comm in comms:
@@ -181,9 +186,8 @@ class Hub:
 
         comm.on_msg(on_msg)
         comm.on_close(on_close)
-        comm.send({"v": PROTOCOL_VERSION, "op": "hello", "protocol": PROTOCOL_VERSION,
-                   "session": session.id, "label": session.label,
-                   "tools": sorted(t.name for t in self.ws.tools(None))})
+        comm.send(message(P.AGENT_HELLO, protocol=PROTOCOL_VERSION, session=session.id,
+                          label=session.label, tools=sorted(t.name for t in self.ws.tools(None))))
 
     @staticmethod
     def _responder(comm: Any) -> Callable[[dict[str, Any]], None]:
@@ -227,7 +231,7 @@ class Hub:
             if result is None:
                 respond(self._failure(rid, exc or RuntimeError("no result")))
             else:
-                respond({"v": PROTOCOL_VERSION, "op": "result", "id": rid, **result.to_json()})
+                respond(message(P.RESULT, id=rid, **result.to_json()))
 
         self.kernel.run_call(tool, lambda: self.ws.call(tool, args, session, source="agent"), done)
 
@@ -238,13 +242,13 @@ class Hub:
             return _error(request.id, request.error, request.text)
         if request.op == "ping":
             status = getattr(self.kernel, "busy_status", None)
-            pong: dict[str, Any] = {"v": PROTOCOL_VERSION, "op": "pong", "id": request.id}
-            if status is not None:
-                pong["status"] = status()  # busy with what, for how long; never "dead"
-            return pong
+            if status is None:
+                return message(P.PONG, id=request.id)
+            # busy with what, for how long; never "dead"
+            return message(P.PONG, id=request.id, status=status())
         if request.op == "list":
             specs = self.ws.specs(None if request.profile == ALL else request.profile)
-            return {"v": PROTOCOL_VERSION, "op": "specs", "id": request.id, "specs": specs}
+            return message(P.SPECS, id=request.id, specs=specs)
         return None
 
     # -- kli.ui -----------------------------------------------------------------------------
@@ -253,17 +257,16 @@ class Hub:
             limit = DEFAULT_REPLAY
         with self._lock:
             events = list(self.events)[-limit:] if limit else []
-        msg: dict[str, Any] = {
-            "v": PROTOCOL_VERSION,
-            "op": "hello",
-            "protocol": PROTOCOL_VERSION,
-            "events": events,
-            "pending": [candidate_json(self.ws, c) for c in self.ws.pending_candidates()],
-            "sessions": [{"id": s.id, "label": s.label} for s in list(self.ws.sessions.values())],
-        }
-        if rid is not None:
-            msg["id"] = rid
-        return msg
+        fields: dict[str, Any] = {} if rid is None else {"id": rid}
+        return message(
+            P.UI_HELLO,
+            **fields,
+            protocol=PROTOCOL_VERSION,
+            events=events,
+            pending=[candidate_json(self.ws, c) for c in self.ws.pending_candidates()],
+            sessions=[{"id": s.id, "label": s.label} for s in list(self.ws.sessions.values())],
+            tools=[t.info() for t in self.ws.tools(None)],
+        )
 
     def _open_ui(self, comm: Any, msg: dict[str, Any]) -> None:
         data = msg.get("content", {}).get("data")
@@ -291,4 +294,4 @@ class Hub:
             return self.hello(data.get("limit", DEFAULT_REPLAY), request.id)
         cid, rid = data["candidate"], request.id
         result = self.accept(cid, "ui") if request.op == "accept" else self.reject(cid, "ui")
-        return {"v": PROTOCOL_VERSION, "op": "result", "id": rid, **result.to_json()}
+        return message(P.RESULT, id=rid, **result.to_json())

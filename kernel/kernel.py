@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 from ipykernel.ipkernel import IPythonKernel
 
-from kli.kernel import PROTOCOL_VERSION
+from kli.kernel.protocol import COMM_TARGETS, PROTOCOL_VERSION
 
 T = TypeVar("T")
 
@@ -80,7 +80,7 @@ class KliKernel(IPythonKernel):
     @property
     def kernel_info(self) -> dict[str, Any]:
         info = dict(super().kernel_info)
-        info["kli"] = {"protocol": PROTOCOL_VERSION, "comm_targets": ["kli.agent", "kli.ui"]}
+        info["kli"] = {"protocol": PROTOCOL_VERSION, "comm_targets": list(COMM_TARGETS)}
         return info
 
     def do_history(  # type: ignore[override]

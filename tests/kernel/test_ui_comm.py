@@ -149,3 +149,43 @@ def test_closing_an_agent_comm_discards_its_candidates(kernel: Any, kroot: Path)
     note = resolved_on(kernel, ui, cid, start)
     assert note["status"] == "rejected" and note["reason"] == "discarded" and note["by"] == "kernel"
     kernel.close_comm(ui)
+
+
+def test_every_message_the_kernel_sends_matches_the_protocol_definition(kernel: Any,
+                                                                        kroot: Path) -> None:
+    """Each message kind of both targets, validated against kli.kernel.protocol's JSON Schema."""
+    import jsonschema
+
+    from kli.kernel import protocol as P
+
+    validators = {(s.target, s.op): jsonschema.Draft202012Validator(P.schema_of(s))
+                  for s in P.MESSAGES if s.sender == "kernel" and s.target}
+    shared = {s.op: jsonschema.Draft202012Validator(P.schema_of(s))
+              for s in P.MESSAGES if s.sender == "kernel" and not s.target}
+    start = len(kernel.seen)
+    agent, _ = kernel.open_comm("kli.agent", {"label": "schema"})
+    ui, _ = kernel.open_comm("kli.ui", {"replay": 5})
+    kernel.request(agent, {"op": "ping"})
+    kernel.request(agent, {"op": "list", "profile": "all"})
+    kernel.request(agent, {"op": "explode"})
+    first, _ = make_preview(kernel, agent, kroot, "schema1.py")
+    second, _ = make_preview(kernel, agent, kroot, "schema2.py")
+    kernel.request(ui, {"op": "accept", "candidate": first})
+    kernel.request(ui, {"op": "reject", "candidate": second})
+    kernel.request(ui, {"op": "reject", "candidate": second})  # unknown_candidate
+    kernel.request(ui, {"op": "replay", "limit": 3})
+    kernel.request(ui, {"op": "nope"})
+    kernel.settle(0.3)
+    seen: set[tuple[str, str]] = set()
+    for comm, target in ((agent, "kli.agent"), (ui, "kli.ui")):
+        for data in kernel.comm_data(comm, start):
+            op = data.get("op")
+            validator = validators.get((target, op)) or shared.get(op)
+            assert validator is not None, (target, data)
+            errors = [e.message for e in validator.iter_errors(data)]
+            assert errors == [], (target, op, errors)
+            seen.add((target, op))
+    kernel.close_comm(agent)
+    kernel.close_comm(ui)
+    assert seen >= {("kli.agent", op) for op in ("hello", "pong", "specs", "error", "result")}
+    assert seen >= {("kli.ui", op) for op in ("hello", "event", "resolved", "result", "error")}

@@ -65,6 +65,21 @@ class Tool:
         """The function-calling spec: name, description, JSON-Schema parameters."""
         return {"name": self.name, "description": self.description, "parameters": self.parameters}
 
+    @property
+    def summary_args(self) -> tuple[str, ...]:
+        """The arguments that best say what a call is about, preferred in this order by a
+        one-line summary (the UI's activity rows): ``path`` when the tool takes one, then
+        ``main_arg``."""
+        props = self.parameters.get("properties", {})
+        first = ("path",) if "path" in props else ()
+        rest = (self.main_arg,) if self.main_arg and self.main_arg not in first else ()
+        return first + rest
+
+    def info(self) -> dict[str, Any]:
+        """What a UI is told of the tool (ToolInfo of docs/protocol.md)."""
+        return {"name": self.name, "profile": self.profile, "main_arg": self.main_arg,
+                "summary_args": list(self.summary_args)}
+
 
 @dataclass(frozen=True)
 class Profile:

@@ -53,6 +53,24 @@ describe('reduce', () => {
     ]);
   });
 
+  it("hello's tools give each tool's summary arguments", () => {
+    const s = reduce(INITIAL_STATE, {
+      type: 'hello',
+      msg: {
+        op: 'hello',
+        protocol: 1,
+        events: [],
+        pending: [],
+        sessions: [],
+        tools: [
+          { name: 'bash', profile: 'kli', main_arg: 'command', summary_args: ['command'] },
+          { name: 'find', profile: 'kli', main_arg: 'pattern', summary_args: ['path', 'pattern'] }
+        ]
+      }
+    });
+    expect(s.summaryArgs).toEqual({ bash: ['command'], find: ['path', 'pattern'] });
+  });
+
   it('appends events once, learning new sessions', () => {
     let s = reduce(INITIAL_STATE, { type: 'event', event: ev('e1') });
     s = reduce(s, { type: 'event', event: ev('e1') });

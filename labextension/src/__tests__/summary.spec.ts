@@ -3,13 +3,19 @@ import { SUMMARY_MAX, argSummary, clip, eventToRow, formatDuration } from '../mo
 import type { IToolEvent } from '../protocol';
 
 describe('argSummary', () => {
-  it('prefers the path, then the command', () => {
-    expect(argSummary({ limit: 10, path: 'src/a.py' })).toBe('src/a.py');
-    expect(argSummary({ command: 'ls -la', timeout: 5 })).toBe('ls -la');
+  it("prefers the tool's summary arguments in the order the kernel sent them", () => {
+    expect(argSummary({ limit: 10, path: 'src/a.py' }, ['path'])).toBe('src/a.py');
+    expect(argSummary({ command: 'ls -la', timeout: 5 }, ['command'])).toBe('ls -la');
+    expect(argSummary({ pattern: 'x', path: 'src' }, ['path', 'pattern'])).toBe('src');
+    expect(argSummary({ pattern: 'x' }, ['path', 'pattern'])).toBe('x');
+  });
+
+  it('keeps no list of its own: without summary arguments it shows key=value pairs', () => {
+    expect(argSummary({ path: 'src/a.py' })).toBe('path=src/a.py');
   });
 
   it('shows the first line of a multi-line patch, marking that more follows', () => {
-    expect(argSummary({ input: '@@ a.py\n12#ab:x = 1\n' })).toBe('@@ a.py …');
+    expect(argSummary({ input: '@@ a.py\n12#ab:x = 1\n' }, ['path', 'input'])).toBe('@@ a.py …');
   });
 
   it('falls back to key=value pairs for other arguments', () => {
@@ -17,7 +23,7 @@ describe('argSummary', () => {
   });
 
   it('is one line no longer than SUMMARY_MAX', () => {
-    const s = argSummary({ code: 'x'.repeat(500) });
+    const s = argSummary({ code: 'x'.repeat(500) }, ['code']);
     expect(s.length).toBe(SUMMARY_MAX);
     expect(s.endsWith('…')).toBe(true);
     expect(s).not.toContain('\n');
@@ -87,12 +93,15 @@ describe('eventToRow', () => {
   });
 
   it('marks a failed call as an error and falls back to the session id', () => {
-    const row = eventToRow({
-      ...event,
-      ok: false,
-      session_label: undefined,
-      details: {}
-    });
+    const row = eventToRow(
+      {
+        ...event,
+        ok: false,
+        session_label: undefined,
+        details: {}
+      },
+      ['path', 'input']
+    );
     expect(row.okText).toBe('error');
     expect(row.sessionLabel).toBe('s3');
     expect(row.counts).toBe('');

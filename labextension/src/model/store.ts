@@ -26,6 +26,8 @@ export interface IActivityState {
   pending: ICandidate[];
   sessions: ISessionInfo[];
   resolved: Record<string, IResolution>;
+  /** Each tool's `summary_args` (ToolInfo of the hello), by tool name. */
+  summaryArgs: Record<string, string[]>;
   /** True once the kernel's hello arrived. */
   ready: boolean;
 }
@@ -41,6 +43,7 @@ export const INITIAL_STATE: IActivityState = {
   pending: [],
   sessions: [],
   resolved: {},
+  summaryArgs: {},
   ready: false
 };
 
@@ -77,7 +80,13 @@ export function reduce(state: IActivityState, action: Action): IActivityState {
         sessions = addSession(sessions, e.session, e.session_label);
       }
       const pending = (action.msg.pending ?? []).filter(c => c && typeof c.candidate === 'string');
-      return { ...state, events, pending, sessions, ready: true };
+      const summaryArgs: Record<string, string[]> = {};
+      for (const t of action.msg.tools ?? []) {
+        if (t && typeof t.name === 'string' && Array.isArray(t.summary_args)) {
+          summaryArgs[t.name] = t.summary_args;
+        }
+      }
+      return { ...state, events, pending, sessions, summaryArgs, ready: true };
     }
     case 'event': {
       const e = action.event;

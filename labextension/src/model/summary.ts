@@ -6,19 +6,6 @@ import type { IFileChange, IToolEvent } from '../protocol';
 /** Longest one-line argument summary, in characters. */
 export const SUMMARY_MAX = 80;
 
-/** Arguments that say most about a call, in the order they are preferred for the summary. */
-const MAIN_ARGS = [
-  'path',
-  'command',
-  'cmd',
-  'code',
-  'pattern',
-  'query',
-  'accept_repair',
-  'input',
-  'url'
-];
-
 export interface IRowSummary {
   id: string;
   tool: string;
@@ -58,12 +45,18 @@ function show(v: unknown): string {
   }
 }
 
-/** One line that says what a call was asked to do: its main argument, else `key=value` pairs. */
-export function argSummary(args: Record<string, unknown> | undefined | null): string {
+/**
+ * One line that says what a call was asked to do: the first of `keys` it was given (the tool's
+ * `summary_args`, which the kernel sends in its hello), else `key=value` pairs.
+ */
+export function argSummary(
+  args: Record<string, unknown> | undefined | null,
+  keys: readonly string[] = []
+): string {
   if (!args || typeof args !== 'object') {
     return '';
   }
-  const main = MAIN_ARGS.find(k => args[k] !== undefined && args[k] !== null);
+  const main = keys.find(k => args[k] !== undefined && args[k] !== null);
   if (main !== undefined) {
     return clip(show(args[main]).trim());
   }
@@ -109,7 +102,8 @@ export function filesOf(event: Pick<IToolEvent, 'details'>): IFileChange[] {
     : [];
 }
 
-export function eventToRow(event: IToolEvent): IRowSummary {
+/** The row of `event`; `summaryArgs` are its tool's (ToolInfo.summary_args). */
+export function eventToRow(event: IToolEvent, summaryArgs: readonly string[] = []): IRowSummary {
   const files = filesOf(event);
   let added = 0;
   let removed = 0;
@@ -122,7 +116,9 @@ export function eventToRow(event: IToolEvent): IRowSummary {
     id: String(event.id),
     tool: String(event.tool ?? '?'),
     // A file-changing call is best told by the files it changed (a patch's text is not).
-    summary: files.length ? clip(files.map(f => f.path).join(', ')) : argSummary(event.args),
+    summary: files.length
+      ? clip(files.map(f => f.path).join(', '))
+      : argSummary(event.args, summaryArgs),
     ok: !!event.ok,
     okText: event.ok ? 'ok' : 'error',
     duration: formatDuration(event.duration_ms),

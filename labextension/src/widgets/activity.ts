@@ -23,11 +23,12 @@ const KEEP_RESOLVED = 3;
 class EventRow extends Widget {
   constructor(
     readonly event: IToolEvent,
+    private readonly _summaryArgs: readonly string[],
     private readonly _languages: IEditorLanguageRegistry | null,
     private readonly _lookup: () => UiConnection | null
   ) {
     super({ node: document.createElement('li') });
-    const row = eventToRow(event);
+    const row = eventToRow(event, _summaryArgs);
     this.addClass('kli-Row');
     this.node.dataset.ok = String(row.ok);
     this.node.dataset.tool = row.tool;
@@ -69,7 +70,7 @@ class EventRow extends Widget {
     }
     const body = new Panel();
     body.addClass('kli-Row-body');
-    const row = eventToRow(this.event);
+    const row = eventToRow(this.event, this._summaryArgs);
     if (row.text) {
       const pre = new Widget({ node: document.createElement('pre') });
       pre.addClass('kli-Row-text');
@@ -318,7 +319,7 @@ export class ActivityPanel extends Widget {
     events.forEach((e, i) => {
       let row = this._rows.get(e.id);
       if (!row) {
-        row = new EventRow(e, this._languages, this._lookup);
+        row = new EventRow(e, state?.summaryArgs[e.tool] ?? [], this._languages, this._lookup);
         this._rows.set(e.id, row);
       }
       if (list.widgets[i] !== row) {

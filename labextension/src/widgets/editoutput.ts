@@ -47,7 +47,8 @@ export class EditOutputRenderer extends Widget implements IRenderMime.IRenderer 
   }
 
   renderModel(model: IRenderMime.IMimeModel): Promise<void> {
-    const bundle = (model.data[EDIT_MIME] ?? {}) as IEditBundle;
+    // Saved notebooks may hold bundles from other versions: every field is checked.
+    const bundle = (model.data[EDIT_MIME] ?? {}) as unknown as Partial<IEditBundle>;
     const layout = this.layout as PanelLayout;
     for (const w of [...layout.widgets]) {
       w.dispose();

@@ -1,0 +1,452 @@
+"""THE definition of the kernel's wire protocol (docs/protocol.md): constants and every message.
+
+Typed Python definitions, not JSON Schema files: the kernel builds its messages from them
+(``message``), so the definition is what runs; the JSON Schema (``json_schema``, used by the
+tests to validate what the kernel sends), the TypeScript types and constants of the extension
+(``labextension/src/protocol.gen.ts``) and the tables of docs/protocol.md are generated from it
+by ``scripts/gen_docs.py`` (``--check`` in the test suite). Values that tools/ owns are taken
+from there, not restated: the request envelope's ops and codes (``kli.tools.core.request``, which
+``kli serve --stdio`` shares), file statuses (``kli.tools.core.changes``) and decision codes
+(``kli.tools.core.proposal``).
+
+Light on purpose: ``kli.kernel`` imports it at start-up.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from kli.tools.core import request
+from kli.tools.core.changes import STATUSES as FILE_STATUSES
+from kli.tools.core.proposal import DECISION_CODES
+
+# -- constants ------------------------------------------------------------------------------
+PROTOCOL_VERSION = 1
+AGENT_TARGET = "kli.agent"
+UI_TARGET = "kli.ui"
+COMM_TARGETS = (AGENT_TARGET, UI_TARGET)
+EDIT_MIME = "application/vnd.kli.edit+json"
+EVENT_RING = 500  # recent events the kernel keeps for a UI that opens late
+DEFAULT_REPLAY = 200  # how many of them a hello replays by default
+RING_TEXT_LIMIT = 256 * 1024  # file texts longer than this are dropped from replayed events
+UNKNOWN_CANDIDATE = "unknown_candidate"  # kli.tools.file.candidates.UNKNOWN
+EVENT_SOURCES = ("agent", "magic", "ui", "widget", "cli", "api")
+RESOLVED_BY = (*EVENT_SOURCES, "kernel")
+
+# Error codes of an ``error`` reply, and when each is sent.
+REQUEST_ERRORS = {
+    request.BAD_JSON: "`data` is not a JSON object (a string, a list…); on `serve --stdio` also "
+    "a line that is not JSON",
+    request.BAD_REQUEST: "missing or mistyped `id`, `tool`, `args`, `candidate`, or an unknown "
+    "`profile`",
+    request.UNKNOWN_OP: "`op` is not one the target serves",
+    "interrupted": "a KeyboardInterrupt ended the request outside a tool that handles it",
+    "internal": "a bug in the kernel's handler (the kernel stays up)",
+}
+
+# Constants the extension gets, in the order docs/protocol.md lists them: name -> (value, meaning)
+CONSTANTS: dict[str, tuple[Any, str]] = {
+    "PROTOCOL_VERSION": (PROTOCOL_VERSION, "`v` of every message; a message without `v` is v1"),
+    "AGENT_TARGET": (AGENT_TARGET, "comm target an agent opens"),
+    "UI_TARGET": (UI_TARGET, "comm target the extension opens"),
+    "EDIT_MIME": (EDIT_MIME, "MIME type of a magic's edit / write result"),
+    "EVENT_RING": (EVENT_RING, "recent events the kernel keeps"),
+    "DEFAULT_REPLAY": (DEFAULT_REPLAY, "events a `kli.ui` hello replays by default"),
+    "RING_TEXT_LIMIT": (RING_TEXT_LIMIT, "file texts longer than this (characters) are "
+                        "dropped from replayed events"),
+    "UNKNOWN_CANDIDATE": (UNKNOWN_CANDIDATE, "`details.error` for a candidate id not pending"),
+}
+
+
+# -- the type language ------------------------------------------------------------------------
+class Type:
+    def schema(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def ts(self) -> str:
+        raise NotImplementedError
+
+    def doc(self) -> str:
+        return self.ts()
+
+
+@dataclass(frozen=True)
+class Prim(Type):
+    json_type: str | None  # None: any JSON value
+    ts_type: str
+
+    def schema(self) -> dict[str, Any]:
+        return {"type": self.json_type} if self.json_type else {}
+
+    def ts(self) -> str:
+        return self.ts_type
+
+    def doc(self) -> str:
+        return self.json_type or "any"
+
+
+STR = Prim("string", "string")
+INT = Prim("integer", "number")
+NUM = Prim("number", "number")
+BOOL = Prim("boolean", "boolean")
+NULL = Prim("null", "null")
+ANY = Prim(None, "unknown")
+
+
+@dataclass(frozen=True)
+class Lit(Type):
+    value: str
+
+    def schema(self) -> dict[str, Any]:
+        return {"const": self.value}
+
+    def ts(self) -> str:
+        return f"'{self.value}'"
+
+    def doc(self) -> str:
+        return f"`{json.dumps(self.value)}`"
+
+
+@dataclass(frozen=True)
+class Enum(Type):
+    """A named set of strings; ``open``: other strings are accepted too (newer kernels)."""
+
+    name: str
+    values: tuple[str, ...]
+    open: bool = False
+
+    def schema(self) -> dict[str, Any]:
+        return {"type": "string"} if self.open else {"enum": list(self.values)}
+
+    def ts(self) -> str:
+        return f"{self.name} | string" if self.open else self.name
+
+    def doc(self) -> str:
+        values = " | ".join(f"`{v}`" for v in self.values)
+        return values + (" (or another string)" if self.open else "")
+
+
+@dataclass(frozen=True)
+class ListOf(Type):
+    item: Type
+
+    def schema(self) -> dict[str, Any]:
+        return {"type": "array", "items": self.item.schema()}
+
+    def ts(self) -> str:
+        inner = self.item.ts()
+        return f"({inner})[]" if " " in inner else f"{inner}[]"
+
+    def doc(self) -> str:
+        return f"list of {self.item.doc()}"
+
+
+@dataclass(frozen=True)
+class MapOf(Type):
+    value: Type
+
+    def schema(self) -> dict[str, Any]:
+        return {"type": "object", "additionalProperties": self.value.schema()}
+
+    def ts(self) -> str:
+        return f"Record<string, {self.value.ts()}>"
+
+    def doc(self) -> str:
+        return "object"
+
+
+@dataclass(frozen=True)
+class Ref(Type):
+    name: str
+
+    def schema(self) -> dict[str, Any]:
+        return {"$ref": f"#/$defs/{self.name}"}
+
+    def ts(self) -> str:
+        return f"I{self.name}"
+
+    def doc(self) -> str:
+        return f"[{self.name}](#{self.name.lower()})"
+
+
+@dataclass(frozen=True)
+class OneOf(Type):
+    options: tuple[Type, ...]
+
+    def schema(self) -> dict[str, Any]:
+        return {"anyOf": [o.schema() for o in self.options]}
+
+    def ts(self) -> str:
+        return " | ".join(o.ts() for o in self.options)
+
+    def doc(self) -> str:
+        return " or ".join(o.doc() for o in self.options)
+
+
+def nullable(t: Type) -> Type:
+    return OneOf((t, NULL))
+
+
+ID = OneOf((STR, INT))
+
+
+@dataclass(frozen=True)
+class Field:
+    name: str
+    type: Type
+    doc: str = ""
+    required: bool = True
+
+
+@dataclass(frozen=True)
+class Shape:
+    """An object of the protocol. ``op`` set: a message (``v`` and ``op`` come first);
+    ``sender`` (``kernel`` or the client) and ``target`` say where it travels; ``extra``:
+    other keys are allowed (receivers ignore them)."""
+
+    name: str
+    doc: str
+    fields: tuple[Field, ...]
+    op: str | None = None
+    target: str | None = None
+    sender: str = "kernel"
+    extra: bool = False
+    all_fields: tuple[Field, ...] = field(init=False)
+
+    def __post_init__(self) -> None:
+        head: tuple[Field, ...] = ()
+        if self.op is not None:
+            head = (
+                Field("v", INT, "protocol version (absent: 1)", required=False),
+                Field("op", Lit(self.op), "the message kind"),
+            )
+        object.__setattr__(self, "all_fields", head + self.fields)
+
+    def schema(self) -> dict[str, Any]:
+        return {
+            "type": "object",
+            "description": self.doc,
+            "properties": {f.name: f.type.schema() for f in self.all_fields},
+            "required": [f.name for f in self.all_fields if f.required],
+            "additionalProperties": self.extra,
+        }
+
+
+# -- enums ----------------------------------------------------------------------------------
+FileStatus = Enum("FileStatus", FILE_STATUSES, open=True)
+ResolvedStatus = Enum("ResolvedStatus", DECISION_CODES)
+EventSource = Enum("EventSource", EVENT_SOURCES, open=True)
+ResolvedBy = Enum("ResolvedBy", RESOLVED_BY, open=True)
+RequestError = Enum("RequestError", tuple(REQUEST_ERRORS), open=True)  # the UI adds its own
+ENUMS = (FileStatus, ResolvedStatus, EventSource, ResolvedBy, RequestError)
+
+# -- shapes ---------------------------------------------------------------------------------
+MARK = Shape("Mark", "A character range in FILE.after that a repair changed.", (
+    Field("from", INT, "offset into `after` in code points (as Python counts)"),
+    Field("to", INT, "end offset; `from == to` marks a point (a deletion)"),
+    Field("note", STR, "what the repair did, e.g. \"inserted ')'\"", required=False),
+), extra=True)
+
+FILE = Shape("FileChange", "One file's change (`kli.tools.core.changes.file_change`), in "
+             "`details.files` of every file-changing tool.", (
+    Field("path", STR, "root-relative path"),
+    Field("status", FileStatus),
+    Field("language", nullable(STR), "language of the path, when known", required=False),
+    Field("added", INT, "lines added", required=False),
+    Field("removed", INT, "lines removed", required=False),
+    Field("before", nullable(STR), "disk text before the call (null: a new file, or too large)",
+          required=False),
+    Field("after", nullable(STR), "text after it (the candidate for a preview)", required=False),
+    Field("too_large", BOOL, "true when the texts were dropped for size", required=False),
+    Field("candidate", nullable(STR), "the candidate id of a preview", required=False),
+    Field("reason", nullable(STR), "named reason, e.g. `repair_outside_edit`", required=False),
+    Field("message", nullable(STR), "human-readable reason", required=False),
+    Field("marks", ListOf(Ref("Mark")), "ranges in `after` a repair changed", required=False),
+), extra=True)
+
+EVENT = Shape("ToolEvent", "One tool call, from any source.", (
+    Field("kind", Lit("call")),
+    Field("id", STR, "event id (`e17`)"),
+    Field("time", NUM, "Unix time in seconds", required=False),
+    Field("tool", STR),
+    Field("args", MapOf(ANY), "the call's arguments", required=False),
+    Field("session", STR, "session id", required=False),
+    Field("session_label", STR, required=False),
+    Field("source", EventSource, required=False),
+    Field("ok", BOOL),
+    Field("text", STR, "the result text", required=False),
+    Field("details", MapOf(ANY), "the result details; `files`: list of FileChange",
+          required=False),
+    Field("duration_ms", NUM, required=False),
+))
+
+CANDIDATE = Shape("Candidate", "A pending repair preview.", (
+    Field("candidate", STR, "its id"),
+    Field("path", STR),
+    Field("session", STR, "the session that owns it", required=False),
+    Field("session_label", STR, required=False),
+    Field("reason", nullable(STR), "why it was not written, e.g. `form_count_changed`",
+          required=False),
+    Field("message", nullable(STR), required=False),
+    Field("file", Ref("FileChange"), "its FILE (status `preview`)", required=False),
+))
+
+DECISION = Shape("ResolvedDecision", "How a candidate was decided: `details.resolved` of the "
+                 "result that decided it (`kli.tools.core.proposal.Decision`).", (
+    Field("candidate", STR),
+    Field("status", ResolvedStatus, "the decision's code"),
+    Field("reason", STR, "`accepted`, `rejected`, `discarded`, or a refusal's error code",
+          required=False),
+    Field("by", ResolvedBy, "who decided", required=False),
+))
+
+SESSION = Shape("SessionInfo", "A tool session.", (
+    Field("id", STR),
+    Field("label", STR, required=False),
+))
+
+TOOL_INFO = Shape("ToolInfo", "What the UI knows of a tool (`Tool.info()` of the registry).", (
+    Field("name", STR),
+    Field("profile", STR),
+    Field("main_arg", nullable(STR), "the argument a `%%kli` cell body fills"),
+    Field("summary_args", ListOf(STR), "arguments that best say what a call is about, in the "
+          "order a one-line summary prefers them"),
+))
+
+EDIT_BUNDLE = Shape("EditBundle", f"The MIME bundle `{EDIT_MIME}` of a magic's edit / write "
+                    "result.", (
+    Field("v", INT, required=False),
+    Field("tool", STR),
+    Field("ok", BOOL),
+    Field("text", STR),
+    Field("session", STR),
+    Field("files", ListOf(Ref("FileChange"))),
+))
+
+# kernel -> client
+AGENT_HELLO = Shape("AgentHelloMsg", "The kernel's answer to a `kli.agent` comm_open.", (
+    Field("protocol", INT),
+    Field("session", STR, "the comm's tool session"),
+    Field("label", STR),
+    Field("tools", ListOf(STR), "every registered tool name, sorted"),
+), op="hello", target=AGENT_TARGET)
+
+RESULT = Shape("ResultMsg", "A tool's result (`Workspace.call`), naming the request.", (
+    Field("id", ID),
+    Field("ok", BOOL),
+    Field("text", STR),
+    Field("details", MapOf(ANY)),
+), op="result")
+
+SPECS = Shape("SpecsMsg", "The answer to `list`: the registry's function-calling specs.", (
+    Field("id", ID),
+    Field("specs", ListOf(MapOf(ANY)), "`{name, description, parameters}` in registry order"),
+), op="specs", target=AGENT_TARGET)
+
+PONG = Shape("PongMsg", "The answer to `ping`; no tool runs.", (
+    Field("id", ID),
+    Field("status", MapOf(ANY), "what keeps the image busy (docs/live-image.md)", required=False),
+), op="pong", target=AGENT_TARGET)
+
+ERROR = Shape("ErrorMsg", "A request the kernel cannot serve; no tool ran.", (
+    Field("id", nullable(ID), "the request's id, null when it had none"),
+    Field("error", RequestError, "the code"),
+    Field("text", STR, "what was wrong and how to retry"),
+), op="error")
+
+UI_HELLO = Shape("HelloMsg", "The kernel's answer to a `kli.ui` comm_open, and to `replay`.", (
+    Field("id", ID, "the `replay` request's id", required=False),
+    Field("protocol", INT),
+    Field("events", ListOf(Ref("ToolEvent")), "the most recent events, oldest first"),
+    Field("pending", ListOf(Ref("Candidate")), "every pending candidate"),
+    Field("sessions", ListOf(Ref("SessionInfo"))),
+    Field("tools", ListOf(Ref("ToolInfo")), "every registered tool"),
+), op="hello", target=UI_TARGET)
+
+EVENT_MSG = Shape("EventMsg", "One tool call, from any source (agent comm, magic, UI, widget).", (
+    Field("event", Ref("ToolEvent")),
+), op="event", target=UI_TARGET)
+
+RESOLVED = Shape("ResolvedMsg", "A candidate stopped being pending: one per decision.", (
+    Field("candidate", STR),
+    Field("status", ResolvedStatus, "the decision's code"),
+    Field("text", STR, "what the decider was told"),
+    Field("by", ResolvedBy, "the source that decided; `kernel` when it discarded it itself"),
+    Field("reason", STR, "`accepted`, `rejected`, `discarded` (its session closed, or its "
+          "session's bound dropped it) or, for `refused`, the edit's error code"),
+), op="resolved", target=UI_TARGET)
+
+# client -> kernel
+CALL = Shape("CallRequest", "Call a tool in the comm's session.", (
+    Field("id", ID),
+    Field("tool", STR),
+    Field("args", nullable(MapOf(ANY)), "the arguments (absent or null: `{}`)", required=False),
+), op="call", target=AGENT_TARGET, sender="client", extra=True)
+
+LIST = Shape("ListRequest", "List the tools' specs.", (
+    Field("id", ID),
+    Field("profile", STR, "a profile name or `all` (default `kli`)", required=False),
+), op="list", target=AGENT_TARGET, sender="client", extra=True)
+
+PING = Shape("PingRequest", "Is the kernel answering?", (
+    Field("id", ID),
+), op="ping", target=AGENT_TARGET, sender="client", extra=True)
+
+ACCEPT = Shape("AcceptRequest", "Write a pending candidate: `edit` with `accept_repair` in the "
+               "candidate's own session (source `ui`); the reply is its `result`.", (
+    Field("id", ID),
+    Field("candidate", STR),
+), op="accept", target=UI_TARGET, sender="client", extra=True)
+
+REJECT = Shape("RejectRequest", "Discard a pending candidate; nothing is written; the reply is "
+               "a `result`.", (
+    Field("id", ID),
+    Field("candidate", STR),
+), op="reject", target=UI_TARGET, sender="client", extra=True)
+
+REPLAY = Shape("ReplayRequest", "Send a new `hello` naming this request.", (
+    Field("id", ID),
+    Field("limit", INT, f"how many events (default {DEFAULT_REPLAY})", required=False),
+), op="replay", target=UI_TARGET, sender="client", extra=True)
+
+OBJECTS = (MARK, FILE, EVENT, CANDIDATE, DECISION, SESSION, TOOL_INFO, EDIT_BUNDLE)
+MESSAGES = (AGENT_HELLO, UI_HELLO, RESULT, SPECS, PONG, ERROR, EVENT_MSG, RESOLVED,
+            CALL, LIST, PING, ACCEPT, REJECT, REPLAY)
+SHAPES = {s.name: s for s in (*OBJECTS, *MESSAGES)}
+# What the extension receives on kli.ui, as one union (``KernelMsg`` in TypeScript).
+UI_INCOMING = (UI_HELLO, EVENT_MSG, RESOLVED, RESULT, ERROR)
+
+assert tuple(s.op for s in MESSAGES if s.sender == "client" and s.target == AGENT_TARGET) == \
+    request.AGENT_OPS
+assert tuple(s.op for s in MESSAGES if s.sender == "client" and s.target == UI_TARGET) == \
+    request.UI_OPS
+
+
+def message(shape: Shape, **fields: Any) -> dict[str, Any]:
+    """A message of ``shape``: ``v`` and ``op`` first, then ``fields``, which must be the
+    shape's (a misspelt or missing field is a bug, raised here rather than sent)."""
+    assert shape.op is not None, shape.name
+    known = {f.name for f in shape.fields}
+    unknown = set(fields) - known
+    missing = {f.name for f in shape.fields if f.required} - set(fields)
+    if unknown or missing:
+        raise ValueError(f"{shape.name}: unknown fields {sorted(unknown)}, missing "
+                         f"{sorted(missing)}")
+    return {"v": PROTOCOL_VERSION, "op": shape.op, **fields}
+
+
+def json_schema() -> dict[str, Any]:
+    """Every shape as JSON Schema (``$defs``); the root accepts any message."""
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "kli kernel protocol",
+        "$defs": {name: shape.schema() for name, shape in SHAPES.items()},
+        "anyOf": [{"$ref": f"#/$defs/{m.name}"} for m in MESSAGES],
+    }
+
+
+def schema_of(shape: Shape) -> dict[str, Any]:
+    """The JSON Schema of one shape, with every shape in ``$defs`` for its references."""
+    return {**shape.schema(), "$defs": json_schema()["$defs"]}
