@@ -18,22 +18,175 @@ while it writes it, and the lock dies with the process).
 A write keeps what the file is: the new file gets the old one's owner, group, mode and
 extended attributes before it replaces it (``_give_identity``); a file whose owner this process
 cannot give back is not replaced.
+
+Writers that overlap (two kernels on one folder, a kernel and ``kli mcp``, an editor saving):
+
+- ``locked(paths)`` is an advisory lock shared across processes: ``flock`` on the folder of
+  each path (its nearest existing ancestor when it does not exist yet), taken in sorted order
+  and reentrant within a thread. A folder, not the file, because a write replaces the file's
+  inode (a lock on the old one would guard nothing) and a lock file would put names in the
+  person's tree. Every writing tool holds it from loading what it verifies until it has
+  written, so two kli processes never interleave a read-verify-write.
+- ``expected`` (the bytes the tool verified, or None for "must not exist") makes the replace
+  itself check: where the kernel has ``renameat2`` (Linux), the new file is exchanged with the
+  old one atomically (``RENAME_EXCHANGE``) and what was swapped out is compared with what was
+  verified; a writer that takes no lock (an editor's save, an appender) and landed in between
+  is swapped back in and the write refused (``Stale``). A new file is put in place with
+  ``RENAME_NOREPLACE``. Elsewhere the current bytes are compared just before ``os.replace``.
+  Either way a write is kept or refused as stale; a writer that keeps the old file open and
+  writes to it after the replace writes to a file no longer linked (as with any editor's save).
+- the replaces and their rollback run in ``interrupts.deferred()``: a KeyboardInterrupt or a
+  deadline arriving mid-commit is delivered once every file is written or every file is back.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import errno
 import fcntl
 import os
 import stat
 import tempfile
-from collections.abc import Iterator, Sequence
+import threading
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
-from kli.tools.core.textfile import read_bytes
+from kli.tools.core import interrupts
+from kli.tools.core.textfile import TooLarge, read_bytes
 
 TMP_SUFFIX = ".kli-tmp"
 STALE_SECONDS = 60.0
+LOCK_SECONDS = 30.0  # how long a writer waits for another process's folder lock
+
+
+class Stale(OSError):
+    """The file is no longer what the tool verified: another writer changed it in between.
+    Nothing of the write was kept."""
+
+    def __init__(self, path: str, why: str) -> None:
+        super().__init__(errno.ESTALE, why, path)
+        self.why = why
+
+    def refusal(self, tool: str, rel: str) -> str:
+        """What the model is told: nothing written, and how to retry."""
+        return (
+            f"{tool} refused: {rel} was changed by another program while {tool} was writing it "
+            f"({self.why}), so writing would have overwritten that change. Nothing was written. "
+            f"Read {rel} again and redo the change against what it holds now."
+        )
+
+
+class Busy(OSError):
+    """Another process held the folder lock for longer than ``LOCK_SECONDS``."""
+
+    def refusal(self, tool: str, rel: str) -> str:
+        return (
+            f"{tool} refused: another process kept writing in the folder of {rel} for over "
+            f"{LOCK_SECONDS:g} s. Nothing was written; retry in a moment."
+        )
+
+    def __init__(self, folder: str) -> None:
+        super().__init__(
+            errno.EWOULDBLOCK,
+            f"another process has been writing in {folder} for over {LOCK_SECONDS:g} s",
+            folder,
+        )
+
+
+# -- the cross-process lock ----------------------------------------------------------------
+_held = threading.local()
+
+
+def _lock_folder(path: str) -> str:
+    folder = os.path.dirname(os.path.abspath(path)) or "/"
+    while not os.path.isdir(folder):
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    return folder
+
+
+@contextlib.contextmanager
+def locked(paths: Iterable[str], timeout: float = LOCK_SECONDS) -> Iterator[None]:
+    """Hold the advisory write lock of every path's folder (see the module docstring).
+    Raises ``Busy`` when another process holds one past ``timeout`` seconds."""
+    held: dict[str, int] = _held.__dict__.setdefault("folders", {})
+    acquired: list[str] = []
+    try:
+        for folder in sorted({_lock_folder(p) for p in paths}):
+            if folder in held:
+                continue
+            fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+            deadline = time.monotonic() + timeout
+            pause = 0.0005
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        os.close(fd)
+                        raise Busy(folder) from None
+                    time.sleep(pause)
+                    pause = min(pause * 2, 0.02)
+                except BaseException:
+                    os.close(fd)
+                    raise
+            held[folder] = fd
+            acquired.append(folder)
+        yield
+    finally:
+        for folder in reversed(acquired):
+            fd = held.pop(folder)
+            with contextlib.suppress(OSError):
+                fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
+
+
+# -- renameat2 -------------------------------------------------------------------------------
+_AT_FDCWD = -100
+RENAME_NOREPLACE = 1
+RENAME_EXCHANGE = 2
+def _load_renameat2() -> Any:
+    try:
+        fn = ctypes.CDLL(None, use_errno=True).renameat2
+    except (AttributeError, OSError):
+        return None
+    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    fn.restype = ctypes.c_int
+    return fn
+
+
+_renameat2 = _load_renameat2()
+
+
+def _rename2(src: str, dst: str, flags: int) -> bool:
+    """``renameat2(src, dst, flags)``; False when this system or file system lacks it (the
+    caller falls back), ``OSError`` for any other failure."""
+    if _renameat2 is None:
+        return False
+    if _renameat2(_AT_FDCWD, os.fsencode(src), _AT_FDCWD, os.fsencode(dst), flags) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP):
+        return False
+    raise OSError(err, os.strerror(err), dst)
+
+
+def _same(path: str, expected: bytes) -> bool:
+    """``path`` is a regular file holding exactly ``expected`` (read through the guarded
+    loader: a pipe swapped in is refused, never waited on)."""
+    try:
+        if os.stat(path, follow_symlinks=False).st_size != len(expected):
+            return False
+        return read_bytes(path, limit=len(expected)) == expected
+    except (OSError, TooLarge):
+        return False
+
+
 
 
 def is_temporary(name: str) -> bool:
@@ -158,17 +311,22 @@ def _open_folder(directory: str) -> tuple[int, str]:
         raise
 
 
-def _stage(path: str, data: bytes) -> str:
+def _stage(path: str, data: bytes, made: list[str] | None = None) -> str:
     """Write ``data`` to a new temporary file beside ``path`` (which may go through a folder
-    handle) that is what ``path`` is (``_give_identity``); return the temporary file's path."""
+    handle) that is what ``path`` is (``_give_identity``); return the temporary file's path.
+    The path is appended to ``made`` as soon as the file exists (interrupts deferred in
+    between), so a caller interrupted at any moment knows every temporary file to remove."""
     directory = os.path.dirname(path) or "."
     _clear_stale(directory, os.path.basename(path))
     try:
         old: os.stat_result | None = os.stat(path)
     except FileNotFoundError:
         old = None
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=TMP_SUFFIX,
-                               dir=directory)
+    with interrupts.deferred():
+        fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=TMP_SUFFIX,
+                                   dir=directory)
+        if made is not None:
+            made.append(tmp)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)  # held while writing: marks the file as live
         with os.fdopen(fd, "wb") as fh:
@@ -269,99 +427,174 @@ def _naming(path: str) -> Iterator[None]:
         raise
 
 
-def write_atomic(path: str, data: bytes) -> None:
-    """Replace ``path`` with ``data`` so a reader sees the old file or the new one, never a mix."""
-    folders = _Folders()
-    try:
-        with _naming(path):
-            _write_one(folders, path, data)
-    finally:
-        folders.close()
+ANY: object = object()  # no expectation: the write replaces whatever is there
 
 
-def _write_one(folders: _Folders, path: str, data: bytes) -> None:
-    target = folders.via(path)
-    tmp = _stage(target, data)
-    try:
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+def write_atomic(path: str, data: bytes, expected: object = ANY) -> None:
+    """Replace ``path`` with ``data`` so a reader sees the old file or the new one, never a mix.
+    ``expected``: the bytes the caller verified (None: the file must not exist); ``Stale`` is
+    raised, with nothing written, when the file is not that any more."""
+    want: dict[str, bytes | None] = {}
+    if expected is None or isinstance(expected, bytes):
+        want[path] = expected
+    write_many([(path, data)], want)  # one file: the same checks and rollback as many
 
 
-def remove(path: str) -> None:
+def remove(path: str, expected: object = ANY) -> None:
     """``os.unlink(path)`` through the verified parent folder: a symlink swapped in after the
-    jail's check raises ``OSError`` ("changed") instead of removing a file elsewhere."""
+    jail's check raises ``OSError`` ("changed") instead of removing a file elsewhere. With
+    ``expected`` (bytes), the file is first moved aside atomically and removed only if what
+    was moved is those bytes; otherwise it is put back and ``Stale`` raised."""
     folders = _Folders()
     try:
-        os.unlink(folders.via(path))
+        target = folders.via(path)
+        if not isinstance(expected, bytes):
+            os.unlink(target)
+            return
+        aside = _aside_name(target)
+        with interrupts.deferred():
+            os.rename(target, aside)
+            if not _same(aside, expected):
+                os.rename(aside, target)
+                raise Stale(path, "it changed since it was verified")
+            os.unlink(aside)
     finally:
         folders.close()
 
 
-def rename(src: str, dst: str) -> None:
-    """``os.rename(src, dst)`` through both verified parent folders (see ``remove``)."""
+def _aside_name(target: str) -> str:
+    directory, name = os.path.split(target)
+    return os.path.join(directory, f".{name}.{os.getpid()}.{time.monotonic_ns()}{TMP_SUFFIX}")
+
+
+def rename(src: str, dst: str, *, replace: bool = True) -> None:
+    """``os.rename(src, dst)`` through both verified parent folders (see ``remove``). With
+    ``replace=False`` an existing ``dst`` (even one created a moment ago by another writer)
+    raises ``Stale`` instead of being replaced."""
     folders = _Folders()
     try:
-        os.rename(folders.via(src), folders.via(dst))
+        a, b = folders.via(src), folders.via(dst)
+        if replace:
+            os.rename(a, b)
+            return
+        try:
+            if _rename2(a, b, RENAME_NOREPLACE):
+                return
+        except FileExistsError:
+            raise Stale(dst, "it was created meanwhile") from None
+        if os.path.lexists(b):
+            raise Stale(dst, "it was created meanwhile")
+        os.rename(a, b)
     finally:
         folders.close()
 
 
-def write_many(changes: Sequence[tuple[str, bytes]]) -> None:
+def write_many(
+    changes: Sequence[tuple[str, bytes]], expected: Mapping[str, bytes | None] | None = None
+) -> None:
     """Write every ``(path, data)`` or none of them.
 
-    Raises the first ``OSError`` after restoring whatever was already replaced.
+    ``expected`` maps a path to the bytes the caller verified it holds (None: it must not
+    exist); a path not in it is replaced whatever it holds. Raises ``Stale`` when a file is not
+    what was expected, or the first ``OSError``, after restoring whatever was already replaced.
+    The replaces run in ``interrupts.deferred()`` and are noted with ``interrupts.note_commit``.
     """
     folders = _Folders()
     try:
-        _write_many(changes, folders)
+        _write_many(changes, folders, expected or {})
     finally:
         folders.close()
 
 
-def _write_many(changes: Sequence[tuple[str, bytes]], folders: _Folders) -> None:
-    staged: list[tuple[str, str]] = []
+def _check_current(path: str, target: str, want: bytes | None) -> None:
+    if want is None:
+        if os.path.lexists(target):
+            raise Stale(path, "it was created since it was checked")
+    elif not _same(target, want):
+        raise Stale(path, "it changed since it was verified")
+
+
+def _swap_in(
+    path: str, target: str, tmp: str, want: object, originals: dict[str, bytes | None]
+) -> str:
+    """Put ``tmp`` at ``target``; return how (``exchanged``: the old file is now at ``tmp``;
+    ``new``: there was none; ``replaced``: the old bytes are in ``originals``)."""
+    if want is None or (want is ANY and not os.path.lexists(target)):
+        try:
+            if _rename2(tmp, target, RENAME_NOREPLACE):
+                return "new"
+        except FileExistsError:
+            if want is None:
+                raise Stale(path, "it was created since it was checked") from None
+            # appeared meanwhile and anything may be replaced: fall through
+    elif os.path.lexists(target) and _rename2(tmp, target, RENAME_EXCHANGE):
+        if isinstance(want, bytes) and not _same(tmp, want):
+            _rename2(tmp, target, RENAME_EXCHANGE)  # theirs goes back in place
+            raise Stale(path, "another writer changed it while it was being written")
+        return "exchanged"
+    # No renameat2 here: check just before the replace.
+    if want is not ANY:
+        _check_current(path, target, want)  # type: ignore[arg-type]
+    try:  # the shared guarded open: a pipe swapped in is refused, never waited on
+        originals[target] = read_bytes(target)
+    except FileNotFoundError:
+        originals[target] = None
+    os.replace(tmp, target)
+    return "replaced"
+
+
+def _roll_back(done: list[tuple[str, str, str]], originals: dict[str, bytes | None]) -> None:
+    for target, tmp, how in reversed(done):
+        with contextlib.suppress(OSError):
+            if how == "exchanged":
+                _rename2(tmp, target, RENAME_EXCHANGE)
+                os.unlink(tmp)
+            elif how == "new":
+                os.unlink(target)
+            else:
+                old = originals[target]
+                if old is None:
+                    os.unlink(target)
+                else:
+                    os.replace(_stage(target, old), target)
+
+
+def _write_many(
+    changes: Sequence[tuple[str, bytes]], folders: _Folders, expected: Mapping[str, bytes | None]
+) -> None:
+    staged: list[tuple[str, str, str]] = []
+    made: list[str] = []
     try:
         for path, data in changes:
             with _naming(path):
                 target = folders.via(path)
-                staged.append((target, _stage(target, data)))
+                staged.append((path, target, _stage(target, data, made)))
+        for path, target, _tmp in staged:  # refuse early, before anything moves
+            if path in expected:
+                _check_current(path, target, expected[path])
     except BaseException:
-        for _path, tmp in staged:
+        for tmp in made:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
         raise
+    paths = [p for p, _t, _tmp in staged]
+    done: list[tuple[str, str, str]] = []
     originals: dict[str, bytes | None] = {}
-    try:
-        for path, _tmp in staged:
-            try:  # the shared guarded open: a pipe swapped in is refused, never waited on
-                originals[path] = read_bytes(path)
-            except FileNotFoundError:
-                originals[path] = None
-    except BaseException:
-        for _path, tmp in staged:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-        raise
-    done: list[str] = []
-    try:
-        for (real, _data), (path, tmp) in zip(changes, staged, strict=True):
-            with _naming(real):
-                os.replace(tmp, path)
-            done.append(path)
-    except BaseException:
-        for path in done:
-            old = originals[path]
-            with contextlib.suppress(OSError):
-                if old is None:
-                    os.unlink(path)
-                else:
-                    tmp_old = _stage(path, old)
-                    os.replace(tmp_old, path)
-        for path, tmp in staged:
-            if path not in done:
+    with interrupts.deferred():
+        try:
+            for path, target, tmp in staged:
+                with _naming(path):
+                    how = _swap_in(path, target, tmp, expected.get(path, ANY), originals)
+                done.append((target, tmp, how))
+        except BaseException:
+            _roll_back(done, originals)
+            for _path, _target, tmp in staged[len(done):]:
                 with contextlib.suppress(OSError):
                     os.unlink(tmp)
-        raise
+            interrupts.note_commit("rolled_back", paths)
+            raise
+        for _target, tmp, how in done:
+            if how == "exchanged":  # the old file, swapped out
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+        interrupts.note_commit("written", paths)

@@ -9,6 +9,7 @@ every decision on a pending proposal (``decide``).
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import itertools
 import sys
@@ -16,9 +17,10 @@ import threading
 import time
 import traceback
 import types
-from collections.abc import Callable, Container, Mapping
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
+from kli.tools.core import atomic
 from kli.tools.core.atomic import permission_hint
 from kli.tools.core.jail import Jail
 from kli.tools.core.proposal import DISCARDED, KERNEL, REJECTED, Decision, Proposal
@@ -84,6 +86,22 @@ class Workspace:
             module = types.ModuleType("__main__")
             self._namespace = module.__dict__
         return self._namespace
+
+    # -- writing ----------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def writing(self, paths: Iterable[str], *, tool: str, rel: str) -> Iterator[None]:
+        """Hold the locks a writing tool needs from loading what it verifies until it has
+        written: ``file_lock`` (this process's threads) and the cross-process folder locks of
+        ``paths`` (``atomic.locked``). Another process holding one too long is a ``busy``
+        refusal of ``tool`` naming ``rel``."""
+        with self.file_lock:
+            held = contextlib.ExitStack()
+            try:
+                held.enter_context(atomic.locked(list(paths)))
+            except atomic.Busy as exc:
+                raise ToolError(exc.refusal(tool, rel), error="busy", path=rel) from None
+            with held:
+                yield
 
     # -- sessions -------------------------------------------------------------------------
     def open_session(self, label: str = "") -> Session:

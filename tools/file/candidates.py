@@ -24,7 +24,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from kli.tools.core.atomic import write_atomic
+from kli.tools.core.atomic import Stale, write_atomic
 from kli.tools.core.changes import file_change
 from kli.tools.core.proposal import (
     ACCEPTED,
@@ -209,7 +209,7 @@ def accept(call: Call, candidate_id: str) -> ToolResult:
             candidate=candidate_id,
         )
     plan: RepairPlan = cand.plan
-    with call.ws.file_lock:
+    with call.ws.writing([cand.real], tool="accept_repair", rel=cand.path):
         try:
             disk = load_text(cand.real, cand.path, call.ws.jail)
         except ToolError:
@@ -242,7 +242,11 @@ def accept(call: Call, candidate_id: str) -> ToolResult:
                 f"parses ({problem}). Nothing was written. Re-read {cand.path} and redo the edit.",
             )
         try:
-            write_atomic(cand.real, encode(cand.after))
+            write_atomic(cand.real, encode(cand.after), encode(cand.before))
+        except Stale as exc:  # changed between the check above and the replace
+            raise _refuse(
+                call, cand, "stale_candidate", exc.refusal("accept_repair", cand.path)
+            ) from None
         except OSError as exc:
             raise ToolError(
                 f"accept_repair failed writing {cand.path}: {exc.strerror or exc}. Nothing was "

@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kli.tools.core.atomic import permission_hint, write_many
+from kli.tools.core.atomic import Busy, Stale, permission_hint, write_many
 from kli.tools.core.changes import file_change
 from kli.tools.core.registry import GATE_EDIT, Call, Tool
 from kli.tools.core.result import ToolError, ToolResult
@@ -130,8 +130,8 @@ def _apply_patch(call: Call, patch_text: str, policy: str) -> ToolResult:
             error="parse",
             patch_line=exc.line,
         ) from None
-    with call.ws.file_lock:
-        targets = _targets(call, list(patch.sections))
+    targets = _targets(call, list(patch.sections))
+    with call.ws.writing([t.real for t in targets], tool="edit", rel=targets[0].rel):
         for t in targets:
             t.before = load_text(t.real, t.rel, call.ws.jail)
         for t in targets:
@@ -173,7 +173,19 @@ def _apply_patch(call: Call, patch_text: str, policy: str) -> ToolResult:
         if previews:
             return _previews(call, targets, previews, policy, decisions)
         try:
-            write_many([(t.real, encode(_text_to_write(t))) for t in targets])
+            write_many(
+                [(t.real, encode(_text_to_write(t))) for t in targets],
+                {t.real: encode(t.before) for t in targets},
+            )
+        except (Stale, Busy) as exc:
+            culprit = next((t for t in targets if t.real == exc.filename), targets[0])
+            message = exc.refusal("edit", culprit.rel)
+            raise ToolError(
+                message,
+                error="stale" if isinstance(exc, Stale) else "busy",
+                path=culprit.rel,
+                files=_reject_files(targets, culprit, message, "file_changed"),
+            ) from None
         except OSError as exc:
             where = f" ({call.ws.jail.rel(exc.filename)})" if isinstance(exc.filename, str) else ""
             raise ToolError(

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 
-from kli.tools.core.atomic import permission_hint, write_atomic
+from kli.tools.core.atomic import ANY, Stale, permission_hint, write_atomic
 from kli.tools.core.changes import MAX_DIFF_TEXT, file_change
 from kli.tools.core.jail import Jail
 from kli.tools.core.registry import GATE_WRITE, Call, Tool
@@ -51,6 +51,14 @@ def _prior(real: str, jail: Jail) -> tuple[bool, str | None, int]:
     except NotText:
         return True, None, 0
     return True, text, len(split_lines(text))
+
+
+def _verified(existed: bool, before: str | None) -> object:
+    """What the replace checks the file still holds: the prior text read (so the diff shown
+    is what was replaced), nothing for a new file, anything when it was too large to carry."""
+    if not existed:
+        return None
+    return ANY if before is None else encode(before)
 
 
 def _count_lines(real: str, jail: Jail) -> int:
@@ -86,10 +94,12 @@ def _run(call: Call) -> ToolResult:
         ) from None
     parent = os.path.dirname(real)
     created_dirs = not os.path.isdir(parent)
-    with call.ws.file_lock:
+    with call.ws.writing([real], tool="write", rel=rel):
         try:
             existed, before, before_lines = _prior(real, call.ws.jail)
-            write_atomic(real, data)
+            write_atomic(real, data, _verified(existed, before))
+        except Stale as exc:
+            raise ToolError(exc.refusal("write", rel), error="stale", path=rel) from None
         except NotRegular:
             raise ToolError(
                 f"write failed: {rel} is not a regular file (a pipe, socket or device); write "

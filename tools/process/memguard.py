@@ -26,12 +26,13 @@ Limits, by design:
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+
+from kli.tools.core import interrupts
 
 # Share of the available memory an evaluation may add to the process.
 SHARE = 0.75
@@ -45,23 +46,10 @@ AVAILABLE_TTL = 1.0
 
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
-# Two private handles on one C function (indexing makes a new one; attribute access is shared
-# with every other user of ctypes.pythonapi): one raises, one clears (a NULL exception).
-_SET_ASYNC_EXC = ctypes.pythonapi["PyThreadState_SetAsyncExc"]
-_SET_ASYNC_EXC.argtypes = [ctypes.c_ulong, ctypes.py_object]
-_CLEAR_ASYNC_EXC = ctypes.pythonapi["PyThreadState_SetAsyncExc"]
-_CLEAR_ASYNC_EXC.argtypes = [ctypes.c_ulong, ctypes.c_void_p]
-
-
-def raise_in_thread(ident: int, exc_type: type[BaseException]) -> None:
-    """Raise ``exc_type`` in thread ``ident`` at its next bytecode (shared with eval's
-    deadline on threads other than the main one)."""
-    _SET_ASYNC_EXC(ident, exc_type)
-
-
-def clear_in_thread(ident: int) -> None:
-    """Drop an exception raised in thread ``ident`` and not yet delivered."""
-    _CLEAR_ASYNC_EXC(ident, None)
+# The one pair of PyThreadState_SetAsyncExc handles lives in kli.tools.core.interrupts, which
+# holds an exception back while its thread commits a change (interrupts.deferred).
+raise_in_thread = interrupts.raise_in_thread
+clear_in_thread = interrupts.clear_in_thread
 
 
 _statm: tuple[int, int] | None = None  # (pid, descriptor) of /proc/self/statm, kept open

@@ -28,7 +28,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from kli.tools.core.atomic import write_atomic
+from kli.tools.core.atomic import ANY, write_atomic
 from kli.tools.core.jail import Jail
 from kli.tools.core.result import ToolError
 from kli.tools.core.settings import CONTROL_DIR
@@ -150,15 +150,16 @@ def data_of(root: str, cp: Checkpoint) -> bytes:
     return data
 
 
-def restore_bytes(real: str, cp: Checkpoint, data: bytes) -> None:
-    """Put the checkpoint's file (or symlink) at ``real``."""
+def restore_bytes(real: str, cp: Checkpoint, data: bytes, expected: object = ANY) -> None:
+    """Put the checkpoint's file (or symlink) at ``real``; ``expected`` as for
+    ``atomic.write_atomic`` (the bytes the caller saw there; ``Stale`` when they changed)."""
     os.makedirs(os.path.dirname(real) or ".", exist_ok=True)
     if cp.kind == "symlink":
         if os.path.lexists(real):
             os.unlink(real)
         os.symlink(cp.link or "", real)
         return
-    write_atomic(real, data)
+    write_atomic(real, data, expected)
     with contextlib.suppress(OSError):
         os.chmod(real, cp.mode)
 

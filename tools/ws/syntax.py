@@ -39,7 +39,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from kli.tools.core.atomic import write_atomic
+from kli.tools.core.atomic import ANY, write_atomic
 from kli.tools.core.pysyntax import compile_error
 from kli.tools.core.textfile import encode
 from kli.tools.roles import SyntaxChecker
@@ -316,6 +316,8 @@ def apply_with_syntax_check(
     disabled: bool = False,
     timeout: float = SYNTAX_TIMEOUT,
     before_write: Callable[[], None] | None = None,
+    tool: str = "ws_edit",
+    expected: object = ANY,
 ) -> tuple[bool, str, SyntaxOutcome]:
     """Check ``after_text`` as the new contents of ``resolved`` and write it unless the change
     broke a file that parsed before.
@@ -323,14 +325,16 @@ def apply_with_syntax_check(
     Returns ``(wrote, note, outcome)``: ``note`` is the in-band syntax note to append to a
     success ("" when none), or — when ``wrote`` is False — the EDIT REVERTED message to return
     as the error text. ``before_write`` runs just before the write (ws_write's checkpoint).
-    The write is atomic and happens under ``ws.file_lock``; on a revert the file is not
-    touched at all. ``OSError`` from the write propagates.
+    The write is atomic, under the workspace's write locks (``Workspace.writing``, for
+    ``tool``), and checks the file still holds ``expected`` (``atomic.write_atomic``:
+    ``atomic.Stale`` otherwise, nothing written); on a revert the file is not touched at all.
+    ``OSError`` from the write propagates.
     """
     outcome = check_file(resolved.rel, before_text, after_text, disabled=disabled, timeout=timeout)
     if outcome.status == "reverted":
         return False, reverted_message(resolved.rel, outcome), outcome
-    with ws.file_lock:
+    with ws.writing([resolved.real], tool=tool, rel=resolved.rel):
         if before_write is not None:
             before_write()
-        write_atomic(resolved.real, encode(after_text))
+        write_atomic(resolved.real, encode(after_text), expected)
     return True, outcome_note(resolved.rel, outcome), outcome

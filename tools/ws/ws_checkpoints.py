@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 
+from kli.tools.core.atomic import ANY, Stale
 from kli.tools.core.changes import file_change
 from kli.tools.core.registry import GATE_WRITE, Call, Tool
 from kli.tools.core.result import ToolError, ToolResult
@@ -59,8 +60,9 @@ def _restore(call: Call) -> ToolResult:
     cp = checkpoints.get(root, cp_id)
     data = checkpoints.data_of(root, cp)
     dest = call.ws.jail.resolve(call.args.get("path") or cp.path, write=True)
-    with call.ws.file_lock:
+    with call.ws.writing([dest.real], tool="ws_checkpoints", rel=dest.rel):
         before: str | None = None
+        verified: object = None  # nothing there: restore creates it
         saved = None
         if os.path.lexists(dest.real):
             if not os.path.islink(dest.real) and not os.path.isfile(dest.real):
@@ -73,6 +75,7 @@ def _restore(call: Call) -> ToolResult:
             same = False
             if not os.path.islink(dest.real) and cp.kind == "file":
                 current = read_bytes(dest.real, call.ws.jail)  # no outside file swapped in
+                verified = current
                 same = current == data
                 try:
                     before = decode(current)
@@ -94,7 +97,12 @@ def _restore(call: Call) -> ToolResult:
                 session=call.session.id,
                 keep=10**9,
             )
-        checkpoints.restore_bytes(dest.real, cp, data)
+            if os.path.islink(dest.real) or cp.kind != "file":
+                verified = ANY
+        try:
+            checkpoints.restore_bytes(dest.real, cp, data, verified)
+        except Stale as exc:
+            raise ToolError(exc.refusal("ws_checkpoints", dest.rel), error="stale") from None
     call.session.record_view(dest.real, FileView(whole=True))
     text = f"restored {dest.rel} from checkpoint {cp.id} ({cp.size} bytes, exact)"
     if saved is not None:

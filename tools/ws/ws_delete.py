@@ -15,7 +15,7 @@ from kli.tools.core.atomic import permission_hint
 from kli.tools.core.changes import file_change
 from kli.tools.core.registry import GATE_WRITE, Call, Tool
 from kli.tools.core.result import ToolError, ToolResult
-from kli.tools.core.textfile import read_text
+from kli.tools.core.textfile import encode, read_text
 from kli.tools.ws import checkpoints
 from kli.tools.ws.common import call_setting, compact_json
 from kli.tools.ws.ws_read import missing_message
@@ -56,11 +56,11 @@ def _run(call: Call) -> ToolResult:
                 f"first (see ws_list {compact_json({'path': rel})}), or move the folder with ws_mv.",
                 error="not_empty",
             )
-        with call.ws.file_lock:
+        with call.ws.writing([target], tool="ws_delete", rel=rel):
             os.rmdir(target)
         return ToolResult.success(f"deleted empty folder {rel}", path=rel)
     before: str | None = None
-    with call.ws.file_lock:
+    with call.ws.writing([target], tool="ws_delete", rel=rel):
         if not os.path.islink(target) and os.path.isfile(target):
             try:
                 before = read_text(target, jail).text
@@ -68,7 +68,11 @@ def _run(call: Call) -> ToolResult:
                 before = None
         cp = checkpoints.save_before(call, target, rel, reason="delete")
         try:
-            atomic.remove(target)  # through the checked folder: no swapped-in symlink
+            # Through the checked folder (no swapped-in symlink), and only if it still holds
+            # what the checkpoint kept.
+            atomic.remove(target, atomic.ANY if before is None else encode(before))
+        except atomic.Stale as exc:
+            raise ToolError(exc.refusal("ws_delete", rel), error="stale", path=rel) from None
         except OSError as exc:
             raise ToolError(
                 f"ws_delete: cannot delete {rel} ({exc.strerror}).{permission_hint(exc)}",

@@ -14,12 +14,12 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from kli.tools.core.atomic import permission_hint
+from kli.tools.core.atomic import Stale, permission_hint
 from kli.tools.core.changes import file_change
 from kli.tools.core.jail import Resolved
 from kli.tools.core.registry import GATE_EDIT, Call, Tool
 from kli.tools.core.result import ToolError, ToolResult
-from kli.tools.core.textfile import IsDirectory, NotRegular, NotText, read_text
+from kli.tools.core.textfile import IsDirectory, NotRegular, NotText, encode, read_text
 from kli.tools.ws import gutter, ladder, splice, telemetry
 from kli.tools.ws.closest import closest_span
 from kli.tools.ws.syntax import apply_with_syntax_check
@@ -152,7 +152,8 @@ def _run(call: Call) -> ToolResult:
     old: str = args["old_str"]
     new: str = args["new_str"]
     replace_all = bool(args.get("replace_all", False))
-    with call.ws.file_lock:
+    target = call.ws.jail.resolve(args["path"], write=True)
+    with call.ws.writing([target.real], tool="ws_edit", rel=target.rel):
         resolved, text = open_text(call, args["path"], "ws_edit")
         rel = resolved.rel
         if old.strip() == "":
@@ -250,8 +251,15 @@ def _run(call: Call) -> ToolResult:
             keys.append("ws_edit.replace_all")
         try:
             wrote, syntax_note, outcome = apply_with_syntax_check(
-                call.ws, resolved, text, after, disabled=bool(args.get("disable_syntax_check"))
+                call.ws,
+                resolved,
+                text,
+                after,
+                disabled=bool(args.get("disable_syntax_check")),
+                expected=encode(text),
             )
+        except Stale as exc:
+            raise _refuse(call, rel, text, "stale", exc.refusal("ws_edit", rel), **ctx) from None
         except OSError as exc:  # a read-only folder, another owner's file, disk full, …
             raise ToolError(
                 f"ws_edit: cannot write {rel} ({exc.strerror}). Nothing was written — the file is "

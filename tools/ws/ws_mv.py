@@ -71,7 +71,7 @@ def _run(call: Call) -> ToolResult:
     if os.path.isdir(src_path) and (dst_real + os.sep).startswith(src_path + os.sep):
         raise ToolError(f"ws_mv refused — cannot move folder {src_rel} into itself ({dst.rel}).")
     jail.check_movable(src_path, shown=src_rel)
-    with call.ws.file_lock:
+    with call.ws.writing([src_path, dst_real], tool="ws_mv", rel=src_rel):
         try:
             os.makedirs(os.path.dirname(dst_real), exist_ok=True)
         except OSError as exc:  # a file where a folder of dst should be, a name too long…
@@ -94,7 +94,10 @@ def _run(call: Call) -> ToolResult:
             how = "git mv"
         else:
             try:
-                atomic.rename(src_path, dst_real)  # through the checked folders
+                # Through the checked folders, never over a dst created meanwhile.
+                atomic.rename(src_path, dst_real, replace=False)
+            except atomic.Stale as exc:
+                raise ToolError(exc.refusal("ws_mv", dst.rel), error="target_exists") from None
             except OSError as first:
                 if first.errno != errno.EXDEV:
                     raise ToolError(

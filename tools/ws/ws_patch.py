@@ -24,7 +24,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from kli.tools.core.atomic import write_many
+from kli.tools.core.atomic import Stale, write_many
 from kli.tools.core.changes import file_change
 from kli.tools.core.jail import Resolved
 from kli.tools.core.registry import GATE_EDIT, Call, Tool
@@ -387,7 +387,14 @@ class _Patch:
 def _run(call: Call) -> ToolResult:
     """plan → check → write → report, all or nothing: a refusal at any stage writes nothing."""
     patch = _read(call)
-    with call.ws.file_lock:
+    # Every target's folder is locked (across processes) from loading to writing.
+    targets = [
+        call.ws.jail.resolve(path, write=True)
+        for path, fpatch in _targets(call, patch.parsed.files, patch.keys)
+        if not fpatch.delete_file
+    ]
+    first = targets[0].rel if targets else ""
+    with call.ws.writing([t.real for t in targets], tool="ws_patch", rel=first):
         _plan(call, patch)
         reverted = _check(call, patch)
         if reverted:
@@ -516,8 +523,15 @@ def _write(call: Call, patch: _Patch) -> list[dict[str, Any]]:
             error="no_op",
             telemetry=patch.keys,
         )
+    # Each file must still be what it was read as (None: still absent), or nothing is written.
+    verified = {
+        pf.resolved.real: None if pf.before is None else encode(pf.before) for pf in patch.files
+    }
     try:
-        write_many(writes)  # every file or none
+        write_many(writes, verified)  # every file or none
+    except Stale as exc:
+        where = call.ws.jail.rel(exc.filename) if exc.filename else patch.files[0].rel
+        raise _refuse(call, "stale", exc.refusal("ws_patch", where), patch.keys) from None
     except OSError as exc:  # a file where a folder should be, disk full, …
         where = call.ws.jail.rel(exc.filename) if exc.filename else "a target"
         raise ToolError(

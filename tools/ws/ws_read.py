@@ -174,7 +174,17 @@ def _run(call: Call) -> ToolResult:
         end = n
     ceiling_hit = end < min(total, offset + limit - 1)
     whole = offset == 1 and end == total
-    call.session.record_view(real, FileView(cut=cut, whole=whole))
+    # The window shows no anchors: what read or search showed of this file stays as it was.
+    old = call.session.views.get(real)
+    call.session.record_view(
+        real,
+        FileView(
+            texts=dict(old.texts) if old else {},
+            base=old.base if old else None,
+            cut=cut | (old.cut if old else set()),
+            whole=whole,
+        ),
+    )
     text = "\n".join(out)
     if ceiling_hit:
         text += (

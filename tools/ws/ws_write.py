@@ -22,7 +22,7 @@ import os
 import re
 from typing import Any
 
-from kli.tools.core.atomic import permission_hint
+from kli.tools.core.atomic import ANY, Stale, permission_hint
 from kli.tools.core.changes import file_change
 from kli.tools.core.registry import GATE_WRITE, Call, Tool
 from kli.tools.core.result import ToolError, ToolResult
@@ -184,7 +184,7 @@ def _run(call: Call) -> ToolResult:
     exists = os.path.exists(real)
     if exists and not os.path.isfile(real):
         raise _not_a_file(rel)
-    with call.ws.file_lock:
+    with call.ws.writing([real], tool="ws_write", rel=rel):
         before: str | None = None
         if exists:
             try:
@@ -232,7 +232,11 @@ def _run(call: Call) -> ToolResult:
                 content,
                 disabled=args.get("disable_syntax_check") is True,
                 before_write=checkpoint,
+                tool="ws_write",
+                expected=None if not exists else ANY if before is None else encode(before),
             )
+        except Stale as exc:
+            raise ToolError(exc.refusal("ws_write", rel), error="stale", path=rel) from None
         except OSError as exc:
             raise ToolError(
                 f"ws_write: cannot write {rel} ({exc.strerror}). Nothing was written."

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from kli.tools.core import atomic
 from kli.tools.core.atomic import write_atomic, write_many
 
 
@@ -51,6 +52,7 @@ def test_write_many_restores_earlier_files_when_a_later_replace_fails(tmp_path: 
             raise OSError(28, "No space left on device")
         real_replace(src, dst)
 
+    monkeypatch.setattr(atomic, "_renameat2", None)  # the os.replace path (no renameat2)
     monkeypatch.setattr(os, "replace", flaky_replace)
     with pytest.raises(OSError, match="No space left"):
         write_many([(str(a), b"A2"), (str(b), b"B2")])
@@ -71,6 +73,7 @@ def test_write_many_removes_new_files_on_failure(tmp_path: Path, monkeypatch: py
             raise OSError(13, "Permission denied")
         real_replace(src, dst)
 
+    monkeypatch.setattr(atomic, "_renameat2", None)  # the os.replace path (no renameat2)
     monkeypatch.setattr(os, "replace", flaky_replace)
     with pytest.raises(OSError):
         write_many([(str(new), b"N"), (str(old), b"O2")])
@@ -104,3 +107,65 @@ def test_extended_attributes_are_kept(tmp_path: Path) -> None:
         pytest.skip(f"the test folder's file system has no user.* attributes ({exc.strerror})")
     write_atomic(str(target), b"new")
     assert os.getxattr(target, "user.kli_test") == b"kept"
+
+
+def test_with_renameat2_a_later_failure_swaps_every_earlier_file_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a, b, new = tmp_path / "a.txt", tmp_path / "b.txt", tmp_path / "new.txt"
+    a.write_text("A")
+    b.write_text("B")
+    real = atomic._rename2
+    calls = {"n": 0}
+
+    def flaky(src: str, dst: str, flags: int) -> bool:
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise OSError(28, "No space left on device")
+        return real(src, dst, flags)
+
+    monkeypatch.setattr(atomic, "_rename2", flaky)
+    with pytest.raises(OSError, match="No space left"):
+        write_many([(str(a), b"A2"), (str(new), b"N"), (str(b), b"B2")])
+    monkeypatch.setattr(atomic, "_rename2", real)
+    assert a.read_text() == "A" and b.read_text() == "B" and not new.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt", "b.txt"]
+
+
+def test_a_file_changed_since_it_was_verified_is_refused_as_stale(tmp_path: Path) -> None:
+    f = tmp_path / "f.txt"
+    f.write_text("theirs")
+    with pytest.raises(atomic.Stale):
+        write_many([(str(f), b"mine")], {str(f): b"what I verified"})
+    assert f.read_text() == "theirs"
+    write_many([(str(f), b"mine")], {str(f): b"theirs"})
+    assert f.read_text() == "mine"
+
+
+def test_a_file_created_meanwhile_is_not_replaced_when_none_was_expected(tmp_path: Path) -> None:
+    f = tmp_path / "f.txt"
+    f.write_text("theirs")
+    with pytest.raises(atomic.Stale):
+        write_many([(str(f), b"mine")], {str(f): None})
+    assert f.read_text() == "theirs"
+
+
+def test_a_writer_landing_between_the_check_and_the_swap_is_swapped_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An editor's save (write a new file, rename it over) right after the early check.
+    f = tmp_path / "f.txt"
+    f.write_text("verified")
+    real = atomic._check_current
+
+    def then_an_editor_saves(path: str, target: str, want: bytes | None) -> None:
+        real(path, target, want)
+        side = tmp_path / "editor.tmp"
+        side.write_text("editor's save")
+        os.replace(side, f)
+
+    monkeypatch.setattr(atomic, "_check_current", then_an_editor_saves)
+    with pytest.raises(atomic.Stale):
+        write_many([(str(f), b"mine")], {str(f): b"verified"})
+    assert f.read_text() == "editor's save"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f.txt"]

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from kli.tools import Workspace
+from kli.tools.core import atomic
 from kli.tools.file import candidates as candidates_module
 from kli.tools.file import edit as edit_module
 from kli.tools.file.anchors import line_hash
@@ -233,6 +234,7 @@ def test_replace_failure_on_second_file_restores_the_first(
             raise OSError(5, "Input/output error", dst)
         real_replace(src, dst)
 
+    monkeypatch.setattr(atomic, "_renameat2", None)  # the os.replace path (no renameat2)
     monkeypatch.setattr(os, "replace", flaky)
     r = ws.call("edit", {"input": patch})
     monkeypatch.undo()
