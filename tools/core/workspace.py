@@ -20,7 +20,7 @@ import types
 from collections.abc import Callable, Container, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from kli.tools.core import atomic
+from kli.tools.core import atomic, interrupts
 from kli.tools.core.atomic import permission_hint
 from kli.tools.core.jail import Jail
 from kli.tools.core.proposal import DISCARDED, KERNEL, REJECTED, Decision, Proposal
@@ -31,6 +31,7 @@ from kli.tools.core.session import Session
 from kli.tools.core.settings import SettingsLoader, granted
 
 Listener = Callable[[dict[str, Any]], None]
+_depth = threading.local()  # Workspace.call nesting on this thread (eval code may call tools)
 _event_ids = itertools.count(1)
 
 
@@ -258,17 +259,25 @@ class Workspace:
             )
         call = Call(ws=self, session=session, tool=tool, args=cleaned, source=source)
         profile = REGISTRY.profiles[tool.profile]
+        outermost = not getattr(_depth, "n", 0)
+        _depth.n = getattr(_depth, "n", 0) + 1
         try:
-            early = profile.before(call)
-            if early is not None:
-                return early
-            with session.lock:
-                result = tool.run(call)
-            if tool.mutates and "files" in result.details:
-                from kli.tools.image.stale import annotate
+            with interrupts.recording() as commits:
+                try:
+                    early = profile.before(call)
+                    if early is not None:
+                        return early
+                    with session.lock:
+                        result = tool.run(call)
+                    if tool.mutates and "files" in result.details:
+                        from kli.tools.image.stale import annotate
 
-                result = annotate(self, result)  # an edited .py the image imported is stale
-            return profile.after(call, result)
+                        result = annotate(self, result)  # an edited .py the image imported
+                    return profile.after(call, result)
+                except KeyboardInterrupt:
+                    if not outermost:  # a tool called from eval code: the eval is what stops
+                        raise
+                    return self._interrupted(tool, commits)
         except ToolError as exc:
             # Error results pass the profile's ``after`` too (slmcode caps every result).
             return profile.after(call, ToolResult.error(exc.message, **exc.details))
@@ -286,6 +295,29 @@ class Workspace:
                 error="internal",
                 traceback=_traceback(),
             )
+        finally:
+            _depth.n -= 1
+
+    def _interrupted(self, tool: Tool, commits: list[dict[str, Any]]) -> ToolResult:
+        """The result of a call stopped by KeyboardInterrupt (the kernel's stop button): what
+        was stopped, and whether a change it had begun was written or rolled back (a commit is
+        never cut in the middle: ``interrupts.deferred``)."""
+        written = [self.jail.rel(p) for c in commits if c["status"] == "written" for p in c["paths"]]
+        undone = [
+            self.jail.rel(p) for c in commits if c["status"] == "rolled_back" for p in c["paths"]
+        ]
+        text = f"interrupted: {tool.name} was stopped by an interrupt (the kernel's stop button) "
+        text += "before it finished."
+        if written:
+            text += f" Its change was already written, whole: {', '.join(written)}."
+        if undone:
+            text += f" The write it had begun was rolled back: {', '.join(undone)} as before."
+        if not written and not undone:
+            text += (
+                " Nothing was written." if tool.mutates
+                else f" {tool.name} changes nothing; retry it (narrower, if it was slow)."
+            )
+        return ToolResult.error(text, error="interrupted", written=written, rolled_back=undone)
 
 
 def _exc_text(exc: BaseException) -> str:

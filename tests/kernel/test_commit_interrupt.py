@@ -1,0 +1,102 @@
+"""Whole-or-nothing under a real interrupt: a two-file edit running in a cell of a real kli
+kernel, stopped by ``interrupt_request`` (JupyterLab's stop button) at random moments, leaves
+both files old or both new, and its result says which (issue 18; docs/reliability.md).
+
+The edit runs in a cell (on the kernel's main thread, where SIGINT lands), as a magic or eval
+code calling the workspace does; an agent's comm call of ``edit`` runs on a tool subshell, which
+an interrupt does not stop at all.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.kernel
+
+SETUP = """
+import json
+from kli.tools.file.anchors import line_hash
+_ws = get_ipython().kernel.workspace
+_body = "".join(f"line {{j}} of a file big enough that its commit takes a while\\n"
+                for j in range(4000))
+for _n in ("a.txt", "b.txt"):
+    with open(_n, "w") as _fh:
+        _fh.write("old {i}\\n" + _body)
+    _ws.call("read", {{"path": _n, "start": 1, "end": 1}})
+_patch = "".join(f"@@ {{n}}\\n= 1:{{line_hash('old {i}')}}\\n~new {i}\\n" for n in ("a.txt", "b.txt"))
+_out = None
+"""
+EDIT = """
+_r = _ws.call("edit", {"input": _patch})
+_out = {"ok": _r.ok, "error": _r.details.get("error"), "written": _r.details.get("written")}
+"""
+
+
+def _run_cell(kernel: Any, code: str) -> str:
+    msg_id: str = kernel.kc.execute(code)
+    return msg_id
+
+
+def _idle(kernel: Any, msg_id: str, since: int) -> None:
+    kernel.wait_for(lambda m: m["parent_header"].get("msg_id") == msg_id
+                    and m["msg_type"] == "status"
+                    and m["content"]["execution_state"] == "idle", 30, since=since)
+
+
+def _value(kernel: Any, expr: str) -> Any:
+    start = len(kernel.seen)
+    msg_id = kernel.kc.execute(f"print(json.dumps({expr}))")
+    msg = kernel.wait_for(lambda m: m["parent_header"].get("msg_id") == msg_id
+                          and m["msg_type"] == "stream", 30, since=start)
+    _idle(kernel, msg_id, start)
+    return json.loads(msg["content"]["text"].strip().splitlines()[-1])
+
+
+@pytest.mark.timeout(600)
+def test_interrupts_at_random_moments_of_a_two_file_edit_leave_no_partial_state(
+    kernel: Any, kroot: Path
+) -> None:
+    content, _ = kernel.execute(SETUP.format(i=0))
+    assert content["status"] == "ok", content
+    began = time.monotonic()
+    content, _ = kernel.execute(EDIT)
+    span = time.monotonic() - began  # one edit cell, round trip included
+    rng = random.Random(18)
+    partial = unexplained = interrupted = replies_missing = outside = 0
+    runs = 150
+    for i in range(1, runs + 1):
+        content, _ = kernel.execute(SETUP.format(i=i))
+        assert content["status"] == "ok", content
+        start = len(kernel.seen)
+        msg_id = _run_cell(kernel, EDIT)
+        time.sleep(rng.uniform(0, span))
+        kernel.kc.control_channel.send(kernel.kc.session.msg("interrupt_request", {}))
+        try:
+            _idle(kernel, msg_id, start)
+        except Exception:
+            replies_missing += 1
+            continue
+        kernel.settle(0.02)
+        states = {(kroot / n).read_text().split("\n", 1)[0] for n in ("a.txt", "b.txt")}
+        if len(states) != 1:
+            partial += 1
+            continue
+        out = _value(kernel, "_out")
+        if out is None:  # the interrupt stopped the cell outside the call (before or after it)
+            outside += 1
+            continue
+        if out["error"] == "interrupted":
+            interrupted += 1
+        says_new = out["ok"] or sorted(out["written"] or []) == ["a.txt", "b.txt"]
+        if says_new != (states == {f"new {i}"}):
+            unexplained += 1
+    assert (partial, unexplained, replies_missing) == (0, 0, 0)
+    assert interrupted > 0, "no interrupt landed inside an edit: the test did not test"
+    print(f"{runs} runs: {interrupted} interrupted inside the edit, {outside} outside it")
+    kernel.alive_check()
