@@ -54,7 +54,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from kli.tools.core import interrupts
-from kli.tools.core.textfile import TooLarge, read_bytes
+from kli.tools.core.textfile import NotRegular, TooLarge, read_bytes
 
 TMP_SUFFIX = ".kli-tmp"
 STALE_SECONDS = 60.0
@@ -570,6 +570,10 @@ def _write_many(
                 target = folders.via(path)
                 staged.append((path, target, _stage(target, data, made)))
         for path, target, _tmp in staged:  # refuse early, before anything moves
+            with contextlib.suppress(FileNotFoundError):
+                mode = os.lstat(target).st_mode
+                if not stat.S_ISREG(mode):  # a pipe or device is never replaced by a file
+                    raise NotRegular(mode)
             if path in expected:
                 _check_current(path, target, expected[path])
     except BaseException:
