@@ -77,15 +77,9 @@ def _slim(event: dict[str, Any]) -> dict[str, Any]:
 def candidate_json(ws: Workspace, cand: Proposal) -> dict[str, Any]:
     """CANDIDATE of docs/protocol.md."""
     session = ws.sessions.get(cand.session_id)
-    return {
-        "candidate": cand.id,
-        "path": cand.path,
-        "session": cand.session_id,
-        "session_label": session.label if session else "",
-        "reason": cand.reason,
-        "message": cand.message,
-        "file": cand.change,
-    }
+    return P.build(P.CANDIDATE, candidate=cand.id, path=cand.path, session=cand.session_id,
+                   session_label=session.label if session else "", reason=cand.reason,
+                   message=cand.message, file=cand.change)
 
 
 def resolved_msg(event: dict[str, Any]) -> dict[str, Any]:
@@ -264,7 +258,8 @@ class Hub:
             protocol=PROTOCOL_VERSION,
             events=events,
             pending=[candidate_json(self.ws, c) for c in self.ws.pending_candidates()],
-            sessions=[{"id": s.id, "label": s.label} for s in list(self.ws.sessions.values())],
+            sessions=[P.build(P.SESSION, id=s.id, label=s.label)
+                      for s in list(self.ws.sessions.values())],
             tools=[t.info() for t in self.ws.tools(None)],
         )
 

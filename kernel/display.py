@@ -15,7 +15,7 @@ import html
 import sys
 from typing import TYPE_CHECKING, Any
 
-from kli.kernel import EDIT_MIME, PROTOCOL_VERSION
+from kli.kernel.protocol import EDIT_BUNDLE, EDIT_MIME, PROTOCOL_VERSION, build
 
 if TYPE_CHECKING:
     from kli.kernel.comms import Hub
@@ -38,14 +38,8 @@ def edit_payload(tool: str, result: ToolResult, session: str) -> dict[str, Any]:
     """The ``application/vnd.kli.edit+json`` object of docs/protocol.md."""
     from kli.kernel.comms import jsonable
 
-    return {
-        "v": PROTOCOL_VERSION,
-        "tool": tool,
-        "ok": result.ok,
-        "text": result.text,
-        "session": session,
-        "files": jsonable(result.details.get("files", [])),
-    }
+    return build(EDIT_BUNDLE, v=PROTOCOL_VERSION, tool=tool, ok=result.ok, text=result.text,
+                 session=session, files=jsonable(result.details.get("files", [])))
 
 
 def diff_lines(change: dict[str, Any]) -> list[str]:

@@ -418,23 +418,24 @@ SHAPES = {s.name: s for s in (*OBJECTS, *MESSAGES)}
 # What the extension receives on kli.ui, as one union (``KernelMsg`` in TypeScript).
 UI_INCOMING = (UI_HELLO, EVENT_MSG, RESOLVED, RESULT, ERROR)
 
-assert tuple(s.op for s in MESSAGES if s.sender == "client" and s.target == AGENT_TARGET) == \
-    request.AGENT_OPS
-assert tuple(s.op for s in MESSAGES if s.sender == "client" and s.target == UI_TARGET) == \
-    request.UI_OPS
-
-
-def message(shape: Shape, **fields: Any) -> dict[str, Any]:
-    """A message of ``shape``: ``v`` and ``op`` first, then ``fields``, which must be the
-    shape's (a misspelt or missing field is a bug, raised here rather than sent)."""
-    assert shape.op is not None, shape.name
+def build(shape: Shape, **fields: Any) -> dict[str, Any]:
+    """An object of ``shape`` from ``fields``, which must be the shape's (a misspelt or missing
+    field is a bug, raised here rather than sent); a message gets ``v`` and ``op`` first."""
     known = {f.name for f in shape.fields}
     unknown = set(fields) - known
     missing = {f.name for f in shape.fields if f.required} - set(fields)
     if unknown or missing:
         raise ValueError(f"{shape.name}: unknown fields {sorted(unknown)}, missing "
                          f"{sorted(missing)}")
+    if shape.op is None:
+        return dict(fields)
     return {"v": PROTOCOL_VERSION, "op": shape.op, **fields}
+
+
+def message(shape: Shape, **fields: Any) -> dict[str, Any]:
+    """A message of ``shape`` (``build`` for a shape with an ``op``)."""
+    assert shape.op is not None, shape.name
+    return build(shape, **fields)
 
 
 def json_schema() -> dict[str, Any]:
