@@ -221,11 +221,14 @@ def _run(call: Call) -> ToolResult:
     notes = []
     if clamp_note:
         notes.append(clamp_note)
-    if outcome.orphans_killed:
-        notes.append(
-            "background processes still holding the output pipes after the command ended were "
-            "killed; redirect a background job's output (> out.log 2>&1) to keep it running"
-        )
+    kill_note = outcome.kill_note()
+    if kill_note is not None:
+        if outcome.orphans_killed:
+            kill_note += (
+                "; redirect a background job's output (> out.log 2>&1) to keep it running, "
+                "or use run_in_background"
+            )
+        notes.append(kill_note)
     text = "\n".join([status, out_text, err_text, *(f"[{n}]" for n in notes)])
     details: dict[str, object] = {
         "exit_code": outcome.exit_code,
@@ -236,6 +239,8 @@ def _run(call: Call) -> ToolResult:
         "directory": cwd,
         "shell": shell,
         "orphans_killed": outcome.orphans_killed,
+        "escaped_killed": outcome.escaped,
+        "survivors": list(outcome.survivors),
         **out_facts,
         **err_facts,
     }

@@ -15,9 +15,10 @@ session ends — a session's closer kills every job's whole process group, and s
 host's shutdown (``Workspace.close``) and, as a last resort, interpreter exit (``atexit``).
 
 Limits (named here): ``MAX_RUNNING_JOBS`` running jobs per session; ``MAX_KEPT_JOBS`` jobs
-remembered per session (the oldest finished one is forgotten first). A descendant that leaves
-the job's process group (``setsid``, a double-forking daemon) escapes the group kill, as for
-foreground ``bash``. A kernel killed with SIGKILL runs no clean-up: its jobs are orphaned.
+remembered per session (the oldest finished one is forgotten first). A kill reaches the job's
+whole tree as for foreground ``bash`` (``runner.Tree``: its group, and through the mark in
+their environment the descendants that left it — ``setsid``, a double-forking daemon). A
+kernel killed with SIGKILL runs no clean-up: its jobs are orphaned.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kli.tools.core.session import Session
-from kli.tools.process.runner import KILL_GRACE, READ_SIZE, BoundedText
+from kli.tools.process.runner import KILL_GRACE, READ_SIZE, BoundedText, Tree
 
 MAX_RUNNING_JOBS = 8
 MAX_KEPT_JOBS = 32
@@ -92,6 +93,7 @@ class Job:
     proc: subprocess.Popen[bytes]
     stdout: JobStream
     stderr: JobStream
+    tree: Tree
     started: float = field(default_factory=time.time)
     timeout: float | None = None
     ended: float | None = None
@@ -124,18 +126,18 @@ class Job:
         return (self.ended or time.time()) - self.started
 
     def kill(self, reason: str) -> bool:
-        """SIGTERM the whole process group, SIGKILL what is left after ``KILL_GRACE``; True
-        when something was signalled. Idempotent."""
+        """SIGTERM the job's whole tree (its group and what left it), SIGKILL what is left
+        after ``KILL_GRACE``; True when something was signalled. Idempotent."""
         if self.running and self.killed_by is None:
             self.killed_by = reason
-        signalled = _kill_group(self.pgid)
+        signalled = self.tree.signal(signal.SIGTERM)
         if signalled:
             # wait for the leader; the reader records its exit code
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self.proc.wait(KILL_GRACE)
-            if _kill_group(self.pgid, signal.SIGKILL):
-                with contextlib.suppress(subprocess.TimeoutExpired):
-                    self.proc.wait(KILL_GRACE)
+            self.tree.finish()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(KILL_GRACE)
         self.done.wait(KILL_GRACE * 2)
         return signalled
 
@@ -153,14 +155,6 @@ class Job:
             "unread": (self.stdout.total - self.stdout.cursor)
             + (self.stderr.total - self.stderr.cursor),
         }
-
-
-def _kill_group(pgid: int, sig: int = signal.SIGTERM) -> bool:
-    try:
-        os.killpg(pgid, sig)
-        return True
-    except (ProcessLookupError, PermissionError):
-        return False
 
 
 def _drain(job: Job, out_fd: int, err_fd: int) -> None:
@@ -248,11 +242,13 @@ def start_job(
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
     stdin_r, stdin_w = os.pipe() if input_text else (-1, -1)
+    tree, env = Tree.mark(None)
     try:
         proc = subprocess.Popen(
             argv,
             executable=executable,
             cwd=cwd,
+            env=env,
             stdin=stdin_r if input_text else subprocess.DEVNULL,
             stdout=out_w,
             stderr=err_w,
@@ -264,6 +260,7 @@ def start_job(
             if fd >= 0:
                 os.close(fd)
         raise
+    tree.group = proc.pid
     for fd in (out_w, err_w, stdin_r):
         if fd >= 0:
             os.close(fd)
@@ -279,6 +276,7 @@ def start_job(
         proc=proc,
         stdout=JobStream(cap, tail),
         stderr=JobStream(cap, tail),
+        tree=tree,
         timeout=timeout,
     )
     job.reader = threading.Thread(
@@ -330,4 +328,4 @@ def _kill_every_job() -> None:
     for job in list(_all_jobs):
         with contextlib.suppress(Exception):
             if job.running or job.pipes_open:
-                _kill_group(job.pgid, signal.SIGKILL)
+                job.tree.finish()

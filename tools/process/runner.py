@@ -15,10 +15,16 @@ Shared by kli's ``bash`` and slmcode's ``ws_shell``. ``run_command``:
   reading (``orphans_killed``). A background job whose output was redirected away from the
   pipes (``server > log 2>&1 &``) does not hold them and is left running.
 
-Output is decoded as UTF-8 with invalid bytes replaced; counts are in characters.
+A kill (timeout, orphans, interrupt) reaches the whole tree the command started, not only its
+process group: the child's environment carries ``KLI_RUN=<token>`` (``MARK_VAR``), which every
+descendant inherits, and after the group kill ``/proc`` is scanned for processes holding the
+token — those that left the group (``setsid``, ``nohup`` in a new session, a daemon's double
+fork) get SIGKILL too, rescanning until none is left (``escaped`` counts them). What cannot be
+killed (another user's, after ``sudo``) is reported as still running (``survivors``), never
+as killed. Limits: a descendant started with a cleared environment (``env -i``) is not found;
+without ``/proc`` (macOS) only the group is killed.
 
-Limits: a descendant that leaves the process group (``setsid``, a daemon that double-forks
-into a new session) escapes the group kill.
+Output is decoded as UTF-8 with invalid bytes replaced; counts are in characters.
 """
 
 from __future__ import annotations
@@ -26,13 +32,14 @@ from __future__ import annotations
 import codecs
 import contextlib
 import fcntl
+import itertools
 import os
 import select
 import signal
 import subprocess
 import time
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 # Seconds between SIGTERM and SIGKILL when a process group is killed.
@@ -43,6 +50,12 @@ ORPHAN_GRACE = 0.5
 READ_SIZE = 1 << 20
 # How often (seconds) the exit of the main child is polled where pidfd is unavailable.
 POLL_INTERVAL = 0.05
+# The environment variable that marks every process a run started (see the module docstring).
+MARK_VAR = "KLI_RUN"
+# Rounds of scan-and-SIGKILL for marked processes outside the group (each catches what the
+# previous round's processes forked before they died).
+TREE_KILL_ROUNDS = 20
+_run_ids = itertools.count(1)
 
 
 @dataclass
@@ -67,6 +80,26 @@ class RunOutcome:
     stderr_tail: str = ""
     orphans_killed: bool = False
     signal: int | None = None  # the signal that ended the main child, if one did
+    escaped: int = 0  # processes killed that had left the group (setsid, daemons)
+    survivors: tuple[int, ...] = ()  # pids the run started that could not be killed
+
+    def kill_note(self) -> str | None:
+        """What the kills reached beyond the main child, in words (None when nothing was
+        killed and nothing survived): the note ``bash`` and ``ws_shell`` show."""
+        if not (self.orphans_killed or self.escaped or self.survivors):
+            return None
+        parts = []
+        if self.orphans_killed:
+            parts.append("background processes still holding the output pipes after the "
+                         "command ended were killed")
+        if self.escaped:
+            parts.append(f"{self.escaped} process(es) that had left the process group "
+                         "(setsid, nohup, a daemon) were found by the run's mark and killed too")
+        if self.survivors:
+            pids = ", ".join(str(p) for p in self.survivors[:10])
+            parts.append(f"{len(self.survivors)} process(es) the command started could NOT be "
+                         f"killed and are still running (pid {pids}: another user's?)")
+        return "; ".join(parts)
 
     @property
     def stdout_dropped(self) -> int:
@@ -140,15 +173,96 @@ class BoundedText:
         return self.head, self.tail
 
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    """SIGTERM the child's group, give it ``KILL_GRACE`` to go, then SIGKILL whatever is left."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGTERM)
+@dataclass
+class Tree:
+    """Every process one command started: its process group (``group``, the leader's pid) and,
+    through ``MARK_VAR=token`` in their environment, those that left it. ``escaped`` and
+    ``survivors`` record what the kills reached beyond the group and what could not be killed.
+    Shared by ``run_command`` and background jobs (``jobs.py``)."""
+
+    token: bytes
+    group: int = 0
+    escaped: set[int] = field(default_factory=set)
+    survivors: set[int] = field(default_factory=set)
+
+    @classmethod
+    def mark(cls, env: dict[str, str] | None) -> tuple[Tree, dict[str, str]]:
+        """A new tree and the environment (``env``, or this process's) for its leader."""
+        token = f"{os.getpid()}-{next(_run_ids)}-{time.monotonic_ns()}"
+        child_env = dict(os.environ if env is None else env)
+        child_env[MARK_VAR] = token
+        return cls(token.encode()), child_env
+
+    def marked(self) -> list[int]:
+        """Pids of live processes holding the mark (empty without ``/proc``; a zombie's
+        environment reads empty, so the dead are not listed)."""
+        needle = MARK_VAR.encode() + b"=" + self.token + b"\0"
+        me = os.getpid()
+        found = []
+        try:
+            names = os.listdir("/proc")
+        except OSError:
+            return []
+        for name in names:
+            if not name.isdigit() or int(name) == me:
+                continue
+            try:
+                with open(f"/proc/{name}/environ", "rb") as fh:
+                    data = fh.read()
+            except OSError:  # gone, or another user's
+                continue
+            if needle in data:
+                found.append(int(name))
+        return found
+
+    def signal(self, sig: int) -> bool:
+        """Send ``sig`` to the group and to every marked process; True when anything was
+        signalled."""
+        sent = False
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.group, sig)
+            sent = True
+        for pid in self.marked():
+            sent = self._send(pid, sig) or sent
+        return sent
+
+    def finish(self) -> None:
+        """SIGKILL the group and every process still marked, rescanning until none is left
+        (``TREE_KILL_ROUNDS``); what is still there then is a survivor."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.group, signal.SIGKILL)
+        for _ in range(TREE_KILL_ROUNDS):
+            pids = self.marked()
+            if not pids:
+                self.survivors.clear()
+                return
+            for pid in pids:
+                self._send(pid, signal.SIGKILL)
+            time.sleep(0.01)  # SIGKILL is delivered asynchronously; let the dead go
+        self.survivors.update(self.marked())
+
+    def _send(self, pid: int, sig: int) -> bool:
+        try:
+            outside = os.getpgid(pid) != self.group
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            self.survivors.add(pid)
+            return False
+        if outside:
+            self.escaped.add(pid)
+        return True
+
+
+def _kill_group(child: _Child) -> None:
+    """SIGTERM the child's tree, give it ``KILL_GRACE`` to go, then SIGKILL whatever is left
+    (``Tree.finish``)."""
+    child.tree.signal(signal.SIGTERM)
     with contextlib.suppress(subprocess.TimeoutExpired):
-        proc.wait(KILL_GRACE)
-    # Members that ignored SIGTERM, or a leader that already exited before its children.
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
+        child.proc.wait(KILL_GRACE)
+    # Members that ignored SIGTERM, a leader that exited before its children, escapees.
+    child.tree.finish()
 
 
 def _enlarge_pipe(fd: int) -> None:
@@ -198,11 +312,11 @@ def run_command(
     try:
         ended = pump.run(deadline)
     except BaseException:
-        _kill_group(child.proc)
+        _kill_group(child)
         raise
     finally:
         child.close()
-        ended = _reap(child.proc, ended, deadline)
+        ended = _reap(child, ended, deadline)
     return _outcome(child, pump, ended, started)
 
 
@@ -218,6 +332,7 @@ class _Child:
     stdin_fd: int
     pidfd: int
     fds: list[int]  # every descriptor still open, closed by ``close``
+    tree: Tree  # what the child starts; MARK_VAR is in its environment
 
     @classmethod
     def spawn(cls, argv: list[str], *, cwd: str, env: dict[str, str] | None,
@@ -227,6 +342,7 @@ class _Child:
         # commands). Python makes them close-on-exec; the child's dup2 onto 0, 1 and 2 clears
         # that there.
         fds: list[int] = []
+        tree, env = Tree.mark(env)
         try:
             out_fd, out_w = os.pipe()
             fds += (out_fd, out_w)
@@ -259,7 +375,8 @@ class _Child:
         with contextlib.suppress(AttributeError, OSError):
             pidfd = os.pidfd_open(proc.pid)  # type: ignore[attr-defined,unused-ignore]
             fds.append(pidfd)
-        return cls(proc, out_fd, err_fd, stdin_fd, pidfd, fds)
+        tree.group = proc.pid
+        return cls(proc, out_fd, err_fd, stdin_fd, pidfd, fds, tree)
 
     def close_stdin(self) -> None:
         """The child sees the end of its input."""
@@ -315,10 +432,10 @@ class _Pump:
                 self.leader_exited_at = now
             exited_at = self.leader_exited_at
             if self.open_reads and exited_at is not None and now - exited_at >= ORPHAN_GRACE:
-                _kill_group(proc)  # the main child is gone; what it started holds the pipes
+                _kill_group(child)  # the main child is gone; what it started holds the pipes
                 return "orphans"
             if now >= deadline:
-                _kill_group(proc)
+                _kill_group(child)
                 return "timeout"
             wait = deadline - now
             if exited_at is not None:
@@ -378,10 +495,11 @@ class _Pump:
         return head, tail, stream[0].total
 
 
-def _reap(proc: subprocess.Popen[bytes], ended: Ended, deadline: float) -> Ended:
+def _reap(child: _Child, ended: Ended, deadline: float) -> Ended:
     """Collect the leader's exit status and leave nothing of a timed-out group running; how
     the run ended (a leader that closed its own output and outlives the deadline makes a
     finished pump a timeout)."""
+    proc = child.proc
     if proc.returncode is None and proc.poll() is None:
         if ended == "done":
             # Both pipes closed but the leader runs on: wait for it within the deadline.
@@ -389,7 +507,7 @@ def _reap(proc: subprocess.Popen[bytes], ended: Ended, deadline: float) -> Ended
                 proc.wait(max(deadline - time.monotonic(), 0.0))
             except subprocess.TimeoutExpired:
                 ended = "timeout"
-                _kill_group(proc)
+                _kill_group(child)
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(KILL_GRACE)
         if proc.poll() is None:
@@ -397,9 +515,8 @@ def _reap(proc: subprocess.Popen[bytes], ended: Ended, deadline: float) -> Ended
                 proc.kill()
             proc.wait()
     if ended == "timeout":
-        # Make sure no member of the group outlives a timeout, even one that ignored TERM.
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)
+        # Make sure no process of the tree outlives a timeout, even one that ignored TERM.
+        child.tree.finish()
     return ended
 
 
@@ -422,4 +539,6 @@ def _outcome(child: _Child, pump: _Pump, ended: Ended, started: float) -> RunOut
         stderr_tail=err_tail,
         orphans_killed=ended == "orphans",
         signal=killed_by,
+        escaped=len(child.tree.escaped),
+        survivors=tuple(sorted(child.tree.survivors)),
     )

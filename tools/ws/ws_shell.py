@@ -139,8 +139,9 @@ def _run(call: Call) -> ToolResult:
     if stderr:
         parts.append("[stderr]\n" + stderr.rstrip("\n"))
     status = f"[exit code {out.exit_code} · {out.duration:.2f}s]"
-    if out.orphans_killed:
-        status += " [background processes still holding the output were killed]"
+    kill_note = out.kill_note()
+    if kill_note is not None:
+        status += f" [{kill_note}]"
     parts.append(status)
     text = "\n".join(parts)
     if len(text) > call_setting(call, "max_tool_chars"):

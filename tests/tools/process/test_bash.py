@@ -279,3 +279,90 @@ def test_keyboard_interrupt_kills_the_command_and_returns_an_error(
         timer.cancel()
     assert not r.ok and r.details["error"] == "interrupted"
     assert _wait_dead(int((root / "pidfile").read_text()))
+
+
+def _running_with_arg(arg: str) -> list[int]:
+    """Live pids whose command line has ``arg`` as an argument (found independently of the
+    runner's own mark)."""
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/cmdline", "rb") as fh:
+                argv = fh.read().split(b"\0")
+        except OSError:
+            continue
+        if arg.encode() in argv and _alive(int(name)):
+            found.append(int(name))
+    return found
+
+
+def _none_left(arg: str, within: float = 3.0) -> list[int]:
+    end = time.monotonic() + within
+    while (left := _running_with_arg(arg)) and time.monotonic() < end:
+        time.sleep(0.05)
+    return left
+
+
+DAEMON = ("python3 -c \"import os, time\nif os.fork(): os._exit(0)\nos.setsid()\n"
+          "if os.fork(): os._exit(0)\ntime.sleep({arg})\"")
+
+
+@pytest.mark.parametrize(
+    ("command", "arg", "escaped"),
+    [
+        ("setsid sleep {arg} & echo started", "101.1", True),
+        ("nohup setsid sleep {arg} & echo started", "101.2", True),
+        ("(setsid sh -c 'sleep {arg} & sleep {arg}' &) ; echo started", "101.3", True),
+        ("(sleep {arg} &) ; echo started", "101.4", False),  # double fork, same group
+        ("nohup sleep {arg} & echo started", "101.5", False),  # the pipe is not a terminal
+        (DAEMON + " & echo started", "101.6", True),  # a daemon's double fork and setsid
+    ],
+)
+def test_no_process_holding_the_output_outlives_the_call(
+    ws: Workspace, command: str, arg: str, escaped: bool
+) -> None:
+    """Before, a ``setsid`` daemon escaped the group kill while the result said background
+    processes "were killed". Now everything the command started is killed (found by the run's
+    mark in its environment), and the text says which had left the group."""
+    r = ws.call("bash", {"command": command.format(arg=arg), "timeout": 20})
+    try:
+        assert r.ok and "started" in r.text, r.text
+        assert r.details["orphans_killed"] is True
+        assert _none_left(arg) == []
+        assert ("left the process group" in r.text) is escaped, r.text
+        assert (r.details["escaped_killed"] > 0) is escaped
+        assert r.details["survivors"] == []
+    finally:
+        for pid in _running_with_arg(arg):
+            os.kill(pid, 9)
+
+
+def test_a_timeout_kills_what_left_the_group_even_with_its_output_redirected(ws: Workspace) -> None:
+    arg = "101.7"
+    r = ws.call("bash", {"command": f"setsid sleep {arg} > /dev/null 2>&1 & sleep 30",
+                         "timeout": 1})
+    try:
+        assert not r.ok and r.details["timed_out"] is True
+        assert _none_left(arg) == []
+        assert r.details["escaped_killed"] == 1, r.text
+    finally:
+        for pid in _running_with_arg(arg):
+            os.kill(pid, 9)
+
+
+def test_a_redirected_background_job_that_left_the_group_keeps_running_as_documented(
+    ws: Workspace,
+) -> None:
+    """The documented exception: a job whose output is redirected away from the pipes is left
+    running when the command ends normally — in a new session or not."""
+    arg = "101.8"
+    r = ws.call("bash", {"command": f"setsid sleep {arg} > /dev/null 2>&1 < /dev/null &"})
+    try:
+        assert r.ok and r.details["orphans_killed"] is False, r.text
+        time.sleep(0.2)
+        assert len(_running_with_arg(arg)) == 1
+    finally:
+        for pid in _running_with_arg(arg):
+            os.kill(pid, 9)

@@ -98,3 +98,30 @@ def test_closing_a_session_kills_its_jobs_and_not_others(ws: Workspace) -> None:
         time.sleep(0.05)
     assert psutil.Process(b.details["pid"]).is_running()
     ws.close_session(other.id)
+
+
+def _running_with_arg(arg: str) -> list[psutil.Process]:
+    found = []
+    for proc in psutil.process_iter(["cmdline", "status"]):
+        if arg in (proc.info["cmdline"] or []) and proc.info["status"] != psutil.STATUS_ZOMBIE:
+            found.append(proc)
+    return found
+
+
+def test_bash_kill_reaches_what_left_the_jobs_process_group(ws: Workspace) -> None:
+    """Before, a ``setsid`` child of a job escaped bash_kill (and the session's end)."""
+    arg = "103.1"
+    r = ws.call("bash", {"command": f"setsid sleep {arg} & sleep {arg}", "run_in_background": True})
+    try:
+        deadline = time.monotonic() + 3
+        while len(_running_with_arg(arg)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(_running_with_arg(arg)) == 2
+        assert ws.call("bash_kill", {"job_id": r.details["job_id"]}).ok
+        deadline = time.monotonic() + 3
+        while _running_with_arg(arg) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _running_with_arg(arg) == []
+    finally:
+        for proc in _running_with_arg(arg):
+            proc.kill()

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import time
 from pathlib import Path
 
@@ -136,3 +138,42 @@ def test_without_pidfd_exit_orphans_and_deadline_still_work(
         ["sh", "-c", "exec >/dev/null 2>&1; sleep 30"], cwd=str(tmp_path), timeout=0.5, cap=100
     )
     assert o.timed_out and o.exit_code is None
+
+
+def test_a_process_that_cannot_be_killed_is_reported_as_running_never_as_killed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As root every process can be killed, so a process of another user that this one may
+    not signal cannot exist here: ``os.kill`` refusing (PermissionError) stands in for it
+    (labelled stand-in, the only one in this file)."""
+    from kli.tools.process import runner
+
+    real_kill = os.kill
+    refused: set[int] = set()
+
+    def kill(pid: int, sig: int) -> None:  # the processes of "another user": 102.1's
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                theirs = b"102.1" in fh.read()
+        except OSError:
+            theirs = False
+        if theirs:
+            refused.add(pid)
+            raise PermissionError(1, "Operation not permitted")
+        real_kill(pid, sig)
+
+    o = None
+    try:
+        monkeypatch.setattr(runner.os, "kill", kill)
+        monkeypatch.setattr(runner, "TREE_KILL_ROUNDS", 3)
+        o = run_command(["sh", "-c", "setsid sleep 102.1 & echo started"], cwd=str(tmp_path),
+                        timeout=10, cap=100)
+    finally:
+        monkeypatch.setattr(runner.os, "kill", real_kill)
+        for pid in refused:
+            with contextlib.suppress(ProcessLookupError):
+                real_kill(pid, signal.SIGKILL)
+    assert o is not None and o.orphans_killed
+    assert o.survivors and set(o.survivors) <= refused
+    note = o.kill_note() or ""
+    assert "could NOT be killed and are still running" in note
