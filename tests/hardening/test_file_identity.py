@@ -250,3 +250,18 @@ def test_a_group_that_cannot_be_given_back_drops_the_set_id_bits(shared: Path) -
     assert target.read_text() == "new"
     assert (st.st_uid, st.st_gid) == (AS_USER, AS_USER)
     assert stat.S_IMODE(st.st_mode) == 0o775  # never a set-id file of another group
+
+
+def test_a_checkpoint_is_not_restored_over_a_read_only_file(root: Path) -> None:
+    target = root / "kept.txt"
+    target.write_text(ORIGINAL)
+    ws = Workspace(str(root))
+    ws.call("ws_read", {"path": "kept.txt"})
+    r = ws.call("ws_write", {"path": "kept.txt", "content": "second\n", "allow_shrink": True})
+    assert r.ok, r.text
+    listed = ws.call("ws_checkpoints", {"action": "list"})
+    cp = listed.details["checkpoints"][0]["id"]
+    target.chmod(0o444)
+    r = ws.call("ws_checkpoints", {"action": "restore", "id": cp})
+    assert r.details.get("error") == "read_only", r.text
+    assert target.read_text() == "second\n"
