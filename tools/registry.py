@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kli.tools.core.registry import Profile, Tool
-from kli.tools.file import edit, find, read, search, write
+from kli.tools.file import cells, edit, find, read, search, write
 from kli.tools.image import (
     image_summary,
     inspect_object,
@@ -51,7 +51,7 @@ from kli.tools.ws.profile import SLMCODE_PROFILE
 _KLI: list[Tool] = [
     bash.TOOL, bash_output.TOOL, bash_kill.TOOL, bash_jobs.TOOL,
     eval_.TOOL, eval_frame.TOOL, eval_continue.TOOL, eval_abort.TOOL, redefine.TOOL,
-    read.TOOL, find.TOOL, search.TOOL, write.TOOL, edit.TOOL,
+    read.TOOL, find.TOOL, search.TOOL, write.TOOL, edit.TOOL, cells.TOOL,
     image_summary.TOOL, inspect_object.TOOL, trace.TOOL, untrace.TOOL, trace_read.TOOL,
 ]
 

@@ -9,17 +9,19 @@ implementations named below conform (a typed assignment next to each implementat
 | Model           | an OpenAI-compatible chat call (none ships here: a test stand-in)  |
 | RepairLanguage  | the modules ``file.repair.python`` and ``file.repair.lisp``         |
 | SyntaxChecker   | the checkers of ``ws.syntax.CHECKERS``                             |
+| NotebookStore   | ``notebook.disk.DiskNotebooks`` (on disk; a host may swap in another) |
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from kli.tools.core.registry import Call
     from kli.tools.core.result import ToolResult
     from kli.tools.file.repair.common import Fix, Scan
+    from kli.tools.notebook.model import Notebook
     from kli.tools.ws.syntax import Parse
 
 
@@ -86,3 +88,26 @@ class SyntaxChecker(Protocol):
     """The post-edit parse of one text as the contents of ``path`` (slmcode)."""
 
     def __call__(self, path: str, text: str, timeout: float, /) -> Parse: ...
+
+
+class NotebookStore(Protocol):
+    """Where the notebook tools load notebooks and write change sets (``Workspace.notebooks``).
+
+    The on-disk store is ``notebook.disk.DiskNotebooks``; a host that knows a notebook is open
+    (a live document) puts a store of its own in its place. ``load`` gives a ``Notebook`` whose
+    ``raw`` is what it was loaded from; ``commit`` writes each ``(real path, changed notebook)``
+    and each ``(real path, bytes)`` file whole-or-nothing, and raises ``atomic.Stale`` (nothing
+    written) when a notebook is no longer the one loaded or a file not its ``expected`` bytes,
+    or another ``OSError`` when a write fails. ``live`` tells the tools whether the person sees
+    the change in place (False: on disk)."""
+
+    @property
+    def live(self) -> bool: ...
+    def load(self, real: str, /) -> Notebook: ...
+    def commit(
+        self,
+        notebooks: Sequence[tuple[str, Notebook]],
+        files: Sequence[tuple[str, bytes]] = (),
+        expected: Mapping[str, bytes | None] | None = None,
+        /,
+    ) -> None: ...

@@ -29,6 +29,7 @@ from kli.tools.core.result import ToolError, ToolResult
 from kli.tools.core.schema import normalise_aliases, show, validate
 from kli.tools.core.session import Session
 from kli.tools.core.settings import SettingsLoader, granted
+from kli.tools.notebook.disk import DiskNotebooks
 
 Listener = Callable[[dict[str, Any]], None]
 _depth = threading.local()  # Workspace.call nesting on this thread (eval code may call tools)
@@ -68,6 +69,8 @@ class Workspace:
         self._listeners: list[Listener] = []
         # Serialises changes to files so two sessions' edits never interleave.
         self.file_lock = threading.RLock()
+        # Where notebooks are loaded and changed: on disk unless the host puts a live store here.
+        self.notebooks: NotebookStore = DiskNotebooks(self.jail)
 
     # -- settings -------------------------------------------------------------------------
     @property
@@ -335,7 +338,7 @@ def _traceback() -> str:
 
 
 if TYPE_CHECKING:  # a Workspace is a Host (kli.tools.roles): mypy checks it conforms
-    from kli.tools.roles import Host
+    from kli.tools.roles import Host, NotebookStore
 
     def _is_host(ws: Workspace) -> Host:
         return ws

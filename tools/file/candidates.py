@@ -41,9 +41,11 @@ from kli.tools.core.registry import Call
 from kli.tools.core.result import ToolError, ToolResult
 from kli.tools.core.session import Session
 from kli.tools.core.textfile import encode, split_lines
+from kli.tools.file import cellview
 from kli.tools.file.plan import MAX_SHOWN_ROWS, FilePlan, merge_regions
 from kli.tools.file.repair.decide import RepairDecision, language_for, still_valid
 from kli.tools.file.target import load_text, written_report
+from kli.tools.notebook import address
 
 if TYPE_CHECKING:
     from kli.tools.core.workspace import Workspace
@@ -188,6 +190,15 @@ def _refuse(call: Call, cand: Proposal, reason: str, message: str, **details: An
     )
 
 
+def _load_cell(call: Call, cell: tuple[str, str]) -> tuple[Any, int, str | None]:
+    """The notebook of a cell candidate, the cell's index and its source (None: gone)."""
+    loaded = cellview.load(call, call.ws.jail.rel(cell[0]), verb="accept_repair", write=True)
+    index = loaded.nb.index_of(cell[1])
+    if index is None:
+        return loaded, -1, None
+    return loaded, index, loaded.nb.source(index)
+
+
 def accept(call: Call, candidate_id: str) -> ToolResult:
     """``edit`` with ``accept_repair``: write candidate ``candidate_id`` to ``call.args["path"]``."""
     path = call.args.get("path")
@@ -197,11 +208,13 @@ def accept(call: Call, candidate_id: str) -> ToolResult:
             "with PATH as the preview named it.",
             error="bad_arguments",
         )
-    resolved = call.ws.jail.resolve(path, write=True)
+    nb_path, cell_id = address.split(path)
+    resolved = call.ws.jail.resolve(nb_path, write=True)
+    real = resolved.real if cell_id is None else address.key(resolved.real, cell_id)
     cand = call.ws.find_candidate(candidate_id)
     if cand is None:
         raise unknown(candidate_id, f"Re-read {resolved.rel} and redo the edit.")
-    if cand.real != resolved.real:
+    if cand.real != real:
         raise ToolError(
             f"accept_repair refused: candidate {candidate_id} is for {cand.path}, not "
             f"{resolved.rel}. Send {accept_call(candidate_id, cand.path)}.",
@@ -209,9 +222,18 @@ def accept(call: Call, candidate_id: str) -> ToolResult:
             candidate=candidate_id,
         )
     plan: RepairPlan = cand.plan
-    with call.ws.writing([cand.real], tool="accept_repair", rel=cand.path):
+    cell = address.cell_of(cand.real)
+    with call.ws.writing(
+        [cand.real if cell is None else cell[0]], tool="accept_repair", rel=cand.path
+    ):
+        loaded: Any = None
+        index = -1
+        disk: str | None
         try:
-            disk = load_text(cand.real, cand.path, call.ws.jail)
+            if cell is None:
+                disk = load_text(cand.real, cand.path, call.ws.jail)
+            else:
+                loaded, index, disk = _load_cell(call, cell)
         except ToolError:
             disk = None
         if disk != cand.before:
@@ -242,7 +264,16 @@ def accept(call: Call, candidate_id: str) -> ToolResult:
                 f"parses ({problem}). Nothing was written. Re-read {cand.path} and redo the edit.",
             )
         try:
-            write_atomic(cand.real, encode(cand.after), encode(cand.before))
+            if cell is None:
+                write_atomic(cand.real, encode(cand.after), encode(cand.before))
+            else:
+                nb = loaded.nb.copy()
+                nb.assign_ids()  # before the change: each id is the stand-in read showed
+                source = cand.after
+                if source.endswith("\n") and not cand.before.endswith("\n"):
+                    source = source[:-1]
+                nb.set_source(index, source)
+                call.ws.notebooks.commit([(cell[0], nb)])
         except Stale as exc:  # changed between the check above and the replace
             raise _refuse(
                 call, cand, "stale_candidate", exc.refusal("accept_repair", cand.path)

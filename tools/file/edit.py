@@ -21,6 +21,7 @@ Where the spec is silent:
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,10 +30,11 @@ from kli.tools.core.changes import file_change
 from kli.tools.core.registry import GATE_EDIT, Call, Tool
 from kli.tools.core.result import ToolError, ToolResult
 from kli.tools.core.textfile import encode
-from kli.tools.file import candidates
+from kli.tools.file import candidates, cellview
 from kli.tools.file.hashline import Op, PatchSyntaxError, parse
 from kli.tools.file.plan import FilePlan, PlanError, plan_file
 from kli.tools.file.read import MAX_LINE_CHARS
+from kli.tools.file.repair import python as python_repair
 from kli.tools.file.repair.decide import (
     POLICIES,
     PREVIEW,
@@ -42,6 +44,8 @@ from kli.tools.file.repair.decide import (
     language_for,
 )
 from kli.tools.file.target import load_text, written_report
+from kli.tools.notebook import address, magics
+from kli.tools.notebook.model import Notebook
 from kli.tools.roles import RepairLanguage
 
 DEFAULT_POLICY = "safe"  # spec: repair defaults to safe
@@ -53,30 +57,61 @@ GRAMMAR_HINT = (
 )
 
 @dataclass
+class _Cell:
+    """A section's target when it is a notebook cell (``@@ nb.ipynb#CELL_ID``)."""
+
+    nb_real: str
+    nb_rel: str
+    cell_id: str
+    index: int = -1
+    masked: bool = False  # IPython lines were masked for the Python check (``magics``)
+
+
+@dataclass
 class _Target:
-    real: str
+    real: str  # a file's real path, or a cell's key (``address.key``)
     rel: str
     ops: list[Op] = field(default_factory=list)
     before: str = ""
     plan: FilePlan | None = None
     decision: RepairDecision | None = None
     language: RepairLanguage | None = None
+    cell: _Cell | None = None
+
+
+NOTEBOOK_WHOLE = (
+    "edit rejected: {rel} is a notebook; edit one cell's source with an '@@ {rel}#CELL_ID' "
+    "section (read path='{rel}' shows each cell's id and anchors), and add, delete, move or "
+    "retype cells with the cells tool. Nothing was written."
+)
 
 
 def _targets(call: Call, sections: list[Any]) -> list[_Target]:
     by_real: dict[str, _Target] = {}
     for section in sections:
-        resolved = call.ws.jail.resolve(section.path, write=True)
-        target = by_real.get(resolved.real)
+        nb_path, cell_id = address.split(section.path)
+        resolved = call.ws.jail.resolve(nb_path, write=True)
+        if cell_id is not None:
+            real = address.key(resolved.real, cell_id)
+            rel = f"{resolved.rel}#{cell_id}"
+            cell: _Cell | None = _Cell(resolved.real, resolved.rel, cell_id)
+        elif address.is_notebook(resolved.rel):
+            raise ToolError(
+                NOTEBOOK_WHOLE.format(rel=resolved.rel), error="notebook", path=resolved.rel
+            )
+        else:
+            real, rel, cell = resolved.real, resolved.rel, None
+        target = by_real.get(real)
         if target is None:
-            target = by_real[resolved.real] = _Target(resolved.real, resolved.rel)
+            target = by_real[real] = _Target(real, rel, cell=cell)
         target.ops.extend(section.ops)
     for target in by_real.values():
         if not call.session.has_read(target.real):
+            what = "cell" if target.cell else "file"
             raise ToolError(
-                f"edit rejected: {target.rel} has not been read in this session. Read it first "
-                f"(read path='{target.rel}', or a search that matches it) and use the LINE:HH "
-                "anchors it shows. Nothing was written.",
+                f"edit rejected: {what} {target.rel} has not been read in this session. Read it "
+                f"first (read path='{target.rel}', or a search that matches it) and use the "
+                "LINE:HH anchors it shows. Nothing was written.",
                 error="unread",
                 path=target.rel,
                 files=[
@@ -88,7 +123,7 @@ def _targets(call: Call, sections: list[Any]) -> list[_Target]:
                         added=0,
                         removed=0,
                         reason="unread",
-                        message="file not read in this session",
+                        message=f"{what} not read in this session",
                     )
                 ],
             )
@@ -131,9 +166,14 @@ def _apply_patch(call: Call, patch_text: str, policy: str) -> ToolResult:
             patch_line=exc.line,
         ) from None
     targets = _targets(call, list(patch.sections))
-    with call.ws.writing([t.real for t in targets], tool="edit", rel=targets[0].rel):
+    locked = [t.cell.nb_real if t.cell else t.real for t in targets]
+    with call.ws.writing(locked, tool="edit", rel=targets[0].rel):
+        notebooks: dict[str, cellview.Loaded] = {}
         for t in targets:
-            t.before = load_text(t.real, t.rel, call.ws.jail)
+            if t.cell is None:
+                t.before = load_text(t.real, t.rel, call.ws.jail)
+            else:
+                _load_cell(call, t, notebooks)
         for t in targets:
             view = call.session.views.get(t.real)
             try:
@@ -146,8 +186,13 @@ def _apply_patch(call: Call, patch_text: str, policy: str) -> ToolResult:
                     line=exc.line,
                     files=_reject_files(targets, t, exc.message, exc.kind),
                 ) from None
-            t.language = language_for(t.rel)
-            t.decision = decide(t.language, t.before, t.plan.after, t.plan.edited_lines, policy)
+            if t.cell is None:
+                t.language = language_for(t.rel)
+                t.decision = decide(
+                    t.language, t.before, t.plan.after, t.plan.edited_lines, policy
+                )
+            else:
+                t.decision = _decide_cell(t, notebooks[t.cell.nb_real].nb, policy)
         decisions = [_decision_json(t) for t in targets]
         rejected = [t for t in targets if t.decision and t.decision.action == REJECT]
         if rejected:
@@ -173,13 +218,14 @@ def _apply_patch(call: Call, patch_text: str, policy: str) -> ToolResult:
         if previews:
             return _previews(call, targets, previews, policy, decisions)
         try:
-            write_many(
-                [(t.real, encode(_text_to_write(t))) for t in targets],
-                {t.real: encode(t.before) for t in targets},
-            )
+            changed = _commit(call, targets, notebooks)
         except (Stale, Busy) as exc:
-            culprit = next((t for t in targets if t.real == exc.filename), targets[0])
-            message = exc.refusal("edit", culprit.rel)
+            culprit = next(
+                (t for t in targets if exc.filename in (t.real, t.cell and t.cell.nb_real)),
+                targets[0],
+            )
+            shown = culprit.cell.nb_rel if culprit.cell and exc.filename == culprit.cell.nb_real else culprit.rel
+            message = exc.refusal("edit", shown)
             raise ToolError(
                 message,
                 error="stale" if isinstance(exc, Stale) else "busy",
@@ -198,6 +244,14 @@ def _apply_patch(call: Call, patch_text: str, policy: str) -> ToolResult:
             ) from None
     blocks = []
     files = []
+    for nb_real, nb in changed.items():
+        if nb.ids_written:
+            rel = call.ws.jail.rel(nb_real)
+            blocks.append(
+                f"{rel} had no cell ids: wrote ids for {len(nb.ids_written)} cell(s), each the "
+                f"stand-in id read showed, so your anchors stay valid (nbformat "
+                f"{nb.version[0]}.{nb.version[1]})."
+            )
     for t in targets:
         assert t.plan is not None and t.decision is not None
         text = _text_to_write(t)
@@ -217,7 +271,7 @@ def _apply_patch(call: Call, patch_text: str, policy: str) -> ToolResult:
             file_change(
                 t.rel,
                 t.before,
-                text,
+                text if t.cell is None else _cell_source(text, t.before),
                 "written",
                 added=t.plan.added,
                 removed=t.plan.removed,
@@ -226,12 +280,89 @@ def _apply_patch(call: Call, patch_text: str, policy: str) -> ToolResult:
                 marks=list(t.decision.marks) or None,
             )
         )
+    extra: dict[str, Any] = {}
+    written_ids = {call.ws.jail.rel(r): nb.ids_written for r, nb in changed.items() if nb.ids_written}
+    if written_ids:
+        extra["ids_written"] = written_ids
     return ToolResult.success(
         "\n\n".join(blocks),
         files=files,
         decisions=decisions,
         reason=_patch_repair_reason(targets),
+        **extra,
     )
+
+
+# -- notebook cells ----------------------------------------------------------------------------
+def _load_cell(call: Call, t: _Target, notebooks: dict[str, cellview.Loaded]) -> None:
+    """Load ``t``'s notebook (once per patch) and find its cell; a cell the session read that
+    is no longer there (its stand-in id changed with its source, or it was deleted) is stale."""
+    assert t.cell is not None
+    loaded = notebooks.get(t.cell.nb_real)
+    if loaded is None:
+        loaded = notebooks[t.cell.nb_real] = cellview.load(
+            call, t.cell.nb_rel, verb="edit", write=True
+        )
+    index = loaded.nb.index_of(t.cell.cell_id)
+    if index is None:
+        raise ToolError(
+            f"edit rejected: stale cell {t.rel}: {t.cell.nb_rel} has no cell "
+            f"{t.cell.cell_id!r} now (it was deleted, or — in a notebook without ids — its "
+            f"source changed, which changes its stand-in id) since you read it. Re-read the "
+            f"notebook (read path='{t.cell.nb_rel}') and redo the edit. Nothing was written.",
+            error="stale",
+            path=t.rel,
+        )
+    t.cell.index = index
+    t.before = loaded.nb.source(index)
+
+
+def _decide_cell(t: _Target, nb: Notebook, policy: str) -> RepairDecision:
+    """The repair decision for a cell: a code cell of a Python notebook is checked as Python
+    (IPython magic lines masked, ``notebook.magics``); any other cell is written as patched."""
+    assert t.cell is not None and t.plan is not None
+    cell = nb.cells[t.cell.index]
+    python = cell.get("cell_type") == "code" and nb.is_python and magics.python_body(t.plan.after)
+    if not python:
+        return decide(None, t.before, t.plan.after, t.plan.edited_lines, policy)
+    t.language = python_repair
+    before, after = magics.mask(t.before), magics.mask(t.plan.after)
+    d = decide(python_repair, before, after, t.plan.edited_lines, policy)
+    if after == t.plan.after and before == t.before:
+        return d
+    t.cell.masked = True
+    return dataclasses.replace(d, text=magics.unmask(d.text, after, t.plan.after))
+
+
+def _cell_source(text: str, before: str) -> str:
+    """A cell's new source from the patched text (which ends with a newline): without that
+    final newline, as Jupyter stores a source, unless the cell's source had one."""
+    if text.endswith("\n") and not before.endswith("\n"):
+        return text[:-1]
+    return text
+
+
+def _commit(
+    call: Call, targets: list[_Target], notebooks: dict[str, cellview.Loaded]
+) -> dict[str, Notebook]:
+    """Write every file and every changed notebook in one step (``NotebookStore.commit``);
+    returns the notebooks written, by real path."""
+    files = [(t.real, encode(_text_to_write(t))) for t in targets if t.cell is None]
+    changed: dict[str, Notebook] = {}
+    for t in targets:
+        if t.cell is None:
+            continue
+        nb = changed.get(t.cell.nb_real)
+        if nb is None:
+            nb = changed[t.cell.nb_real] = notebooks[t.cell.nb_real].nb.copy()
+            nb.assign_ids()  # before any source changes: each id is the stand-in read showed
+        nb.set_source(t.cell.index, _cell_source(_text_to_write(t), t.before))
+    expected = {t.real: encode(t.before) for t in targets if t.cell is None}
+    if changed:
+        call.ws.notebooks.commit(list(changed.items()), files, expected)
+    else:
+        write_many(files, expected)
+    return changed
 
 
 def _text_to_write(t: _Target) -> str:

@@ -29,6 +29,7 @@ from kli.tools.core.textfile import (
     split_lines,
 )
 from kli.tools.file.anchors import line_hash
+from kli.tools.notebook import address
 
 MAX_READ_BYTES = 2 * 1024 * 1024  # spec: 2 MiB (2097152 bytes)
 MAX_LINES = 2000  # lines one read shows (not in the spec)
@@ -160,6 +161,9 @@ def _run(call: Call) -> ToolResult:
     raw = bool(args.get("raw", False))
     start_arg: int | None = args.get("start")
     end_arg: int | None = args.get("end")
+    nb_path, cell_id = address.split(args["path"])
+    if address.is_notebook(nb_path):
+        return _read_notebook(call, nb_path, cell_id, start_arg, end_arg, raw)
     real, rel, text, size = load_text(call, args["path"])
     lines = split_lines(text)
     total = len(lines)
@@ -222,6 +226,28 @@ def _run(call: Call) -> ToolResult:
     return ToolResult.success(body, **details)
 
 
+def _read_notebook(
+    call: Call, path: str, cell_id: str | None, start: int | None, end: int | None, raw: bool
+) -> ToolResult:
+    """A ``.ipynb`` reads as cells (``cellview``); ``PATH#CELL_ID`` as one cell."""
+    from kli.tools.file import cellview  # cellview renders rows with this module's helpers
+
+    loaded = cellview.load(call, path)
+    if cell_id is None:
+        if start is not None or end is not None:
+            raise ToolError(
+                f"read failed: start/end select lines inside one cell of a notebook; read "
+                f"path='{loaded.rel}#CELL_ID' start=... (read path='{loaded.rel}' lists the "
+                "cells and their ids).",
+                error="bad_range",
+                path=loaded.rel,
+            )
+        text, details = cellview.read_notebook(call, loaded, raw=raw)
+    else:
+        text, details = cellview.read_cell(call, loaded, cell_id, start=start, end=end, raw=raw)
+    return ToolResult.success(text, **details)
+
+
 TOOL = Tool(
     name="read",
     profile="kli",
@@ -237,14 +263,21 @@ TOOL = Tool(
         f"it instead; one read shows at most {MAX_LINES} lines (the result then ends with the "
         "exact read call for the next page); a line wider than "
         f"{MAX_LINE_CHARS} characters is shown cut with a '… [+N chars]' marker and edit will "
-        "not replace it. An empty file reads as (empty file). Binary files are refused."
+        "not replace it. An empty file reads as (empty file). Binary files are refused. "
+        "A notebook (.ipynb) reads as cells: a header line per cell ('── nb.ipynb#CELL_ID · "
+        "cell N/M · code · In [3] · out: …' with a one-line summary of its outputs), then its "
+        "source as LINE:HH|content rows numbered from 1 inside the cell; path='nb.ipynb#CELL_ID' "
+        "reads one cell (start/end inside it) and its outputs, bounded (text head and tail, "
+        "errors, one line per image or table). Edit a cell with an '@@ nb.ipynb#CELL_ID' "
+        "section; add, delete, move or retype cells with the cells tool."
     ),
     parameters={
         "type": "object",
         "properties": {
             "path": {
                 "type": "string",
-                "description": "File to read, relative to the workspace root.",
+                "description": "File to read, relative to the workspace root; "
+                "nb.ipynb#CELL_ID reads one notebook cell.",
             },
             "start": {
                 "type": "integer",

@@ -44,8 +44,12 @@ from kli.tools.core.textfile import (
     open_regular_fd,
     split_lines,
 )
+from kli.tools.file import cellview
 from kli.tools.file import walk as walk_mod
 from kli.tools.file.read import MAX_READ_BYTES, cut_notice, record_view, render_row
+from kli.tools.notebook import address
+from kli.tools.notebook.model import NotebookError
+from kli.tools.notebook.model import parse as parse_notebook
 
 MAX_FILES = 100  # spec: at most 100 matching files
 MAX_MATCH_LINES = 1000  # spec: at most 1000 rendered match lines
@@ -253,6 +257,10 @@ def _scan(
                     continue
                 text = data.decode(ENCODING, ERRORS)  # _read_small already sniffed for NUL
                 scan.searched += 1
+                if address.is_notebook(rel) and _scan_notebook(
+                    call, rx, rel, real, text, scan, keep, deadline, context
+                ):
+                    continue
                 match_lines(rx, text, 0, hits, keep, deadline)
                 if hits.count and keep:
                     text_lines = split_lines(text)
@@ -290,6 +298,59 @@ def _scan(
         if scan.timed_out:
             break
     return scan
+
+
+def _scan_notebook(
+    call: Call,
+    rx: Any,
+    rel: str,
+    real: str,
+    text: str,
+    scan: _Scan,
+    keep: int,
+    deadline: float,
+    context: int,
+) -> bool:
+    """Search a notebook's cell sources, not its JSON: each cell with a hit is shown under a
+    header ``PATH#CELL_ID (N matching lines)`` with rows numbered inside the cell, and its view
+    recorded (so edit can use the anchors). False when ``text`` is not a notebook (it is then
+    searched as text)."""
+    try:
+        nb = parse_notebook(text)
+    except NotebookError:
+        return False
+    loaded = cellview.Loaded(os.path.realpath(real), rel, nb, nb.ids())
+    matched = 0
+    for index, cid in enumerate(loaded.ids):
+        hits = _FileHits()
+        source = nb.source(index)
+        match_lines(rx, source, 0, hits, keep, deadline)
+        if not hits.count:
+            continue
+        matched += hits.count
+        if hits.hits:
+            lines = split_lines(source)
+            wanted = {i for h in hits.hits for i in range(h - context, h + context + 1)}
+            marks = {i + 1: ("*" if i in hits.hits else " ") for i in wanted if 0 <= i < len(lines)}
+            shown = cellview.show_cell(
+                call.session,
+                loaded,
+                index,
+                marker_for=marks,
+                only=set(marks),
+            )
+            note = "" if len(hits.hits) == hits.count else f", first {len(hits.hits)} shown"
+            rows = [
+                f"{rel}#{cid} ({hits.count} matching line{'s' if hits.count != 1 else ''}"
+                f"{note}; {nb.cells[index].get('cell_type')} cell {index + 1}/{len(loaded.ids)})",
+                *shown.rows,
+            ]
+            scan.shown.append((rows, len(hits.hits), shown.cut))
+            keep = max(keep - len(hits.hits), 0)
+    if matched:
+        scan.files_matched += 1
+        scan.lines_matched += matched
+    return True
 
 
 def _read_small(fd: int, size: int) -> bytes | None:
@@ -485,7 +546,10 @@ TOOL = Tool(
         "inspect a file too large to read). Globs follow find's rules (version-control "
         f"folders skipped) and its bounds ({walk_mod.MAX_ENTRIES} entries, "
         f"{walk_mod.MAX_SECONDS:g} seconds), which are stated in the output when hit. An "
-        "invalid regex is an error that says why."
+        "invalid regex is an error that says why. In a notebook (.ipynb) the cells' sources "
+        "are searched, not its JSON: a hit is shown under 'nb.ipynb#CELL_ID (N matching "
+        "lines)' with LINE:HH numbered inside the cell, ready for an '@@ nb.ipynb#CELL_ID' "
+        "edit."
     ),
     parameters={
         "type": "object",
