@@ -120,12 +120,12 @@ def test_a_cells_op_refuses_when_the_notebook_changed_under_it(tmp_path: Path) -
     ws.call("read", {"path": "nb.ipynb"})
 
     class Racing(type(ws.notebooks)):  # the file changes between load and commit
-        def commit(self, notebooks, files=()):  # type: ignore[no-untyped-def]
+        def commit(self, notebooks, files=(), expected=None):  # type: ignore[no-untyped-def]
             (tmp_path / "nb.ipynb").write_text(
                 (tmp_path / "nb.ipynb").read_text().replace('"y"', '"y2"'))
-            return super().commit(notebooks, files)
+            return super().commit(notebooks, files, expected)
 
     ws.notebooks = Racing(ws.jail)
     r = ws.call("cells", {"path": "nb.ipynb", "op": "delete", "cell": "a"})
-    assert not r.ok and r.details["error"] == "stale" and "changed on disk" in r.text
+    assert not r.ok and r.details["error"] == "stale" and "changed by another program" in r.text
     assert [c.source for c in nbformat.read(str(tmp_path / "nb.ipynb"), 4).cells] == ["x = 1", "y2"]
