@@ -325,6 +325,18 @@ EDIT_BUNDLE = Shape("EditBundle", f"The MIME bundle `{EDIT_MIME}` of a magic's e
     Field("files", ListOf(Ref("FileChange"))),
 ))
 
+# comm_open data, client -> kernel
+AGENT_OPEN = Shape("AgentOpenData", "`data` of the `comm_open` to `kli.agent`.", (
+    Field("v", INT, required=False),
+    Field("label", STR, "the session's label (default `agent`)", required=False),
+), sender="client", extra=True)
+
+UI_OPEN = Shape("UiOpenData", "`data` of the `comm_open` to `kli.ui`.", (
+    Field("v", INT, required=False),
+    Field("replay", INT, f"how many recent events the hello replays (default {DEFAULT_REPLAY})",
+          required=False),
+), sender="client", extra=True)
+
 # kernel -> client
 AGENT_HELLO = Shape("AgentHelloMsg", "The kernel's answer to a `kli.agent` comm_open.", (
     Field("protocol", INT),
@@ -411,7 +423,8 @@ REPLAY = Shape("ReplayRequest", "Send a new `hello` naming this request.", (
     Field("limit", INT, f"how many events (default {DEFAULT_REPLAY})", required=False),
 ), op="replay", target=UI_TARGET, sender="client", extra=True)
 
-OBJECTS = (MARK, FILE, EVENT, CANDIDATE, DECISION, SESSION, TOOL_INFO, EDIT_BUNDLE)
+OBJECTS = (MARK, FILE, EVENT, CANDIDATE, DECISION, SESSION, TOOL_INFO, EDIT_BUNDLE, AGENT_OPEN,
+           UI_OPEN)
 MESSAGES = (AGENT_HELLO, UI_HELLO, RESULT, SPECS, PONG, ERROR, EVENT_MSG, RESOLVED,
             CALL, LIST, PING, ACCEPT, REJECT, REPLAY)
 SHAPES = {s.name: s for s in (*OBJECTS, *MESSAGES)}

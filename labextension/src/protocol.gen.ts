@@ -154,6 +154,22 @@ export interface IEditBundle {
   files: IFileChange[];
 }
 
+/** `data` of the `comm_open` to `kli.agent`. */
+export interface IAgentOpenData {
+  v?: number;
+  /** the session's label (default `agent`) */
+  label?: string;
+  [extra: string]: unknown;
+}
+
+/** `data` of the `comm_open` to `kli.ui`. */
+export interface IUiOpenData {
+  v?: number;
+  /** how many recent events the hello replays (default 200) */
+  replay?: number;
+  [extra: string]: unknown;
+}
+
 /** The kernel's answer to a `kli.agent` comm_open. */
 export interface IAgentHelloMsg {
   /** protocol version (absent: 1) */

@@ -7,12 +7,13 @@ import type {
   IErrorMsg,
   IResolvedDecision,
   IResolvedMsg,
-  IResultMsg
+  IResultMsg,
+  ResolvedStatus
 } from '../protocol';
 import { UNKNOWN_CANDIDATE } from '../protocol';
 
-export type DecisionState =
-  'open' | 'busy' | 'written' | 'rejected' | 'refused' | 'gone' | 'failed';
+/** A kernel's decision (ResolvedStatus), or where the UI is before or without one. */
+export type DecisionState = 'open' | 'busy' | ResolvedStatus | 'gone' | 'failed';
 
 export interface IDecision {
   state: DecisionState;
