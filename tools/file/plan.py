@@ -402,11 +402,15 @@ def plan_file(
     if cursor < total:
         segments.append((cursor, total - cursor, len(out)))
         out.extend(lines[cursor:])
-    if (out and not final_nl and not out[-1].endswith("\r")
-            and ending_near(lines, total - 1, final_newline=False)):
-        # The newline edit adds to a file without a final newline ends as its lines do.
-        out[-1] += "\r"
-        edited.append((len(out), len(out)))
+    # In a file without a final newline the old last line had no line break: the one it gets
+    # now (a line after it, or the final newline edit adds) ends as its neighbours do.
+    cr_last = ending_near(lines, total - 1, final_newline=False) if not final_nl else ""
+    if cr_last and out:
+        moved = [at + count - 1 for start, count, at in segments if start + count == total]
+        for i in sorted({len(out) - 1, *moved}):
+            if not out[i].endswith("\r"):
+                out[i] += cr_last
+                edited.append((i + 1, i + 1))
     keep_bom_lines(lines, out)  # a BOM stays at byte 0 whatever went before line 1
     after = "\n".join(out) + "\n" if out else ""
     if out:

@@ -180,7 +180,7 @@ def plan_file(text: str, hunks: list[Hunk], *, window_lines: int = ANCHOR_WINDOW
     """Land ``hunks`` on ``text`` in order; the plan's ``after`` is meaningful only when
     every hunk applied."""
     lines, trailing_nl = _split(text)
-    original = list(lines)
+    original, ends_nl = list(lines), trailing_nl
     plan = FilePlan(text, text)
     total = len(lines)
     numbering = _Numbering(total)
@@ -206,6 +206,8 @@ def plan_file(text: str, hunks: list[Hunk], *, window_lines: int = ANCHOR_WINDOW
             # The inserted lines end as the line they follow (the first line, at the top).
             cr = ending_near(lines, at - 1 if at > 0 else 0, final_newline=trailing_nl)
             new = [t + cr for tag, t in hunk.body if tag == "+"]
+            if cr and new and at == len(lines) and not trailing_nl:
+                new[-1] = new[-1][: -len(cr)]  # the new last line: the file still has no final newline
             lines[at:at] = new
             numbering.splice(at, at - 1, len(new))
             report.applied, report.rung = True, "pure-insertion"
@@ -270,6 +272,16 @@ def plan_file(text: str, hunks: list[Hunk], *, window_lines: int = ANCHOR_WINDOW
     if plan.ok:
         eol = "\n"
         keep_bom_lines(original, lines)  # a BOM stays at byte 0 whatever went before line 1
+        if not ends_nl and total:
+            # The old last line had no line break; one it has now ends as its neighbours do.
+            cr = ending_near(original, total - 1, final_newline=False)
+            for at in range(len(lines) - 2, -1, -1) if cr else ():
+                # Where it is now: the same text, numbered within the old last line's span.
+                if numbering.orig[at] <= total - 1:
+                    break
+                if lines[at] == original[-1]:
+                    lines[at] += cr
+                    break
         plan.after = eol.join(lines) + (eol if trailing_nl and lines else "")
     return plan
 
