@@ -20,7 +20,7 @@ from kli.tools.core.jail import Resolved
 from kli.tools.core.registry import GATE_EDIT, Call, Tool
 from kli.tools.core.result import ToolError, ToolResult
 from kli.tools.core.textfile import IsDirectory, NotRegular, NotText, encode, read_text
-from kli.tools.ws import gutter, ladder, splice, telemetry
+from kli.tools.ws import cells, gutter, ladder, splice, telemetry
 from kli.tools.ws.closest import closest_span
 from kli.tools.ws.syntax import apply_with_syntax_check
 from kli.tools.ws.textlines import search_lines
@@ -152,10 +152,16 @@ def _run(call: Call) -> ToolResult:
     old: str = args["old_str"]
     new: str = args["new_str"]
     replace_all = bool(args.get("replace_all", False))
-    target = call.ws.jail.resolve(args["path"], write=True)
+    nb_path, cell_id = cells.split(args["path"])
+    target = call.ws.jail.resolve(nb_path, write=True)
+    cell: cells.CellText | None = None
     with call.ws.writing([target.real], tool="ws_edit", rel=target.rel):
-        resolved, text = open_text(call, args["path"], "ws_edit")
-        rel = resolved.rel
+        if cell_id is None:
+            resolved, text = open_text(call, args["path"], "ws_edit")
+            rel = resolved.rel
+        else:
+            cell = cells.open_cell(call, nb_path, cell_id, "ws_edit", write=True)
+            text, rel = cell.text, cell.rel
         if old.strip() == "":
             raise _refuse(call, rel, text, "empty_old_str", MSG_EMPTY)
         keys = ["ws_edit.calls"]
@@ -249,15 +255,21 @@ def _run(call: Call) -> ToolResult:
         keys.append(f"ws_edit.rung.{match.rung}")
         if replace_all and match.count > 1:
             keys.append("ws_edit.replace_all")
+        ids_written: list[str] = []
         try:
-            wrote, syntax_note, outcome = apply_with_syntax_check(
-                call.ws,
-                resolved,
-                text,
-                after,
-                disabled=bool(args.get("disable_syntax_check")),
-                expected=encode(text),
-            )
+            if cell is None:
+                wrote, syntax_note, outcome = apply_with_syntax_check(
+                    call.ws,
+                    resolved,
+                    text,
+                    after,
+                    disabled=bool(args.get("disable_syntax_check")),
+                    expected=encode(text),
+                )
+            else:
+                wrote, syntax_note, outcome, ids_written = cells.check_and_write(
+                    call, cell, after, disabled=bool(args.get("disable_syntax_check"))
+                )
         except Stale as exc:
             raise _refuse(call, rel, text, "stale", exc.refusal("ws_edit", rel), **ctx) from None
         except OSError as exc:  # a read-only folder, another owner's file, disk full, …
@@ -287,6 +299,9 @@ def _run(call: Call) -> ToolResult:
         if match.note:
             head += f" {match.note}"
         lines = [head, *([syntax_note] if syntax_note else []), *notes_end]
+        if cell is not None and ids_written:
+            lines.append(cells.ids_note(cell, ids_written))
+            common["ids_written"] = ids_written
         change = file_change(rel, text, after, "written")
         return ToolResult.success("\n".join(lines), files=[change], **common)
 
@@ -305,7 +320,9 @@ TOOL = Tool(
         "is never applied. To append, use the file's last lines as old_str and repeat them in "
         "new_str; to create a file use ws_write; for several changes in one file use ws_patch. "
         "A change that makes a parsing file stop parsing (.py, .json, .js, .go, .ts) is "
-        "reverted; disable_syntax_check:true skips that check."
+        "reverted; disable_syntax_check:true skips that check. In a notebook, path "
+        "nb.ipynb#CELL_ID edits one cell's source (ws_read path=nb.ipynb shows the ids); a "
+        "Python code cell gets the same syntax check."
     ),
     parameters={
         "type": "object",

@@ -30,7 +30,10 @@ from kli.tools.core.jail import Resolved
 from kli.tools.core.registry import GATE_EDIT, Call, Tool
 from kli.tools.core.result import ToolError, ToolResult
 from kli.tools.core.textfile import encode, ending_near, keep_bom_lines
-from kli.tools.ws import gutter, ladder, telemetry
+from kli.tools.file import cellview
+from kli.tools.notebook import address
+from kli.tools.notebook.model import Notebook
+from kli.tools.ws import cells, gutter, ladder, telemetry
 from kli.tools.ws.closest import closest_span
 from kli.tools.ws.hunk import Body, render_hunk
 from kli.tools.ws.patch_parse import FilePatch, Hunk, ParsedPatch, PatchParseError, parse
@@ -368,10 +371,11 @@ class _PatchFile:
     before: str | None
     after: str
     syntax: SyntaxOutcome | None = None
+    cell: cells.CellText | None = None  # a notebook cell (``--- a/nb.ipynb#CELL_ID``)
 
     @property
     def rel(self) -> str:
-        return self.resolved.rel
+        return self.cell.rel if self.cell is not None else self.resolved.rel
 
 
 @dataclass
@@ -401,7 +405,7 @@ def _run(call: Call) -> ToolResult:
     patch = _read(call)
     # Every target's folder is locked (across processes) from loading to writing.
     targets = [
-        call.ws.jail.resolve(path, write=True)
+        call.ws.jail.resolve(cells.split(path)[0], write=True)
         for path, fpatch in _targets(call, patch.parsed.files, patch.keys)
         if not fpatch.delete_file
     ]
@@ -439,6 +443,7 @@ def _plan(call: Call, patch: _Patch) -> None:
     """Land every hunk on its file's text (several sections for one file land in turn);
     refuse the whole patch when any hunk does not land."""
     by_real: dict[str, _PatchFile] = {}
+    notebooks: dict[str, cellview.Loaded] = {}
     for path, fpatch in _targets(call, patch.parsed.files, patch.keys):
         if fpatch.delete_file:
             raise _refuse(
@@ -447,15 +452,24 @@ def _plan(call: Call, patch: _Patch) -> None:
                 f"ws_patch does not delete files ({path} → /dev/null); use ws_delete.",
                 patch.keys,
             )
-        resolved = call.ws.jail.resolve(path, write=True)
-        pf = by_real.get(resolved.real)
+        nb_path, cell_id = cells.split(path)
+        resolved = call.ws.jail.resolve(nb_path, write=True)
+        key = resolved.real if cell_id is None else address.key(resolved.real, cell_id)
+        pf = by_real.get(key)
         if pf is None:
-            if fpatch.new_file and not os.path.exists(resolved.real):
+            if cell_id is not None:
+                cell = cells.open_cell(
+                    call, nb_path, cell_id, "ws_patch", write=True,
+                    loaded=notebooks.get(resolved.real),
+                )
+                notebooks[resolved.real] = cell.loaded
+                pf = _PatchFile(resolved, cell.text, cell.text, cell=cell)
+            elif fpatch.new_file and not os.path.exists(resolved.real):
                 pf = _PatchFile(resolved, None, "")
             else:
                 resolved, text = open_text(call, path, "ws_patch")
                 pf = _PatchFile(resolved, text, text)
-            by_real[resolved.real] = pf
+            by_real[key] = pf
             patch.files.append(pf)
         plan = plan_file(pf.after, fpatch.hunks)
         patch.keys += plan.telemetry
@@ -486,7 +500,10 @@ def _check(call: Call, patch: _Patch) -> list[_PatchFile]:
     a file that parsed)."""
     disabled = bool(call.args.get("disable_syntax_check"))
     for pf in patch.files:
-        pf.syntax = check_file(pf.rel, pf.before, pf.after, disabled=disabled)
+        if pf.cell is not None:
+            pf.syntax = cells.check(pf.cell, pf.after, disabled=disabled)
+        else:
+            pf.syntax = check_file(pf.rel, pf.before, pf.after, disabled=disabled)
         patch.keys.append(f"syntax.{pf.syntax.status}")
     return [pf for pf in patch.files if pf.syntax and pf.syntax.status == "reverted"]
 
@@ -520,14 +537,21 @@ def _write(call: Call, patch: _Patch) -> list[dict[str, Any]]:
     """Write every changed file or none; the file changes to report."""
     writes = []
     changes = []
+    notebooks: dict[str, Notebook] = {}
     for pf in patch.files:
         changed = pf.after != (pf.before or "")
-        if changed:
+        if changed and pf.cell is not None:
+            nb = notebooks.get(pf.cell.loaded.real)
+            if nb is None:
+                nb = notebooks[pf.cell.loaded.real] = pf.cell.loaded.nb.copy()
+                nb.assign_ids()  # before the change: each id is the stand-in shown
+            nb.set_source(pf.cell.index, pf.after)
+        elif changed:
             writes.append((pf.resolved.real, encode(pf.after)))
         changes.append(
             file_change(pf.rel, pf.before, pf.after, "written" if changed else "unchanged")
         )
-    if not writes:
+    if not writes and not notebooks:
         telemetry.record(call.session, patch.keys)
         raise ToolError(
             "No-op patch refused — applying it leaves the file(s) unchanged (every hunk's "
@@ -537,10 +561,15 @@ def _write(call: Call, patch: _Patch) -> list[dict[str, Any]]:
         )
     # Each file must still be what it was read as (None: still absent), or nothing is written.
     verified = {
-        pf.resolved.real: None if pf.before is None else encode(pf.before) for pf in patch.files
+        pf.resolved.real: None if pf.before is None else encode(pf.before)
+        for pf in patch.files
+        if pf.cell is None
     }
     try:
-        write_many(writes, verified)  # every file or none
+        if notebooks:  # cells and files in one commit, each notebook still as loaded
+            call.ws.notebooks.commit(list(notebooks.items()), writes, verified)
+        else:
+            write_many(writes, verified)  # every file or none
     except Stale as exc:
         where = call.ws.jail.rel(exc.filename) if exc.filename else patch.files[0].rel
         raise _refuse(call, "stale", exc.refusal("ws_patch", where), patch.keys) from None
@@ -613,7 +642,10 @@ TOOL = Tool(
         "reported. If any hunk does not apply, nothing is written and each hunk's outcome is "
         "reported — fix the failed hunk and resend the whole patch. Do not include ws_read's "
         "NN| gutter. A change that makes a parsing file stop parsing is reverted; "
-        "disable_syntax_check:true skips that check. path is optional when the diff names files."
+        "disable_syntax_check:true skips that check. path is optional when the diff names files. "
+        "A notebook cell is a file named nb.ipynb#CELL_ID (--- a/nb.ipynb#CELL_ID, +++ "
+        "b/nb.ipynb#CELL_ID; line numbers inside the cell, as ws_read shows them); cells and "
+        "files in one patch are written all or nothing."
     ),
     parameters={
         "type": "object",

@@ -23,8 +23,12 @@ from kli.tools.core.textfile import (
     NotRegular,
     NotText,
     open_regular,
+    split_lines,
 )
+from kli.tools.file import cellview
 from kli.tools.file.walk import walk
+from kli.tools.notebook import address, outputs
+from kli.tools.ws import cells
 from kli.tools.ws.common import call_setting, compact_json, read_ceiling_chars
 
 GUTTER = "%6d|"
@@ -44,7 +48,11 @@ never copy them into ws_edit's old_str. Parameters: path (relative to the projec
 (first line to show, 1-based, default 1), limit (how many lines, default 120). One read is also
 capped in characters; when the window does not cover the whole file the result ends with the
 exact ws_read call for the next page. To find where a symbol is, use ws_grep first and then
-ws_read with offset near the hit. Reading a file is required before ws_write may overwrite it."""
+ws_read with offset near the hit. Reading a file is required before ws_write may overwrite it.
+A notebook (.ipynb) reads as cells: a `── nb.ipynb#CELL_ID · cell N/M · code · …` header per
+cell, then its lines numbered from 1 inside the cell; path nb.ipynb#CELL_ID reads one cell
+(offset/limit inside it) with its outputs, bounded. ws_edit and ws_patch take the same
+nb.ipynb#CELL_ID path to change one cell."""
 
 
 def _window(real: str, first: int, last: int, jail: Jail | None = None) -> tuple[int, dict[int, str]]:
@@ -104,11 +112,98 @@ def missing_message(call: Call, path: str, tool: str = "ws_read") -> str:
     return text
 
 
+def _notebook(call: Call, nb_path: str, cell_id: str | None, offset: int, limit: int) -> ToolResult:
+    """A notebook as cells (headers as ``read`` shows them, each cell's lines numbered from 1
+    in ws_read's gutter), or one cell ``nb.ipynb#CELL_ID`` windowed by offset / limit. No
+    anchors: a cell's view is recorded as ws_read records a file's."""
+    if cell_id is None:
+        try:
+            loaded = cellview.load(call, nb_path, verb="ws_read")
+        except ToolError as exc:
+            raise ToolError(f"ws_read: {exc.message}", **exc.details) from None
+        order = list(range(len(loaded.ids)))
+    else:
+        cell = cells.open_cell(call, nb_path, cell_id, "ws_read", write=False)
+        loaded = cell.loaded
+        order = [cell.index]
+    ceiling = read_ceiling_chars(call.ws.settings)
+    budget = max(ceiling - FOOTER_RESERVE, ceiling // 2)
+    out: list[str] = []
+    used = 0
+    listed: list[str] = []
+    for index in order:
+        head = cellview.header(loaded, index)
+        out.append(head)
+        used += len(head) + 1
+        lines = split_lines(loaded.nb.source(index))
+        first = offset if cell_id is not None else 1
+        last = min(len(lines), first + limit - 1) if cell_id is not None else len(lines)
+        if cell_id is not None and lines and first > len(lines):
+            raise ToolError(
+                f"ws_read: offset {first} is out of range — {loaded.rel}#{loaded.ids[index]} has "
+                f"{len(lines)} lines; valid offsets are 1–{len(lines)}.",
+                error="bad_offset",
+                total_lines=len(lines),
+            )
+        end = first - 1
+        for n in range(first, last + 1):
+            line = lines[n - 1]
+            if len(line) > MAX_LINE_CHARS:
+                line = line[:MAX_LINE_CHARS] + f"… [line cut: {len(line)} chars]"
+            row = GUTTER % n + line
+            if used + len(row) + 1 > budget and ((out and end >= first) or cell_id is None):
+                break
+            out.append(row)
+            used += len(row) + 1
+            end = n
+        key = address.key(loaded.real, loaded.ids[index])
+        old = call.session.views.get(key)
+        call.session.record_view(
+            key,
+            FileView(
+                texts=dict(old.texts) if old else {},
+                base=old.base if old else None,
+                cut=set(old.cut) if old else set(),
+                whole=end == len(lines),
+            ),
+        )
+        if not lines:
+            out.append("(empty cell)")
+        elif end < last:
+            if cell_id is None:
+                listed.append(loaded.ids[index])
+            nxt = compact_json(
+                {"path": f"{loaded.rel}#{loaded.ids[index]}", "offset": end + 1, "limit": limit}
+            )
+            out.append(f"[showing lines {first}–{end} of {len(lines)}; next page: ws_read {nxt}]")
+        elif cell_id is not None and (first > 1 or end < len(lines)):
+            out.append(f"[showing lines {first}–{end} of {len(lines)} of this cell]")
+    if cell_id is not None:
+        outs = loaded.nb.cells[order[0]].get("outputs")
+        if isinstance(outs, list) and outs:
+            out.append("outputs:")
+            out.extend(outputs.render(outs))
+    elif not order:
+        out.append(f"({loaded.rel} has no cells)")
+    if listed:
+        out.append(
+            f"[read ceiling reached: {len(listed)} cell(s) shown in part; ws_read "
+            f"{compact_json({'path': loaded.rel + '#CELL_ID'})} shows one cell]"
+        )
+    return ToolResult.success(
+        "\n".join(out), path=loaded.rel if cell_id is None else f"{loaded.rel}#{cell_id}",
+        cells=len(loaded.ids), cell_ids=list(loaded.ids),
+    )
+
+
 def _run(call: Call) -> ToolResult:
     path = call.args["path"]
     offset = call.args.get("offset") or 1
     window = call_setting(call, "read_window_lines")
     limit = call.args.get("limit") or window
+    nb_path, cell_id = address.split(path)
+    if address.is_notebook(nb_path):
+        return _notebook(call, nb_path, cell_id, offset, limit)
     resolved = call.ws.jail.resolve(path)
     real, rel = resolved.real, resolved.rel
     try:
