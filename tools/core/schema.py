@@ -1,7 +1,7 @@
 """Argument validation derived from a tool's JSON Schema.
 
 Supports the subset the registry uses: ``type`` (string, integer, number, boolean, array,
-object), ``required``, ``enum``, ``minimum`` / ``maximum``, ``items`` and
+object), ``required``, ``enum``, ``minimum`` / ``maximum``, ``maxLength``, ``items`` and
 ``additionalProperties: false``. Every failure names the argument and the tool's accepted
 arguments, so the caller can retry with a corrected call.
 
@@ -11,6 +11,13 @@ line can), and an integer must lie within ±2**63 unless the schema bounds it (P
 have no limit; no argument needs more). Values from the Python API that JSON cannot carry — a
 huge int, a list nested 100,000 deep, an object whose ``__repr__`` raises — get an error
 message too: ``show`` never raises.
+
+Bounded inputs: an argument that names files or is a pattern — ``path``, ``src``, ``dst``,
+``directory``, ``glob`` (``MAX_PATH_CHARS``) and ``pattern`` (a glob or a regular expression,
+``MAX_PATTERN_CHARS``) — is capped by its name when its schema sets no ``maxLength``, so no
+walk, brace expansion or regex engine is ever handed megabytes (a 50,000-character glob kept
+brace expansion and matching busy for seconds, and the time grows with the square of the
+length). Content (a file's text, a patch, code, a command) is not capped here.
 """
 
 from __future__ import annotations
@@ -21,6 +28,16 @@ from typing import Any
 from kli.tools.core.textfile import lone_surrogate
 
 INT_LIMIT = 2**63
+MAX_PATH_CHARS = 4096  # Linux's PATH_MAX: no longer path can be opened anyway
+MAX_PATTERN_CHARS = 8192  # a glob or a regular expression
+NAME_LIMITS = {
+    "path": ("path", MAX_PATH_CHARS),
+    "src": ("path", MAX_PATH_CHARS),
+    "dst": ("path", MAX_PATH_CHARS),
+    "directory": ("path", MAX_PATH_CHARS),
+    "glob": ("pattern", MAX_PATTERN_CHARS),
+    "pattern": ("pattern", MAX_PATTERN_CHARS),
+}
 
 _PY_TYPES: dict[str, tuple[type, ...]] = {
     "string": (str,),
@@ -120,6 +137,24 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def _check_length(tool_name: str, name: str, value: str, prop: dict[str, Any]) -> str | None:
+    """The string's length against its schema's ``maxLength``, or its name's cap."""
+    kind, limit = NAME_LIMITS.get(name, ("string", None))
+    if "maxLength" in prop:
+        kind, limit = "string", int(prop["maxLength"])
+    if limit is None or len(value) <= limit:
+        return None
+    return (
+        f"{tool_name}: argument '{name}' is too long: {len(value)} characters, over the "
+        f"{limit}-character limit for a {kind}. Nothing was run. Send a shorter {kind}"
+        + (
+            " (a narrower glob, or several calls)." if kind == "pattern"
+            else " (a path inside the workspace root)." if kind == "path"
+            else "."
+        )
+    )
+
+
 def _check_value(tool_name: str, name: str, value: Any) -> str | None:
     """The rules every argument obeys whatever its schema (see the module docstring)."""
     if isinstance(value, str):
@@ -180,6 +215,8 @@ def _validate(tool_name: str, schema: dict[str, Any], args: Any) -> tuple[dict[s
             value = int(value)
         value = _plain(value)
         problem = _check_value(tool_name, name, value)
+        if problem is None and isinstance(value, str):
+            problem = _check_length(tool_name, name, value, prop)
         if problem is not None:
             return args, problem
         if "enum" in prop and value not in prop["enum"]:
