@@ -97,7 +97,9 @@ class AgentClient:
         self.comm_id = uuid.uuid4().hex
         self._ids = itertools.count(1)
         self._status = "unknown"
-        self._busy_with: str | None = None  # msg_id the kernel last said it is busy with
+        # msg_ids the kernel said it is busy with and not yet idle: with subshells (a read
+        # answered during a cell) several are busy at once, so "the last status" is not enough.
+        self._busy: dict[str, None] = {}
         self._closed = False
         self._kernel_session: str | None = None  # the kernel process's message session id
         self._lock = threading.Lock()
@@ -177,8 +179,7 @@ class AgentClient:
         answered = waiter.future.done() and not waiter.future.cancelled()
         if answered or self._broken is not None or self._closed:
             return False
-        if self._status == "busy" and waiter.msg_id is not None \
-                and self._busy_with == waiter.msg_id:
+        if waiter.msg_id is not None and list(self._busy) == [waiter.msg_id]:
             try:
                 self.interrupt()
             except Exception:
@@ -268,7 +269,7 @@ class AgentClient:
         broken = self._broken
         if broken is not None:  # broke just as the wait ended
             return KernelTimeout(str(broken(waiter.what)))
-        if self._status == "busy" and self._busy_with != waiter.msg_id:
+        if any(m != waiter.msg_id for m in list(self._busy)):
             return KernelBusy(BUSY.format(what=waiter.what, timeout=timeout))
         return KernelTimeout(f"no reply to {waiter.what} within {timeout:g} s. The kernel may "
                              "still be running it: interrupt the kernel or retry with a longer "
@@ -331,9 +332,13 @@ class AgentClient:
                 # has no comm of ours, so a request would go unanswered until timeout.
                 self._break(lambda what: KernelDied(RESTARTED.format(what=what)))
                 return False
-            self._status = state or self._status
-            self._busy_with = ((msg.get("parent_header") or {}).get("msg_id")
-                               if state == "busy" else None)
+            parent = (msg.get("parent_header") or {}).get("msg_id")
+            if state == "busy" and parent:
+                self._busy[parent] = None
+            elif state == "idle" and parent:
+                self._busy.pop(parent, None)
+            self._status = ("busy" if self._busy else "idle") if state in ("busy", "idle") \
+                else (state or self._status)
             return True
         sender = (msg.get("header") or {}).get("session")
         if msg_type == "iopub_welcome" and self._kernel_session and sender \

@@ -21,7 +21,8 @@ the same namespace — after you fixed the cause (redefined a function, created 
 "value": do not run the failing top-level statement again; evaluate value (a Python \
 expression) and, when that statement was NAME = … bind the result to its names, or when it \
 was an expression use the result as its value; then run the statements after it. A new \
-exception parks it again under the same id. Parameters: park; action (retry or value); value; \
+exception parks it again under the same id. Parameters: park; action (retry, the default, or \
+value); value; \
 timeout (default {DEFAULT_TIMEOUT})."""
 
 PARAMETERS = {
@@ -29,11 +30,12 @@ PARAMETERS = {
     "properties": {
         "park": {"type": "string", "description": "The parked evaluation's id, e.g. p1."},
         "action": {"type": "string", "enum": ["retry", "value"],
-                   "description": "retry the failed statement, or use value in its place."},
+                   "description": "retry (default): re-run from the failed statement; value: "
+                   "use value in its place."},
         "value": {"type": "string", "description": "Python expression (action value)."},
         "timeout": {"type": "integer", "description": f"Seconds; default {DEFAULT_TIMEOUT}."},
     },
-    "required": ["park", "action"],
+    "required": ["park"],
     "additionalProperties": False,
 }
 
@@ -52,7 +54,7 @@ def _targets(stmt: ast.stmt) -> list[str] | None:
 def _run(call: Call) -> ToolResult:
     p = parked.find(call)
     timeout, clamp_note = clamp_timeout(call.args.get("timeout"))
-    action = call.args["action"]
+    action = call.args.get("action") or "retry"
     start = p.index
     notes: list[str] = []
     if action == "value":
