@@ -114,8 +114,7 @@ def _run(call: Call) -> ToolResult:
         shown_index: int | None = None
         forget: str | None = None
         if op == "insert":
-            where = _need(args, "where", op, f"path='{rel}' op=insert where=after anchor=ID "
-                          "type=code source='x = 1'")
+            where = args.get("where") or "end"
             kind = args.get("type") or "code"
             at = _position(call, loaded, where, args.get("anchor"), op)
             cid = new_cell_id(set(ids))
@@ -230,7 +229,7 @@ TOOL = Tool(
         "read shows (read path='nb.ipynb' lists every cell as '── nb.ipynb#CELL_ID · …'). "
         "To change the source of a cell use edit with an '@@ nb.ipynb#CELL_ID' section.\n"
         "  op=insert where=before|after anchor=ID type=code|markdown|raw source=TEXT  "
-        "(where=start|end needs no anchor; type defaults to code)\n"
+        "(where=start|end needs no anchor; where defaults to end, type to code)\n"
         "  op=delete cell=ID\n"
         "  op=move cell=ID where=before|after anchor=ID   (or where=start|end)\n"
         "  op=set_type cell=ID type=code|markdown|raw\n"
@@ -253,7 +252,8 @@ TOOL = Tool(
             "where": {
                 "type": "string",
                 "enum": list(WHERE),
-                "description": "insert/move: before or after anchor, or at the start / end.",
+                "description": "insert/move: before or after anchor, or at the start / end "
+                "(insert: default end).",
             },
             "anchor": {
                 "type": "string",

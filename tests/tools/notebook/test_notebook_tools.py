@@ -129,3 +129,17 @@ def test_a_cells_op_refuses_when_the_notebook_changed_under_it(tmp_path: Path) -
     r = ws.call("cells", {"path": "nb.ipynb", "op": "delete", "cell": "a"})
     assert not r.ok and r.details["error"] == "stale" and "changed by another program" in r.text
     assert [c.source for c in nbformat.read(str(tmp_path / "nb.ipynb"), 4).cells] == ["x = 1", "y2"]
+
+
+def test_find_lists_cells_of_notebooks_as_addresses(tmp_path: Path) -> None:
+    _write(tmp_path / "nb.ipynb", new_code_cell("x", id="load-data"),
+           new_markdown_cell("m", id="notes"))
+    (tmp_path / "sub").mkdir()
+    _write(tmp_path / "sub" / "b.ipynb", new_code_cell("y", id="load-more"))
+    (tmp_path / "sub" / "broken.ipynb").write_text("{")
+    ws = Workspace(str(tmp_path))
+    r = ws.call("find", {"pattern": "**/*.ipynb#load-*"})
+    assert r.ok
+    assert r.text.splitlines()[:2] == ["nb.ipynb#load-data", "sub/b.ipynb#load-more"]
+    assert "1 matching file(s) are not notebooks" in r.text
+    assert ws.call("find", {"pattern": "nb.ipynb"}).text == "nb.ipynb"
