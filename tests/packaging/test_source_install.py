@@ -6,7 +6,9 @@ Node.js it builds the extension (setup.py runs labextension/build.sh --fast when
 files are missing). The slow test installs that sdist, with no extras, into a fresh virtual
 environment (no system site packages; pip's and npm's caches are reused): `jupyter kernelspec
 list` must list `kli` and that kernel must start and run code; with JupyterLab added, `jupyter
-labextension list` must show the extension "enabled OK".
+labextension list` must show the extension "enabled OK". Then scripts/run, from the clone into
+that environment, must print the URL that opens the tour and serve JupyterLab and Notebook 7
+with `kli` as the default kernel.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import shutil
 import subprocess
 import sys
 import tarfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -49,10 +52,9 @@ def _env(work: Path, path: str) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def sdist(tmp_path_factory: pytest.TempPathFactory, progress: Callable[[str], None]) -> Path:
-    """An sdist built from the tracked files, as a fresh clone would build it."""
-    work = tmp_path_factory.mktemp("sdist")
-    clone = work / "clone"
+def clone(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The tracked (and untracked, not ignored) files, as a fresh clone has them."""
+    clone = tmp_path_factory.mktemp("clone") / "kli-kernel"
     listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
                             cwd=ROOT, capture_output=True, check=True).stdout.decode().split("\0")
     for rel in filter(None, listed):
@@ -60,12 +62,26 @@ def sdist(tmp_path_factory: pytest.TempPathFactory, progress: Callable[[str], No
             (clone / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(ROOT / rel, clone / rel)
     assert not (clone / "labextension" / "kli_kernel_labextension").exists()
+    return clone
+
+
+@pytest.fixture(scope="module")
+def sdist(clone: Path, tmp_path_factory: pytest.TempPathFactory,
+          progress: Callable[[str], None]) -> Path:
+    """An sdist built from the clone's files."""
+    work = tmp_path_factory.mktemp("sdist")
     progress("source install: building the sdist")
     env = _env(work, os.environ.get("PATH", "/usr/bin:/bin"))
     _run([sys.executable, "-m", "build", "--sdist", "--no-isolation", "--outdir", str(work / "dist"),
           str(clone)], cwd=work, env=env, timeout=300)
     (found,) = (work / "dist").glob("kli_kernel-*.tar.gz")
     return found
+
+
+@pytest.fixture(scope="module")
+def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh virtual environment, no system site packages (created by the first user)."""
+    return tmp_path_factory.mktemp("venv") / "venv"
 
 
 def test_sdist_carries_the_extension_sources_and_no_node_modules(sdist: Path) -> None:
@@ -111,12 +127,11 @@ finally:
 @pytest.mark.kernel
 @pytest.mark.timeout(1500)
 def test_plain_install_from_sdist_starts_the_kernel_and_enables_the_built_extension(
-        sdist: Path, tmp_path: Path, progress: Callable[[str], None]) -> None:
+        sdist: Path, venv: Path, tmp_path: Path, progress: Callable[[str], None]) -> None:
     if shutil.which("npm") is None:
         if os.environ.get("CI"):
             pytest.fail("npm is missing: a source install builds the JupyterLab extension with it")
         pytest.skip("npm is missing: a source install builds the JupyterLab extension with it")
-    venv = tmp_path / "venv"
     env = _env(tmp_path, str(venv / "bin") + os.pathsep + os.environ.get("PATH", "/usr/bin:/bin"))
     progress("source install: fresh virtual environment")
     _run([sys.executable, "-m", "venv", str(venv)], cwd=tmp_path, env=env, timeout=120)
@@ -142,3 +157,66 @@ def test_plain_install_from_sdist_starts_the_kernel_and_enables_the_built_extens
     assert "enabled" in line and "OK" in line, text
     share = venv / "share" / "jupyter" / "labextensions" / "kli-kernel"
     assert list((share / "static").glob("remoteEntry.*.js")), "the build hook built nothing"
+
+
+@pytest.mark.slow
+@pytest.mark.kernel
+@pytest.mark.timeout(1500)
+def test_scripts_run_prints_the_tour_url_and_serves_lab_and_notebook_on_kli(
+        clone: Path, venv: Path, tmp_path: Path, progress: Callable[[str], None]) -> None:
+    """scripts/run in a clone, into the environment above (it installs what is missing)."""
+    import re
+    import signal
+    import socket
+    import urllib.error
+    import urllib.request
+
+    if not (venv / "bin" / "python").exists():
+        pytest.skip("runs after the sdist install test, in its environment")
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    env = _env(tmp_path, os.environ.get("PATH", "/usr/bin:/bin"))
+    env.pop("DISPLAY", None)
+    env["KLI_VENV"] = str(venv)
+    progress("scripts/run: setting up and starting JupyterLab")
+    log = tmp_path / "run.log"
+    with log.open("w") as out:
+        proc = subprocess.Popen(
+            ["bash", str(clone / "scripts" / "run"), f"--ServerApp.port={port}",
+             "--ServerApp.port_retries=0"], cwd=clone, env=env, stdout=out,
+            stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        pattern = re.compile(rf"http://127\.0\.0\.1:{port}/lab/tree/tour\.ipynb\?token=(\w+)")
+        deadline = time.monotonic() + 900
+        found = None
+        while found is None:
+            assert proc.poll() is None, log.read_text()[-4000:]
+            assert time.monotonic() < deadline, log.read_text()[-4000:]
+            time.sleep(1)
+            found = pattern.search(log.read_text())
+        url, token = found.group(0), found.group(1)
+        progress("scripts/run: checking the tour, Notebook 7 and the default kernel")
+        for _ in range(60):  # the URL may be printed a moment before the port answers
+            try:
+                with urllib.request.urlopen(url, timeout=30) as page:
+                    assert page.status == 200
+                break
+            except urllib.error.URLError:
+                assert proc.poll() is None, log.read_text()[-4000:]
+                time.sleep(0.5)
+        else:
+            pytest.fail(f"{url} did not answer\n{log.read_text()[-4000:]}")
+        base = f"http://127.0.0.1:{port}"
+        with urllib.request.urlopen(f"{base}/tree?token={token}", timeout=30) as page:
+            assert page.status == 200 and b"notebook" in page.read().lower()  # Notebook 7
+        with urllib.request.urlopen(f"{base}/api/kernelspecs?token={token}", timeout=30) as r:
+            specs = json.load(r)
+        assert specs["default"] == "kli" and "kli" in specs["kernelspecs"]
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()

@@ -27,6 +27,9 @@ export const activityIcon = new LabIcon({
 /** Command that shows the panel (also in the command palette as "Show kli activity"). */
 export const SHOW_COMMAND = 'kli-kernel:show-activity';
 
+/** `JupyterFrontEnd.name` of Notebook 7's application. */
+const NOTEBOOK_APP_NAME = 'Jupyter Notebook';
+
 export const activityPlugin: JupyterFrontEndPlugin<void> = {
   id: 'kli-kernel:activity',
   description: "The agent's activity: every tool call, pending repair previews, Accept / Reject.",
@@ -49,7 +52,11 @@ export const activityPlugin: JupyterFrontEndPlugin<void> = {
       caption: 'Show the kli activity panel: tool calls and pending repair previews',
       execute: () => app.shell.activateById(panel.id)
     });
-    palette?.addItem({ command: SHOW_COMMAND, category: 'kli' });
+    // Notebook 7 lists every side-panel widget in its palette itself ("Show <caption>", its
+    // SidePanelPalette): a second entry of ours would show the same words twice.
+    if (app.name !== NOTEBOOK_APP_NAME) {
+      palette?.addItem({ command: SHOW_COMMAND, category: 'kli' });
+    }
 
     let watched: NotebookPanel | null = null;
     const follow = (): void => {
