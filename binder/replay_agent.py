@@ -11,7 +11,8 @@ shows every call live, exactly as it would for a real agent.
 
 After its last step the agent stays attached (``--hold`` seconds, or until its stdin closes) so
 a repair preview it left stays pending for a person to accept: closing the connection would
-discard its session, and the preview with it.
+discard its session, and the preview with it. An interrupt (SIGINT) ends the run quietly, with
+a log entry, never a traceback.
 """
 
 from __future__ import annotations
@@ -53,6 +54,60 @@ def hold(seconds: float) -> str:
     return "hold timed out"
 
 
+def connect_on_subshell(connection_file: str, *, label: str, timeout: float) -> Any:
+    """A ``kli.client`` connection whose shell messages go to a subshell of the kernel of its
+    own (ipykernel 7's ``create_subshell_request``), so it attaches and calls tools while a
+    cell runs: the notebook's log cell waits for this agent, headless runs included. Falls back
+    to the main shell (calls then run between cells) where the kernel has no subshells."""
+    import queue
+
+    from jupyter_client.blocking.client import BlockingKernelClient
+
+    from kli import client
+    from kli.kernel.client.base import AgentClient
+    from kli.kernel.client.zmq import ZmqTransport
+
+    control = BlockingKernelClient(connection_file=connection_file)
+    control.load_connection_file()
+    control.start_channels()
+    try:
+        control.control_channel.send(control.session.msg("create_subshell_request", {}))
+        reply = control.get_control_msg(timeout=30)
+        subshell = reply["content"].get("subshell_id")
+    except queue.Empty:
+        subshell = None
+    finally:
+        control.stop_channels()
+    if not subshell:
+        return client.connect(connection_file, label=label, timeout=timeout)
+
+    class SubshellTransport(ZmqTransport):
+        def send_shell(self, msg_type: str, content: dict[str, Any]) -> str:
+            msg = self.client.session.msg(msg_type, content)
+            msg["header"]["subshell_id"] = subshell
+            self.client.shell_channel.send(msg)
+            return str(msg["header"]["msg_id"])
+
+        def _sync_iopub(self, timeout: float) -> None:
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline:
+                msg_id = self.send_shell("kernel_info_request", {})
+                until = time.monotonic() + 0.5
+                while time.monotonic() < until:
+                    try:
+                        msg = self.client.get_iopub_msg(timeout=0.1)
+                    except queue.Empty:
+                        continue
+                    if msg.get("parent_header", {}).get("msg_id") == msg_id:
+                        self._drain_shell()
+                        return
+            raise client.KernelError(f"the kernel did not answer within {timeout:g} s")
+
+    kc = BlockingKernelClient(connection_file=connection_file)
+    kc.load_connection_file()
+    return AgentClient(SubshellTransport(kc), label=label, timeout=timeout)
+
+
 def replay(agent: Any, transcript: dict[str, Any], *, delay: float, log_path: Path | None) -> bool:
     """Play every step on ``agent`` (a kli.client connection); True when every outcome matched
     the recording."""
@@ -85,16 +140,14 @@ def main(argv: list[str] | None = None) -> int:
     agent = None
     try:
         transcript = json.loads(Path(ns.transcript).read_text(encoding="utf-8"))
-        from kli import client
-
         label = transcript.get("label", "REPLAY agent")
-        agent = client.connect(ns.connection_file, label=label, timeout=ns.timeout)
+        agent = connect_on_subshell(ns.connection_file, label=label, timeout=ns.timeout)
         log(ns.log, event="attached", label=label, session=agent.session,
             note="REPLAY of a recorded transcript — no model is running")
         ok = replay(agent, transcript, delay=ns.delay, log_path=ns.log)
         log(ns.log, event="waiting", matches_recording=ok,
             note="the last step is done; staying attached so the preview stays pending")
-    except Exception as exc:  # reported in the log for the notebook to show
+    except (Exception, KeyboardInterrupt) as exc:  # reported in the log for the notebook to show
         log(ns.log, event="error", error=f"{type(exc).__name__}: {exc}")
         if agent is not None:
             agent.close()
@@ -102,7 +155,10 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if ns.ready_file is not None:
             ns.ready_file.touch()
-    how = hold(ns.hold)
+    try:
+        how = hold(ns.hold)
+    except KeyboardInterrupt:  # SIGINT to our process group (a kernel interrupt or shutdown)
+        how = "interrupted"
     assert agent is not None
     agent.close()
     log(ns.log, event="closed", how=how)
