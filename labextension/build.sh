@@ -5,9 +5,18 @@
 # share/jupyter/labextensions/kli-kernel).
 #   labextension/build.sh          everything
 #   labextension/build.sh --fast   build only (no lint, no tests)
+# `npm ci` runs only when node_modules was not installed from this very package-lock.json (and
+# Node.js version): a re-run reuses it.
 set -euo pipefail
 cd "$(dirname "$0")"
-npm ci --no-audit --no-fund --loglevel=error
+stamp=node_modules/.kli-lock-hash
+want="$(node -e 'const c = require("crypto"), fs = require("fs");
+  process.stdout.write(c.createHash("sha256").update(fs.readFileSync("package-lock.json"))
+    .update(process.version).digest("hex"))')"
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  npm ci --no-audit --no-fund --loglevel=error
+  echo "$want" > "$stamp"
+fi
 if [ "${1:-}" != "--fast" ]; then
   npm run --silent lint:check
   npm test --silent

@@ -6,7 +6,20 @@ set -euo pipefail
 KLI_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PYTHON="${PYTHON:-python3}"
 
-say() { printf '\033[1m==> %s\033[0m\n' "$*"; }
+# say PHASE: a phase begins. Prints the time since the start and what the previous phase took,
+# so a long silence is never a mystery.
+_kli_started=$SECONDS
+_kli_phase=""
+_kli_phase_started=$SECONDS
+say() {
+  local now=$SECONDS
+  if [ -n "$_kli_phase" ]; then
+    printf '    (%s: %ds)\n' "$_kli_phase" $((now - _kli_phase_started))
+  fi
+  _kli_phase="$*"
+  _kli_phase_started=$now
+  printf '\033[1m==> [%4ds] %s\033[0m\n' $((now - _kli_started)) "$*"
+}
 
 # apt packages, installed only when missing and only when we may (root).
 ensure_debian_packages() {
@@ -15,7 +28,7 @@ ensure_debian_packages() {
     local bin="${spec%%:*}" pkg="${spec##*:}"
     command -v "$bin" >/dev/null 2>&1 || missing+=("$pkg")
   done
-  [ ${#missing[@]} -eq 0 ] && return 0
+  [ ${#missing[@]} -eq 0 ] && return 0  # present already: no apt at all
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     say "installing Debian packages: ${missing[*]}"
     apt-get update -qq
@@ -32,8 +45,8 @@ ensure_venv() {
   if [ ! -x "$venv/bin/python" ]; then
     say "creating virtual environment $venv"
     "$PYTHON" -m venv "$venv"
+    pip_install "$venv" --upgrade pip setuptools wheel build
   fi
-  pip_install "$venv" --upgrade pip setuptools wheel build
 }
 
 # pip install into $1; pip's exit status counts, its noise about absent local indexes does not.
@@ -42,13 +55,55 @@ pip_install() {
   "$venv/bin/python" -m pip install -q "$@" 2> >(grep -v '^WARNING: Location' >&2)
 }
 
+# tree_hash PATH...: one SHA-256 over the names and bytes of the files under PATHs (caches,
+# node_modules and build output excluded), to tell whether a build is still up to date.
+tree_hash() {
+  "$PYTHON" - "$@" <<'PY'
+import hashlib, os, sys
+
+SKIP_DIRS = {"__pycache__", "node_modules", ".mypy_cache", ".ruff_cache"}
+digest = hashlib.sha256()
+
+
+def files(top):
+    if os.path.isfile(top):
+        yield top
+        return
+    for folder, dirs, names in os.walk(top):
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
+        for name in sorted(names):
+            if not name.endswith((".pyc", ".tsbuildinfo")):
+                yield os.path.join(folder, name)
+
+
+for top in sys.argv[1:]:
+    for path in files(top):
+        with open(path, "rb") as fh:
+            digest.update(path.encode() + b"\0" + hashlib.sha256(fh.read()).digest())
+print(digest.hexdigest())
+PY
+}
+
 # Build the prebuilt JupyterLab extension into labextension/kli_kernel_labextension/ with
 # labextension/build.sh (the one place that knows the npm steps). $1 = "check" also runs the
 # extension's linters and unit tests.
 build_labextension() {
   local mode="${1:-}"
   [ -f "$KLI_ROOT/labextension/package.json" ] || { say "no labextension/package.json: skipping the extension"; return 0; }
+  local ext="$KLI_ROOT/labextension" stamp="$KLI_ROOT/labextension/kli_kernel_labextension/.kli-src-hash"
+  local want
+  want="$(cd "$ext" && tree_hash src style package.json package-lock.json tsconfig.json install.json)"
+  if [ "$mode" != check ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
+    say "the JupyterLab extension is up to date (its sources have not changed)"
+    return 0
+  fi
   ensure_debian_packages node:nodejs npm:npm
-  say "building the JupyterLab extension"
-  if [ "$mode" = check ]; then bash "$KLI_ROOT/labextension/build.sh"; else bash "$KLI_ROOT/labextension/build.sh" --fast; fi
+  if [ "$mode" = check ]; then
+    say "building the JupyterLab extension, with its linters and unit tests"
+    bash "$ext/build.sh"
+  else
+    say "building the JupyterLab extension"
+    bash "$ext/build.sh" --fast
+  fi
+  echo "$want" > "$stamp"
 }

@@ -7,16 +7,25 @@ files, as a clone would have them), then executes each demo notebook top to bott
 on the ``kli`` kernel of THAT environment — twice, because a reader re-runs notebooks. Any error
 output, or a traceback on stderr, fails the test and names the notebook and cell.
 
-The build reuses pip's and npm's caches, so after the first run it takes about a minute.
+The environment (its virtual environment with binder/requirements.txt and the project's
+dependencies) is cached under ``$XDG_CACHE_HOME/kli-kernel/tests`` (``KLI_TEST_CACHE``), keyed by
+a hash of what decides its contents — binder/requirements.txt, binder/postBuild, pyproject.toml,
+setup.py, the Python version: a re-run reuses it and runs only postBuild again (so the project's
+current sources are installed and checked). ``KLI_TEST_FRESH_BINDER=1`` builds from nothing.
+Each step prints its progress as it starts.
 """
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import json
 import os
 import shutil
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -87,8 +96,24 @@ def _checkout_files() -> list[str]:
     return [f for f in out.stdout.decode().split("\0") if f and (ROOT / f).is_file()]
 
 
+# What decides the cached environment's contents (besides the project's own sources, which
+# postBuild installs again on every run).
+ENV_INPUTS = ("binder/requirements.txt", "binder/postBuild", "pyproject.toml", "setup.py")
+CACHE = Path(os.environ.get("KLI_TEST_CACHE") or Path(
+    os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kli-kernel" / "tests")
+
+
+def environment_key() -> str:
+    digest = hashlib.sha256(sys.version.encode())
+    for rel in ENV_INPUTS:
+        path = ROOT / rel
+        digest.update(rel.encode() + b"\0" + (path.read_bytes() if path.is_file() else b""))
+    return digest.hexdigest()[:16]
+
+
 @pytest.fixture(scope="module")
-def binder_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path | dict[str, str]]:
+def binder_env(tmp_path_factory: pytest.TempPathFactory,
+               progress: Callable[[str], None]) -> dict[str, Path | dict[str, str]]:
     if shutil.which("git") is None:
         pytest.skip("git is needed to copy the checkout")
     if shutil.which("npm") is None and (ROOT / "labextension" / "package.json").exists():
@@ -96,7 +121,10 @@ def binder_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path | dic
             pytest.fail("npm is missing: binder/postBuild builds the JupyterLab extension with it")
         pytest.skip("npm is missing: binder/postBuild builds the JupyterLab extension with it")
     work = tmp_path_factory.mktemp("binder")
-    repo, venv = work / "repo", work / "venv"
+    repo = work / "repo"
+    fresh = bool(os.environ.get("KLI_TEST_FRESH_BINDER"))
+    key = environment_key()
+    venv = work / "venv" if fresh else CACHE / f"binder-venv-{key}"
     for rel in _checkout_files():
         dest = repo / rel
         dest.parent.mkdir(parents=True, exist_ok=True)
@@ -115,11 +143,27 @@ def binder_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path | dic
         XDG_CONFIG_HOME=str(work / "xdg"),  # no user kli settings
         PIP_DISABLE_PIP_VERSION_CHECK="1",
     )
-    _run([sys.executable, "-m", "venv", str(venv)], cwd=work, env=env, timeout=120)
-    py = str(venv / "bin" / "python")
-    _run([py, "-m", "pip", "install", "-q", "-r", "binder/requirements.txt"], cwd=repo, env=env,
-         timeout=900)
-    _run(["./binder/postBuild"], cwd=repo, env=env, timeout=900)
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with open(CACHE / "binder.lock", "w") as lock:  # one build at a time per cache
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        ready = venv / ".kli-binder-ready"
+        if ready.is_file():
+            progress(f"Binder environment: reusing {venv} (its inputs are unchanged)")
+        else:
+            for old in CACHE.glob("binder-venv-*"):  # environments of inputs unused for a day
+                marker = old / ".kli-binder-ready"
+                if not marker.exists() or time.time() - marker.stat().st_mtime > 86400:
+                    shutil.rmtree(old, ignore_errors=True)
+            shutil.rmtree(venv, ignore_errors=True)
+            progress(f"Binder environment: creating {venv}")
+            _run([sys.executable, "-m", "venv", str(venv)], cwd=work, env=env, timeout=120)
+            progress("Binder environment: pip install -r binder/requirements.txt")
+            _run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "-r",
+                  "binder/requirements.txt"], cwd=repo, env=env, timeout=900)
+        progress("Binder environment: binder/postBuild (extension build, pip install .)")
+        _run(["./binder/postBuild"], cwd=repo, env=env, timeout=900)
+        ready.touch()
+        progress("Binder environment: ready")
     return {"repo": repo, "venv": venv, "env": env}
 
 
@@ -137,8 +181,13 @@ def test_postbuild_installs_kernel_and_prebuilt_extension(binder_env: dict) -> N
     if (ROOT / "labextension" / "package.json").exists():
         share = venv / "share" / "jupyter" / "labextensions" / "kli-kernel"
         assert list((share / "static").glob("remoteEntry.*.js")), "prebuilt extension missing"
-    config = venv / "etc" / "jupyter" / "jupyter_server_config.d" / "kli-kernel.json"
+    config = venv / "etc" / "jupyter" / "jupyter_server_config.json"
     assert json.loads(config.read_text())["MultiKernelManager"]["default_kernel_name"] == "kli"
+    # the server of that environment takes it (not only a file that says so)
+    probe = ("from jupyter_server.serverapp import ServerApp; app = ServerApp(); "
+             "app.load_config_file(); print(app.config.MultiKernelManager.default_kernel_name)")
+    assert _run([str(venv / "bin" / "python"), "-c", probe], cwd=repo, env=env,
+                timeout=120).strip() == "kli"
 
 
 @pytest.mark.kernel
