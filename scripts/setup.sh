@@ -13,8 +13,8 @@ _kli_phase=""
 _kli_phase_started=$SECONDS
 say() {
   local now=$SECONDS
-  if [ -n "$_kli_phase" ]; then
-    printf '    (%s: %ds)\n' "$_kli_phase" $((now - _kli_phase_started))
+  if [ -n "$_kli_phase" ] && [ $((now - _kli_phase_started)) -gt 0 ]; then
+    printf '    (%ds)\n' $((now - _kli_phase_started))
   fi
   _kli_phase="$*"
   _kli_phase_started=$now

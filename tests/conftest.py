@@ -35,11 +35,18 @@ def progress(pytestconfig: pytest.Config):  # type: ignore[no-untyped-def]
     import time
 
     reporter = pytestconfig.pluginmanager.get_plugin("terminalreporter")
+    capture = pytestconfig.pluginmanager.get_plugin("capturemanager")
     started = time.monotonic()
 
     def say(message: str) -> None:
-        if reporter is not None:
+        if reporter is None:
+            return
+        line = f"  [{time.monotonic() - started:6.1f} s] {message}"
+        if capture is None:
+            reporter.write_line(line)
+            return
+        with capture.global_and_fixture_disabled():  # past pytest's capture, to the terminal
             reporter.ensure_newline()
-            reporter.write_line(f"  [{time.monotonic() - started:6.1f} s] {message}")
+            reporter.write_line(line)
 
     return say
