@@ -119,6 +119,8 @@ def replay(agent: Any, transcript: dict[str, Any], *, delay: float, log_path: Pa
         candidate = next((f.get("candidate") for f in files if f.get("candidate")), None)
         expected = step.get("recorded_ok")
         same = expected is None or expected == result.ok
+        if "recorded_error" in step:  # and it failed the same way (a stale anchor, a preview…)
+            same = same and step["recorded_error"] == result.details.get("error")
         matched = matched and same
         log(log_path, event="step", step=number, say=step.get("say", ""), tool=step["tool"],
             args=step.get("args", {}), ok=result.ok, matches_recording=same,

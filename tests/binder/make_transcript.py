@@ -71,6 +71,7 @@ def record() -> dict[str, Any]:
         def step(say: str, tool: str, args: dict[str, Any]) -> None:
             result = ws.call(tool, args, session)
             steps.append({"say": say, "tool": tool, "args": args, "recorded_ok": result.ok,
+                          "recorded_error": result.details.get("error"),
                           "recorded_text": result.text[:RECORDED_TEXT_CHARS]})
 
         step("Task: greetings should end with '!', and the module needs an AUTHOR. "
@@ -82,8 +83,8 @@ def record() -> dict[str, Any]:
              {"command": "python demo/agent/bump_version.py"})
         step("Add AUTHOR after VERSION (anchor from my first read).", "edit",
              {"input": f"@@ {GREET}\n+ {planned_version_anchor}\n~AUTHOR = \"kli\"\n"})
-        step("Stale: the release script changed line 3. Re-read the top of the file.", "read",
-             {"path": GREET, "start": 1, "end": 5})
+        step("Stale: the release script changed the file since my first read. Re-read it.",
+             "read", {"path": GREET})
         step("Insert AUTHOR after the fresh anchor of line 3.", "edit",
              {"input": f"@@ {GREET}\n+ {anchor(3)}\n~AUTHOR = \"kli\"\n"})
         step("Same '!' for farewell(), and a new shout() — typed too fast: one ')' is missing.",
@@ -104,9 +105,10 @@ def record() -> dict[str, Any]:
 
 
 def _comparable(transcript: dict[str, Any]) -> Any:
-    """What must not drift: the files, the calls and whether each succeeded."""
+    """What must not drift: the files, the calls, whether each succeeded and how it failed."""
     return {"files": transcript["files"],
-            "steps": [(s["tool"], s["args"], s["recorded_ok"]) for s in transcript["steps"]]}
+            "steps": [(s["tool"], s["args"], s["recorded_ok"], s.get("recorded_error"))
+                      for s in transcript["steps"]]}
 
 
 def main(argv: list[str] | None = None) -> int:

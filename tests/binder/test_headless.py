@@ -48,7 +48,8 @@ def test_papermill_runs_watch_agent_with_every_step_and_no_traceback(tmp_path: P
     assert f"\n{steps}. " in "\n" + shown and "differs from the recording" not in shown
     assert "The agent is done and is waiting for you" in shown
     everything = "".join(_stream_text(nb, i) for i in range(len(nb["cells"])))
-    assert "accepting " in everything and "replay agent exit code: 0" in everything
+    assert "accepting " in everything, everything  # the repair preview of the last step
+    assert "replay agent exit code: 0" in everything
     assert len(cells) > 5
     # the replay process writes to the kernel's stderr, which papermill's process inherits
     assert "Traceback" not in proc.stderr and "KeyboardInterrupt" not in proc.stderr, proc.stderr
