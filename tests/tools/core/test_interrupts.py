@@ -136,3 +136,27 @@ def test_an_interrupted_search_answers_a_result_saying_what_was_stopped(
     assert not r.ok and r.details["error"] == "interrupted"
     assert r.text.startswith("interrupted: search was stopped")
     assert "changes nothing" in r.text
+
+
+def test_a_deadline_alarm_in_a_critical_section_is_delivered_by_its_own_handler_after() -> None:
+    class Deadline(Exception):
+        pass
+
+    def on_alarm(signum: int, frame: object) -> None:
+        raise Deadline
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    log: list[str] = []
+    try:
+        with pytest.raises(Deadline):
+            with interrupts.deferred():
+                signal.setitimer(signal.ITIMER_REAL, 0.01)
+                end = time.monotonic() + 0.2
+                while time.monotonic() < end:  # the alarm fires in here, and waits
+                    pass
+                log.append("section ran to its end")
+        assert log == ["section ran to its end"]
+        assert signal.getsignal(signal.SIGALRM) is on_alarm
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
