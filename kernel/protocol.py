@@ -23,8 +23,8 @@ from kli.tools.core.changes import STATUSES as FILE_STATUSES
 from kli.tools.core.proposal import DECISION_CODES
 
 # -- constants ------------------------------------------------------------------------------
-PROTOCOL_VERSION = 1
-AGENT_TARGET = "kli.agent"
+PROTOCOL_VERSION = request.PROTOCOL_VERSION
+AGENT_TARGET = request.AGENT_TARGET
 UI_TARGET = "kli.ui"
 COMM_TARGETS = (AGENT_TARGET, UI_TARGET)
 EDIT_MIME = "application/vnd.kli.edit+json"

@@ -23,10 +23,10 @@ from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING, Any
 
+from kli.tools.core.request import AGENT_TARGET, PROTOCOL_VERSION
 from kli.tools.core.result import ToolResult
 from kli.tools.roles import Host, Transport
 
-AGENT_TARGET = "kli.agent"
 # Longer than the longest tool deadline (300 s), so the tool's own timeout answers first.
 DEFAULT_TIMEOUT = 330.0
 # How often, while requests wait, the kernel's liveness is checked.
@@ -116,7 +116,7 @@ class AgentClient:
         self._reader.start()
         try:
             self._send("comm_open", {"comm_id": self.comm_id, "target_name": AGENT_TARGET,
-                                     "data": {"v": 1, "label": label}}, greeting)
+                                     "data": {"v": PROTOCOL_VERSION, "label": label}}, greeting)
             hello = self._result(greeting, "hello", timeout)
         except BaseException:
             self.close()
@@ -136,7 +136,7 @@ class AgentClient:
         waiter = self._register(rid, f"the {data.get('tool') or data.get('op')} request")
         try:
             self._send("comm_msg", {"comm_id": self.comm_id,
-                                    "data": {"v": 1, "id": rid, **data}}, waiter)
+                                    "data": {"v": PROTOCOL_VERSION, "id": rid, **data}}, waiter)
         except BaseException:
             self._forget(rid)
             raise

@@ -3,7 +3,9 @@ JSON line) and the kernel's ``kli.agent`` / ``kli.ui`` comms (a comm message's d
 
 ``parse_request`` turns a decoded request into a ``Request`` or a ``BadRequest`` (an error code
 of docs/protocol.md and the text that says what was wrong and how to retry); each host only
-frames the answer its own way. Pure: nothing here runs a tool.
+frames the answer its own way. Pure: nothing here runs a tool. The envelope's version and the
+agent comm target live here too, so the agent client (which may not import the kernel package)
+and the kernel read them from one place.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
+PROTOCOL_VERSION = 1  # ``v`` of every message (kli.kernel.protocol lists it with the rest)
+AGENT_TARGET = "kli.agent"  # the comm target an agent opens on a kernel (kli.kernel.client)
 AGENT_OPS = ("call", "list", "ping")  # kli.agent and serve --stdio
 UI_OPS = ("accept", "reject", "replay")  # kli.ui
 DEFAULT_OP = "call"  # an agent request without ``op``
