@@ -34,6 +34,7 @@ from kli.tools.core.textfile import (
     read_bytes,
     split_lines,
 )
+from kli.tools.notebook import address
 
 
 def _prior(real: str, jail: Jail) -> tuple[bool, str | None, int]:
@@ -75,6 +76,15 @@ def _count_lines(real: str, jail: Jail) -> int:
 def _run(call: Call) -> ToolResult:
     path: str = call.args["path"]
     content: str = call.args["content"]
+    nb_path, cell_id = address.split(path)
+    if cell_id is not None and not os.path.lexists(os.path.join(call.ws.root, path)):
+        raise ToolError(
+            f"write refused: {path} names a cell of the notebook {nb_path}, and write replaces "
+            f"whole files. Change the cell's source with edit (an '@@ {path}' section, after "
+            f"read path='{path}'), or add a cell with cells op=insert. Nothing was written.",
+            error="notebook_cell",
+            path=path,
+        )
     resolved = call.ws.jail.resolve(path, write=True)
     real, rel = resolved.real, resolved.rel
     if os.path.isdir(real):

@@ -35,6 +35,7 @@ from kli.tools.core.textfile import (
     read_text,
     split_lines,
 )
+from kli.tools.notebook import address
 from kli.tools.ws import checkpoints, syntax
 from kli.tools.ws.common import (
     call_setting,
@@ -161,6 +162,14 @@ def _same_as_read_file(call: Call, real: str, content: str) -> str | None:
 def _run(call: Call) -> ToolResult:
     args = call.args
     path = args["path"]
+    nb_path, cell_id = address.split(path)
+    if cell_id is not None and not os.path.lexists(os.path.join(call.ws.root, path)):
+        raise ToolError(
+            f"ws_write: {path} names a cell of the notebook {nb_path}; ws_write writes whole "
+            f"files. Change the cell with ws_edit {compact_json({'path': path})} (old_str / "
+            "new_str) or ws_patch. Nothing was written.",
+            error="notebook_cell",
+        )
     resolved = call.ws.jail.resolve(path, write=True)
     real, rel = resolved.real, resolved.rel
     bad = reserved_device_name(rel)

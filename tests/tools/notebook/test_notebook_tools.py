@@ -143,3 +143,12 @@ def test_find_lists_cells_of_notebooks_as_addresses(tmp_path: Path) -> None:
     assert r.text.splitlines()[:2] == ["nb.ipynb#load-data", "sub/b.ipynb#load-more"]
     assert "1 matching file(s) are not notebooks" in r.text
     assert ws.call("find", {"pattern": "nb.ipynb"}).text == "nb.ipynb"
+
+
+def test_write_and_ws_write_refuse_a_cell_address_instead_of_making_a_file(tmp_path: Path) -> None:
+    _write(tmp_path / "nb.ipynb", new_code_cell("x", id="a"))
+    ws = Workspace(str(tmp_path))
+    for tool in ("write", "ws_write"):
+        r = ws.call(tool, {"path": "nb.ipynb#a", "content": "y"})
+        assert not r.ok and r.details["error"] == "notebook_cell", r.text
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["nb.ipynb"]
