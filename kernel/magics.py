@@ -336,7 +336,11 @@ def completions(line: str, aliases: tuple[str, ...] | list[str] = ()) -> tuple[s
             names = [str(v) for v in _props(tool).get(name or "", {}).get("enum", [])]
         else:
             used = set(tool_words[1:-1])
-            names = ["--" + p.replace("_", "-") for p in _props(tool)]
+            try:  # arguments the line already gives (options or bare words) are not offered
+                given = set(parse_magic_args(tool, " ".join(tool_words[1:-1])))
+            except MagicUsageError:
+                given = set()
+            names = ["--" + p.replace("_", "-") for p in _props(tool) if p not in given]
             names += [f"--no-{n[2:]}" for n in names
                       if _props(tool)[_option_names(tool)[n]].get("type") == "boolean"]
             names = [n for n in names if n not in used]
