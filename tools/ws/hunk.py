@@ -1,6 +1,6 @@
 """A hunk's lines landed on the file lines of the span it matched: ``render_hunk``.
 
-Context and removals are aligned to the file's lines (``_align``); the added lines are
+Context and removals are aligned to the file's lines (``align``); the added lines are
 re-indented (``_Render._indented``) and placed, deciding on which side of file lines the hunk
 does not show they go (``_Render._cross_gap``).
 """
@@ -77,7 +77,7 @@ class _Render:
         self.span_lines = span_lines
         self.span = span
         self.old_count = sum(tag != "+" for tag, _t in body)
-        self.aligned = _align(body, span_lines, pair_removals)
+        self.aligned = align(body, span_lines, pair_removals)
         self.refs = _neighbours(body, self.aligned, span_lines) if local_indent else {}
         self.stands_in = _stand_ins(body)
         self.cr = "\r" if span.crlf else ""
@@ -195,7 +195,7 @@ def _unclear(text: str) -> str:
     )
 
 
-def _align(body: Body, span_lines: Sequence[str], pair_removals: bool) -> dict[int, int]:
+def align(body: Body, span_lines: Sequence[str], pair_removals: bool) -> dict[int, int]:
     """Old line k (context and removals, in order) → the span line it landed on. Lines equal
     once stripped align; a run of misremembered lines pairs with the file's lines in the same
     place when alike (a removal only with ``pair_removals``)."""

@@ -206,9 +206,26 @@ def _is_diff_line(line: str) -> bool:
     return line[:1] in (" ", "-", "+", "\\")
 
 
-def _body(raw: list[str], repairs: list[str]) -> tuple[Body, Body | None, bool]:
-    """A hunk's raw lines → body, the forgotten-prefix alternative, no-newline flag."""
+def _body(
+    raw: list[str], repairs: list[str], old_count: int | None = None
+) -> tuple[Body, Body | None, bool]:
+    """A hunk's raw lines → body, the forgotten-prefix alternative, no-newline flag. With the
+    header's ``old_count``, indented unprefixed lines up to that many old lines are context
+    that forgot its prefix, not prose (tab-indented code after the last change, read as
+    prose, would leave the hunk's added lines without the context that places them); prose
+    starts in column 0, and the header's count may be wrong."""
     last = max((i for i, ln in enumerate(raw) if _is_diff_line(ln)), default=-1)
+    if old_count:
+        seen = 0
+        for i, ln in enumerate(raw):
+            if i > last and ln and not ln[:1].isspace():
+                break
+            if ln[:1] in ("+", "\\"):
+                continue
+            seen += 1
+            if seen == old_count:
+                last = max(last, i)
+                break
     if any(ln.strip() for ln in raw[last + 1 :]):
         repairs.append("prose_dropped")
     raw = raw[: last + 1]
@@ -251,8 +268,9 @@ def _parse_unified(lines: list[str], repairs: list[str], *, bare: bool = False) 
         nonlocal hunk_header, raw
         if hunk_header is None:
             return
-        body, alt, no_nl = _body(raw, repairs)
         m = HUNK_HEADER.match(hunk_header)
+        old_count = (int(m.group(2)) if m.group(2) is not None else 1) if m else None
+        body, alt, no_nl = _body(raw, repairs, old_count)
         hunk = Hunk(body, hunk_header.strip(), alt_body=alt, no_newline_new=no_nl)
         if m:
             hunk.old_start = int(m.group(1))

@@ -23,14 +23,16 @@ def reindent_lines(new_lines: Sequence[str], reindent: tuple[str, str] | None) -
     for line in new_lines:
         if not line.strip():
             out.append(line)
+        elif line.startswith(old):
+            # The search text's indentation swapped for the file's, the rest kept: so a tab
+            # after spaces ("  \t") stays after them.
+            out.append(new + line[len(old) :])
         elif new.startswith(old):
             out.append(new[len(old) :] + line)
         elif old.startswith(new):
             extra = len(old) - len(new)
             lead = leading_ws(line)
             out.append(line[min(extra, len(lead)) :])
-        elif line.startswith(old):
-            out.append(new + line[len(old) :])
         else:
             out.append(line)
     return out

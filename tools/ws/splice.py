@@ -4,11 +4,10 @@ for one line-based span), ``choose_disjoint`` (what ``replace_all`` replaces).""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 
 from kli.tools.core.textfile import break_at, keep_bom, with_breaks
 from kli.tools.ws.hunk import line_diff, render_hunk
-from kli.tools.ws.ladder import ANCHORED, BLANK_LINES, Match, Span
+from kli.tools.ws.ladder import ANCHORED, Match, Span
 from kli.tools.ws.reindent import reindent_for
 from kli.tools.ws.textlines import search_lines
 
@@ -63,33 +62,53 @@ def _edge_newlines(text: str, from_end: bool) -> int:
     return edge.count("\n")
 
 
-def _absorb_blank_edges(text: str, span: Span, old: str, new: str) -> Span:
-    """For rung 4: when ``new`` starts or ends with more blank lines than ``old`` does, the
-    search text dropped blank lines at its edges too — widen the span over as many blank file
-    lines there, so they are replaced rather than doubled."""
-    start, end = span.start, span.end
-    extra_head = _edge_newlines(new, False) - _edge_newlines(old, False)
-    while extra_head > 0 and start > 0:
-        prev_start = text.rfind("\n", 0, start - 1) + 1
-        if text[prev_start : start - 1].strip():
+def _blank_lines_before(text: str, start: int) -> int:
+    """Blank lines right before offset ``start`` (0 unless ``start`` begins a line)."""
+    if start > 0 and text[start - 1] != "\n":
+        return 0
+    count = 0
+    while start > 0:
+        prev = text.rfind("\n", 0, start - 1) + 1
+        if text[prev : start - 1].strip():
             break
-        start, extra_head = prev_start, extra_head - 1
-    extra_tail = _edge_newlines(new, True) - _edge_newlines(old, True)
-    ends_nl = end > 0 and text[end - 1] == "\n"
-    while extra_tail > 0 and end < len(text):
-        # ``end`` is at a line's content end ("\r\n" or "\n" follows) or just past a "\n".
-        probe = end if ends_nl else text.find("\n", end) + 1
-        if probe <= 0 or probe >= len(text):
-            break
-        nl = text.find("\n", probe)
-        line_end = len(text) if nl < 0 else nl
-        if text[probe:line_end].strip():
-            break
-        end = (line_end + 1 if nl >= 0 else line_end) if ends_nl else line_end
-        if not ends_nl and end > probe and text[end - 1] == "\r":
-            end -= 1
-        extra_tail -= 1
-    return replace(span, start=start, end=end)
+        count, start = count + 1, prev
+    return count
+
+
+def _blank_lines_after(text: str, end: int) -> int:
+    """Blank lines right after offset ``end`` (0 unless ``end`` ends a line or its content)."""
+    if end < len(text) and text[end - 1 : end] != "\n":
+        if text[end] == "\r" and text[end + 1 : end + 2] == "\n":
+            end += 1
+        if text[end] != "\n":
+            return 0
+        end += 1
+    count = 0
+    while end < len(text):
+        nl = text.find("\n", end)
+        if nl < 0 or text[end:nl].strip():
+            break  # a last line without a newline is not a blank line between two others
+        count, end = count + 1, nl + 1
+    return count
+
+
+def blank_edges_trimmed(text: str, span: Span, old: str, new: str) -> str:
+    """``new`` without the blank lines at its start or end that ``old`` does not have, as many
+    as the file already has right there: the search text dropped blank lines at its edges
+    (a loose quote of the region) while the replacement re-emits them, and writing them would
+    double the file's. The file's own blank lines stay as they are."""
+    head = min(_edge_newlines(new, False) - _edge_newlines(old, False),
+               _blank_lines_before(text, span.start))
+    tail = min(_edge_newlines(new, True) - _edge_newlines(old, True),
+               _blank_lines_after(text, span.end))
+    if head <= 0 and tail <= 0:
+        return new
+    parts = new.split("\n")
+    if head > 0:
+        parts = parts[head:]
+    if tail > 0:
+        parts = parts[: len(parts) - tail]
+    return "\n".join(parts)
 
 
 def apply(
@@ -99,8 +118,8 @@ def apply(
 
     With ``old`` given, an anchored (rung 5) match is applied as the line diff ``old`` →
     ``new`` so the file's own unchanged lines survive (``DoesNotFit`` when that diff does not
-    fit the span), and a blank-line (rung 4) match widens over the blank lines at its edges
-    that ``new`` re-emits. Raises ``ValueError`` for no match, or for an ambiguous match without
+    fit the span), and blank lines ``new`` re-emits at its edges over the file's own are not
+    written twice (``blank_edges_trimmed``, every rung). Raises ``ValueError`` for no match, or for an ambiguous match without
     ``replace_all``: an ambiguous match is never applied by accident.
     """
     if match.count == 0:
@@ -108,16 +127,15 @@ def apply(
     if match.count > 1 and not replace_all:
         raise ValueError(f"ambiguous match ({match.count} candidates) without replace_all")
     spans = choose_disjoint(match.spans)
-    if match.rung == BLANK_LINES and old is not None:
-        spans = choose_disjoint([_absorb_blank_edges(text, s, old, new) for s in spans])
     pieces = []
     pos = 0
     for span in spans:
         pieces.append(text[pos : span.start])
+        written = new if old is None else blank_edges_trimmed(text, span, old, new)
         if match.rung == ANCHORED and old is not None:
-            pieces.append(_anchored_replacement(text, span, old, new))
+            pieces.append(_anchored_replacement(text, span, old, written))
         else:
-            pieces.append(replacement(new, span, match.whole_lines, text))
+            pieces.append(replacement(written, span, match.whole_lines, text))
         pos = span.end
     pieces.append(text[pos:])
     return keep_bom(text, "".join(pieces)), len(spans)

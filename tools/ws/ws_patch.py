@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import bisect
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,9 +36,10 @@ from kli.tools.notebook import address
 from kli.tools.notebook.model import Notebook
 from kli.tools.ws import cells, gutter, ladder, telemetry
 from kli.tools.ws.closest import closest_span
-from kli.tools.ws.hunk import Body, render_hunk
+from kli.tools.ws.hunk import Body, align, render_hunk
 from kli.tools.ws.patch_parse import FilePatch, Hunk, ParsedPatch, PatchParseError, parse
 from kli.tools.ws.syntax import SyntaxOutcome, check_file, outcome_note, reverted_message
+from kli.tools.ws.textlines import leading_ws
 from kli.tools.ws.ws_edit import open_text
 
 ANCHOR_WINDOW_LINES = 20  # the spec's AnchorWindowLines
@@ -84,18 +86,104 @@ class FilePlan:
 
 
 def _best(text: str, hunk: Hunk, window: ladder.Window | None) -> tuple[ladder.Match, Body, bool]:
-    """The ladder's match for the hunk's old lines; the forgotten-prefix reading wins only
-    when it lands on a strictly better rung."""
+    """The ladder's match for the hunk's old lines. The forgotten-prefix reading (every
+    space-led context line kept whole) wins when it lands on a strictly better rung; when
+    neither lands exactly, the line-by-line reading (``_line_by_line``) may."""
     match = ladder.seek(
         text, [t for tag, t in hunk.body if tag != "+"], whole_lines=True, window=window
     )
-    if hunk.alt_body is None or (match.count and match.rung in (ladder.EXACT, ladder.TRAILING_WS)):
+    if hunk.alt_body is None or (match.count and match.rung in CLOSE_RUNGS):
         return match, hunk.body, False
     alt_old = [t for tag, t in hunk.alt_body if tag != "+"]
     alt = ladder.seek(text, alt_old, whole_lines=True, window=window)
+    if alt.count and alt.rung in CLOSE_RUNGS:
+        return alt, hunk.alt_body, True
+    mixed = _line_by_line(text, hunk.body, hunk.alt_body, window)
+    if mixed is not None:
+        found = ladder.seek(
+            text, [t for tag, t in mixed if tag != "+"], whole_lines=True, window=window
+        )
+        if found.count == 1 and found.rung in CLOSE_RUNGS:
+            return found, mixed, True
     if alt.count and (not match.count or _RANK[alt.rung or ""] < _RANK[match.rung or ""]):
         return alt, hunk.alt_body, True
     return match, hunk.body, False
+
+
+# The rungs that take a hunk's lines as written (up to trailing blanks): an added line then
+# keeps the indentation it was written with.
+CLOSE_RUNGS = (ladder.EXACT, ladder.TRAILING_WS)
+
+
+def _line_by_line(text: str, body: Body, alt_body: Body, window: ladder.Window | None) -> Body | None:
+    """The reading of a hunk whose context lines forgot their leading space on SOME lines:
+    each space-led context line is taken as written or whole, whichever the file has there.
+    Only a single place where every old line equals (trailing blanks aside) one of its two
+    readings counts; None otherwise. Reading each line either way is safe only because it must
+    then match the file verbatim: the indentation rungs, by contrast, would re-indent the added
+    lines after context lines that are one column off (Lisp forms aligned under a paren,
+    two-space code)."""
+    pairs = [(a[1], b[1]) for a, b in zip(body, alt_body, strict=True) if a[0] != "+"]
+    if not pairs or all(a == b for a, b in pairs):
+        return None
+    lines = [ln.rstrip() for ln in text.split("\n")]
+    n = len(pairs)
+    lo, hi = (0, len(lines) - n) if window is None else (window[0] - 1, window[1] - 1)
+    found: list[list[str]] = []
+    for i in range(max(lo, 0), min(hi, len(lines) - n) + 1):
+        chosen = []
+        for (main, whole), have in zip(pairs, lines[i : i + n], strict=True):
+            if main.rstrip() == have:
+                chosen.append(main)
+            elif whole.rstrip() == have:
+                chosen.append(whole)
+            else:
+                break
+        else:
+            found.append(chosen)
+            if len(found) > 1:
+                return None
+    if len(found) != 1:
+        return None
+    old = iter(found[0])
+    return [(tag, t if tag == "+" else next(old)) for tag, t in body]
+
+
+def _prefix_aligned(body: Body, alt_body: Body, span_lines: list[str]) -> Body | None:
+    """For a hunk that landed on a loose rung although some of its context lines forgot their
+    leading space: each context line read the way (as written, or whole) whose indentation is
+    that of the file line it landed on, so the added lines keep the indentation they were
+    written with instead of taking their neighbours' one-column drift (Lisp forms aligned under
+    a paren, two-space code). None without evidence of forgotten prefixes — an unprefixed line
+    (the parser's ``forgotten_prefix``), lines of both kinds (some right as written, some
+    right whole), or more lines verbatim in the file whole than as written — since a hunk
+    shifted by one column throughout is re-indented like any other indentation drift."""
+    old = [(tag, t, w) for (tag, t), (_tag, w) in zip(body, alt_body, strict=True) if tag != "+"]
+    landed = align(body, span_lines, pair_removals=False)
+    have = {ln.rstrip() for ln in span_lines}
+    certain = any(tag == " " and t == w and t.strip() for tag, t, w in old)
+    as_written = whole = right_written = right_whole = 0
+    chosen: list[str] = []
+    for k, (tag, t, w) in enumerate(old):
+        j = landed.get(k)
+        if tag != " " or t == w or j is None:
+            chosen.append(t)
+            continue
+        as_written += t.rstrip() in have
+        whole += w.rstrip() in have
+        file_indent = leading_ws(span_lines[j])
+        if leading_ws(t) == file_indent:
+            right_written += 1
+            chosen.append(t)
+        elif leading_ws(w) == file_indent:
+            right_whole += 1
+            chosen.append(w)
+        else:
+            chosen.append(t)
+    if not right_whole or not (certain or right_written or whole > as_written):
+        return None
+    it = iter(chosen)
+    return [(tag, t if tag == "+" else next(it)) for tag, t in body]
 
 
 # Context lines a hunk may lose at its edges when nothing else lands it (GNU patch's fuzz);
@@ -110,7 +198,8 @@ FUZZ_NOTE = (
 
 def _fuzzed(text: str, hunk: Hunk, window: ladder.Window) -> tuple[ladder.Match, Body, int]:
     """Land an anchored hunk whose edge context drifted: drop up to ``MAX_FUZZ`` context lines
-    from its start and end (never a removed line), tightest first, inside the window. The first
+    from its start and end (never a removed line, nor one with an added line beyond it),
+    tightest first, inside the window. The first
     trim with any candidate decides: one lands, several refuse."""
     bodies = [hunk.body] + ([hunk.alt_body] if hunk.alt_body is not None else [])
     trims = sorted(
@@ -126,6 +215,12 @@ def _fuzzed(text: str, hunk: Hunk, window: ladder.Window) -> tuple[ladder.Match,
             if any(body[i][0] != " " for i in cut_head + cut_tail):
                 continue
             drop = set(cut_head + cut_tail)
+            kept = [i for i in old_at if i not in drop]
+            added = [i for i, (tag, _t) in enumerate(body) if tag == "+"]
+            if any(i < kept[0] or i > kept[-1] for i in added):
+                # An added line beyond a dropped context line: where it goes was said only by
+                # the line that did not match (it would land on the wrong side of that line).
+                continue
             trimmed = [entry for i, entry in enumerate(body) if i not in drop]
             old = [t for tag, t in trimmed if tag != "+"]
             if sum(1 for t in old if t.strip()) < 2:
@@ -192,6 +287,10 @@ def plan_file(text: str, hunks: list[Hunk], *, window_lines: int = ANCHOR_WINDOW
         report = HunkReport(index, hunk.header, False)
         plan.reports.append(report)
         working = "\n".join(lines)
+        if lines and lines[-1] == "":
+            # A blank last line would vanish from the joined text (a final "\n" ends the line
+            # before it), and a hunk ending on it could land on a look-alike above.
+            working += "\n"
         if hunk.pure_insertion:
             if hunk.old_start is None:
                 report.message = (
@@ -205,7 +304,13 @@ def plan_file(text: str, hunks: list[Hunk], *, window_lines: int = ANCHOR_WINDOW
                     f"({total} lines); fix the @@ -N,0 line number."
                 )
                 continue
-            at = numbering.working(hunk.old_start + 1) - 1
+            after = hunk.old_start
+            if hunk.old_start > 0 and _counts_old_lines(hunk.header):
+                # The header counts old lines the body does not have: they were dropped after
+                # the added lines (trailing blank lines trimmed from the patch), so the added
+                # lines come before line N, not after it.
+                after = hunk.old_start - 1
+            at = numbering.working(after + 1) - 1
             # The inserted lines end as the line they follow (the first line, at the top).
             cr = ending_near(lines, at - 1 if at > 0 else 0, final_newline=trailing_nl)
             new = [t + cr for tag, t in hunk.body if tag == "+"]
@@ -247,9 +352,13 @@ def plan_file(text: str, hunks: list[Hunk], *, window_lines: int = ANCHOR_WINDOW
             continue
         span = match.spans[0]
         a, b = span.first_line - 1, span.last_line - 1
-        new_lines, why = render_hunk(
-            body, lines[a : b + 1], span, local_indent=match.rung == ladder.ANCHORED
-        )
+        local_indent = match.rung == ladder.ANCHORED
+        if match.rung not in CLOSE_RUNGS and hunk.alt_body is not None:
+            aligned = _prefix_aligned(hunk.body, hunk.alt_body, lines[a : b + 1])
+            if aligned is not None:
+                body, local_indent = aligned, True
+                plan.telemetry.append("ws_patch.repair.prefix_aligned")
+        new_lines, why = render_hunk(body, lines[a : b + 1], span, local_indent=local_indent)
         if new_lines is None:
             report.message = (
                 f"its old lines best match lines {numbering.original(a + 1)}–"
@@ -287,6 +396,12 @@ def plan_file(text: str, hunks: list[Hunk], *, window_lines: int = ANCHOR_WINDOW
                     break
         plan.after = eol.join(lines) + (eol if trailing_nl and lines else "")
     return plan
+
+
+def _counts_old_lines(header: str) -> bool:
+    """The @@ header states a non-zero old-line count (``-N,M`` with M > 0)."""
+    m = re.match(r"@@+ -\d+,(\d+) ", header)
+    return m is not None and int(m.group(1)) > 0
 
 
 def _miss(

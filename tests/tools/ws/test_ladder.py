@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from kli.tools.ws import ladder
 from kli.tools.ws.closest import closest_span
 from kli.tools.ws.ladder import seek
+from kli.tools.ws.reindent import reindent_lines
 from kli.tools.ws.splice import apply
 from kli.tools.ws.textlines import search_lines
 
@@ -221,3 +222,60 @@ def test_a_line_re_emitted_shallower_is_not_an_exact_match_inside_indentation() 
     ).replace("class U(R):", "class U(R):  # e")
     # an occurrence at the start of a line still makes the inner one count: ambiguous
     assert seek("    a\n  a\n", "  a").count == 2
+
+
+# -- drift that must never land wrong ---------------------------------------------------------
+
+CODE = ["def f():", "    x = 1", "  y(2)", "\tz = 3", "}", "(g a", "   b)", '  "k": 1,', "return x"]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(st.sampled_from([*CODE, "", ""]), min_size=4, max_size=16),
+    st.integers(0, 15),
+    st.integers(2, 6),
+    st.data(),
+)
+def test_blank_lines_re_emitted_at_the_edges_of_new_str_are_never_doubled(
+    file_lines: list[str], start: int, length: int, data: st.DataObject
+) -> None:
+    """A loose quote: old_str is the region without its edge blank lines, new_str the region in
+    full with one line changed. Whatever rung lands it, the result is the intended file."""
+    start = min(start, len(file_lines) - 1)
+    region = file_lines[start : start + length]
+    core = list(region)
+    while core and not core[0].strip():
+        core.pop(0)
+    while core and not core[-1].strip():
+        core.pop()
+    if len(core) == len(region) or not core:
+        return
+    text = "\n".join(file_lines) + "\n"
+    old = "\n".join(core)
+    m = seek(text, old)
+    if m.count != 1:
+        return
+    changed = [i for i, ln in enumerate(region) if ln.strip()]
+    k = data.draw(st.sampled_from(changed))
+    new_region = list(region)
+    new_region[k] += "  # edited"
+    expected = "\n".join(file_lines[:start] + new_region + file_lines[start + length :]) + "\n"
+    if m.spans[0].first_line != 1 + start + region.index(core[0]):
+        return  # landed on a look-alike elsewhere: not this property's concern
+    assert apply(text, m, "\n".join(new_region), old=old)[0] == expected
+
+
+@given(
+    st.text(alphabet=" \t", max_size=4),
+    st.text(alphabet=" \t", min_size=1, max_size=4),
+    st.lists(st.tuples(st.text(alphabet=" \t", max_size=3), st.sampled_from(["a", "b()", "c = 1"])),
+             min_size=1, max_size=6),
+)
+def test_reindent_swaps_the_search_indentation_for_the_files_and_keeps_the_rest(
+    written: str, file_indent: str, rest: list[tuple[str, str]]
+) -> None:
+    """Tabs after spaces stay after them: a line written at ``written + more`` becomes
+    ``file_indent + more``, whatever mix of tabs and spaces either side uses."""
+    lines = [written + more + body for more, body in rest]
+    got = reindent_lines(lines, (written, file_indent))
+    assert got == [file_indent + more + body for more, body in rest]

@@ -3,6 +3,7 @@ property (a failing patch never changes a byte), telemetry."""
 
 from __future__ import annotations
 
+import difflib
 import os
 import tempfile
 from pathlib import Path
@@ -367,3 +368,57 @@ def test_added_lines_standing_in_for_a_removal_stay_before_an_unshown_blank() ->
     patch = "@@ -1,4 +1,5 @@\n     a = 1\n-    b = 2\n+    b = 20\n+    # note\n     c = 3\n"
     plan = plan_file(text, patch_parse.parse(patch).files[0].hunks)
     assert not plan.ok and "could go before or after lines 3–3" in plan.reports[0].message
+
+
+# -- forgotten context prefixes never land wrong ------------------------------------------------
+
+ALIGNED = [
+    "(defun f (x)",
+    "  (let ((y 1))",
+    "    (g x",
+    "       y)))",
+    "  const a = 1;",
+    "  if (a) {",
+    "    b();",
+    "  }",
+    '  "k": [',
+    '    "v"',
+    "  ],",
+    "key:",
+    "  - item",
+    "      aligned",
+    "",
+]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(st.sampled_from(ALIGNED), min_size=6, max_size=24),
+    st.integers(0, 23),
+    st.integers(0, 2),
+    st.lists(st.sampled_from(ALIGNED[:-1]), min_size=1, max_size=3),
+    st.lists(st.booleans(), min_size=12, max_size=12),
+)
+def test_context_lines_that_forgot_their_leading_space_land_exactly_or_are_refused(
+    file_lines: list[str], at: int, removed: int, added: list[str], forgot: list[bool]
+) -> None:
+    """Two-space code and forms aligned under a paren; a unified diff whose context lines lose
+    their ' ' prefix on any subset: the patch's result is the intended file, or nothing."""
+    at = min(at, len(file_lines) - 1)
+    text = "\n".join(file_lines) + "\n"
+    new_lines = file_lines[:at] + [a + " # new" for a in added] + file_lines[at + removed :]
+    expected = "\n".join(new_lines) + "\n"
+    diff = difflib.unified_diff(text.splitlines(True), expected.splitlines(True), "a/f", "b/f", n=2)
+    out, k = [], 0
+    for line in "".join(diff).split("\n"):
+        if line.startswith(" "):
+            if forgot[k % len(forgot)]:
+                line = line[1:]
+            k += 1
+        out.append(line)
+    parsed = patch_parse.parse("\n".join(out))
+    if len(parsed.files) != 1:
+        return
+    plan = plan_file(text, parsed.files[0].hunks)
+    if plan.ok:
+        assert plan.after == expected
