@@ -29,21 +29,21 @@ def language_of(path: str) -> str:
     return _LANGUAGES.get(os.path.splitext(path)[1].lower(), "text")
 
 
-# The changed middle of two texts (their common first and last lines set aside) is diffed line
-# by line only up to this many lines a side; a larger one counts as replaced whole. difflib's
-# match is quadratic: a one-line ws_edit of a 50,000-line file took 9.6 s to count.
-MAX_DIFF_LINES = 2000
+# Counting changed lines is bounded: after setting aside the lines two texts share at the start
+# and at the end, the middle is diffed with Myers' algorithm, whose work grows with the number
+# of changed lines, not with the square of the file (difflib's match made a one-line ws_edit of a
+# 50,000-line file take 9.6 s to count). Past MAX_CHANGED_LINES changed lines, or
+# MAX_DIFF_STEPS comparisons, the middle counts as replaced whole.
+MAX_CHANGED_LINES = 4000
+MAX_DIFF_STEPS = 4_000_000
 
 
 def count_changes(before: str, after: str) -> tuple[int, int]:
-    """Lines added and removed between two texts (a line-level diff), in time linear in their
-    length: the lines both share at the start and at the end are set aside first (what an edit
-    left alone), and only the changed middle is diffed — up to ``MAX_DIFF_LINES`` lines a side;
-    a larger middle counts as all removed and all added."""
+    """Lines added and removed between two texts: the fewest line insertions and deletions that
+    turn one into the other (a changed line counts once each way), in time linear in the texts
+    plus the square of the changes; see ``MAX_CHANGED_LINES`` for the bound."""
     if before == after:
         return 0, 0
-    import difflib
-
     a, b = before.splitlines(), after.splitlines()
     shortest = min(len(a), len(b))
     head = 0
@@ -53,15 +53,39 @@ def count_changes(before: str, after: str) -> tuple[int, int]:
     while tail < shortest - head and a[len(a) - 1 - tail] == b[len(b) - 1 - tail]:
         tail += 1
     a, b = a[head : len(a) - tail], b[head : len(b) - tail]
-    if len(a) > MAX_DIFF_LINES or len(b) > MAX_DIFF_LINES:
+    d = _edit_distance(a, b, MAX_CHANGED_LINES, MAX_DIFF_STEPS)
+    if d is None:
         return len(b), len(a)
-    added = removed = 0
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
-        if tag in ("replace", "delete"):
-            removed += i2 - i1
-        if tag in ("replace", "insert"):
-            added += j2 - j1
-    return added, removed
+    grown = len(b) - len(a)
+    return (d + grown) // 2, (d - grown) // 2
+
+
+def _edit_distance(a: list[str], b: list[str], max_d: int, max_steps: int) -> int | None:
+    """The fewest insertions plus deletions turning ``a`` into ``b`` (Myers' greedy forward
+    search), or None past ``max_d`` of them or ``max_steps`` line comparisons."""
+    n, m = len(a), len(b)
+    if not n or not m:
+        return n + m
+    reach = {1: 0}  # diagonal k = x - y → furthest x reached
+    steps = 0
+    for d in range(min(max_d, n + m) + 1):
+        for k in range(-d, d + 1, 2):
+            if k == -d or (k != d and reach[k - 1] < reach[k + 1]):
+                x = reach[k + 1]
+            else:
+                x = reach[k - 1] + 1
+            y = x - k
+            start = x
+            while x < n and y < m and a[x] == b[y]:
+                x += 1
+                y += 1
+            steps += 1 + x - start  # one per diagonal, plus the lines the snake passed
+            reach[k] = x
+            if x >= n and y >= m:
+                return d
+        if steps > max_steps:
+            return None
+    return None
 
 
 def file_change(
