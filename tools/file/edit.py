@@ -45,7 +45,7 @@ from kli.tools.file.repair.decide import (
 )
 from kli.tools.file.target import load_text, written_report
 from kli.tools.notebook import address, magics
-from kli.tools.notebook.model import Notebook
+from kli.tools.notebook.model import Notebook, NotebookError
 from kli.tools.roles import RepairLanguage
 
 DEFAULT_POLICY = "safe"  # spec: repair defaults to safe
@@ -86,6 +86,18 @@ NOTEBOOK_WHOLE = (
 )
 
 
+def _is_notebook(call: Call, real: str) -> bool:
+    """Whether ``real`` loads as a notebook (a ``.ipynb`` that does not — broken JSON — may be
+    edited as text to repair it)."""
+    try:
+        call.ws.notebooks.load(real)
+    except NotebookError:
+        return False
+    except OSError:
+        return True  # missing or unreadable: refused as a notebook, by name
+    return True
+
+
 def _targets(call: Call, sections: list[Any]) -> list[_Target]:
     by_real: dict[str, _Target] = {}
     for section in sections:
@@ -95,7 +107,7 @@ def _targets(call: Call, sections: list[Any]) -> list[_Target]:
             real = address.key(resolved.real, cell_id)
             rel = f"{resolved.rel}#{cell_id}"
             cell: _Cell | None = _Cell(resolved.real, resolved.rel, cell_id)
-        elif address.is_notebook(resolved.rel):
+        elif address.is_notebook(resolved.rel) and _is_notebook(call, resolved.real):
             raise ToolError(
                 NOTEBOOK_WHOLE.format(rel=resolved.rel), error="notebook", path=resolved.rel
             )

@@ -36,6 +36,11 @@ MAX_LINES = 2000  # lines one read shows (not in the spec)
 MAX_LINE_CHARS = 2000  # a wider line is shown cut (not in the spec)
 MAX_OUTPUT_CHARS = 256 * 1024  # characters one read shows, at least one line (not in the spec)
 EMPTY_FILE = "(empty file)"
+NOT_A_NOTEBOOK = (
+    "[{rel} does not parse as a notebook (not nbformat 4 JSON: a merge conflict or a cut-off "
+    "write?), so it is shown as text; edit it as a file ('@@ {rel}') to repair the JSON, then "
+    "read it again to see its cells.]"
+)
 
 
 def show_line(line: str, width: int | None = None) -> tuple[str, bool]:
@@ -162,8 +167,12 @@ def _run(call: Call) -> ToolResult:
     start_arg: int | None = args.get("start")
     end_arg: int | None = args.get("end")
     nb_path, cell_id = address.split(args["path"])
+    broken = False
     if address.is_notebook(nb_path):
-        return _read_notebook(call, nb_path, cell_id, start_arg, end_arg, raw)
+        as_cells = _read_notebook(call, nb_path, cell_id, start_arg, end_arg, raw)
+        if as_cells is not None:
+            return as_cells
+        broken = True
     real, rel, text, size = load_text(call, args["path"])
     lines = split_lines(text)
     total = len(lines)
@@ -219,6 +228,9 @@ def _run(call: Call) -> ToolResult:
         )
     if cut:
         notes.append(cut_notice(len(cut)))
+    if broken:
+        notes.append(NOT_A_NOTEBOOK.format(rel=rel))
+        details["notebook"] = False
     body = "\n".join(rows)
     if notes:
         body += "\n" + "\n".join(notes)
@@ -228,11 +240,17 @@ def _run(call: Call) -> ToolResult:
 
 def _read_notebook(
     call: Call, path: str, cell_id: str | None, start: int | None, end: int | None, raw: bool
-) -> ToolResult:
-    """A ``.ipynb`` reads as cells (``cellview``); ``PATH#CELL_ID`` as one cell."""
+) -> ToolResult | None:
+    """A ``.ipynb`` reads as cells (``cellview``); ``PATH#CELL_ID`` as one cell. None when the
+    file does not parse as a notebook: the caller reads it as text, so it can be repaired."""
     from kli.tools.file import cellview  # cellview renders rows with this module's helpers
 
-    loaded = cellview.load(call, path)
+    try:
+        loaded = cellview.load(call, path)
+    except ToolError as exc:
+        if exc.details.get("error") != "not_notebook" or cell_id is not None:
+            raise
+        return None  # not JSON a notebook is made of (a merge conflict?): read it as text
     if cell_id is None:
         if start is not None or end is not None:
             raise ToolError(

@@ -152,3 +152,25 @@ def test_write_and_ws_write_refuse_a_cell_address_instead_of_making_a_file(tmp_p
         r = ws.call(tool, {"path": "nb.ipynb#a", "content": "y"})
         assert not r.ok and r.details["error"] == "notebook_cell", r.text
     assert sorted(p.name for p in tmp_path.iterdir()) == ["nb.ipynb"]
+
+
+def test_a_notebook_that_does_not_parse_reads_as_text_and_is_repaired_with_edit(
+    tmp_path: Path,
+) -> None:
+    _write(tmp_path / "nb.ipynb", new_code_cell("x = 1", id="a"))
+    good = (tmp_path / "nb.ipynb").read_text()
+    lines = good.splitlines()
+    broken = "\n".join([lines[0], "<<<<<<< HEAD", *lines[1:]]) + "\n"
+    (tmp_path / "nb.ipynb").write_text(broken)
+    ws = Workspace(str(tmp_path))
+    r = ws.call("read", {"path": "nb.ipynb"})
+    assert r.ok and "does not parse as a notebook" in r.text
+    assert f"2:{line_hash('<<<<<<< HEAD')}|<<<<<<< HEAD" in r.text
+    r = ws.call("edit", {"input": f"@@ nb.ipynb\n- 2:{line_hash('<<<<<<< HEAD')}\n"})
+    assert r.ok, r.text
+    assert (tmp_path / "nb.ipynb").read_text() == good
+    r = ws.call("read", {"path": "nb.ipynb"})
+    assert r.details["cell_ids"] == ["a"]
+    # Now it is a notebook again: a whole-file section is refused.
+    r = ws.call("edit", {"input": f"@@ nb.ipynb\n- 2:{line_hash(lines[1])}\n"})
+    assert not r.ok and r.details["error"] == "notebook"
