@@ -1,7 +1,7 @@
 """Stale means stale: an anchor is the model's handle, not the proof.
 
 The property (hypothesis): a file is read (whole or a window), changed behind the session's back
-by one random splice (lines replaced, inserted or removed anywhere), then edited with random
+by one to three random splices (lines replaced, inserted or removed anywhere), then edited with random
 anchored ops built from what was shown. An edit that applies must have targets the change left
 in place: some splice turning the old text into the new one leaves every target line before it
 (or after it, when the line count is unchanged). The examples below are the cases measured in
@@ -48,9 +48,11 @@ def scenario(draw: st.DrawFn) -> tuple[list[str], tuple[int, int], list[str], st
     old = draw(st.lists(LINE, min_size=1, max_size=14))
     first = draw(st.integers(1, len(old)))
     last = draw(st.integers(first, len(old)))  # the window the session is shown
-    i = draw(st.integers(0, len(old)))
-    j = draw(st.integers(i, len(old)))
-    new = old[:i] + draw(st.lists(LINE, max_size=4)) + old[j:]
+    new = old
+    for _ in range(draw(st.integers(1, 3))):  # one to three concurrent changes, anywhere
+        i = draw(st.integers(0, len(new)))
+        j = draw(st.integers(i, len(new)))
+        new = new[:i] + draw(st.lists(LINE, max_size=4)) + new[j:]
     kind = draw(st.sampled_from(["=", "-", "+", "<"]))
     a = draw(st.integers(first, last))
     if kind in "=-":
