@@ -166,6 +166,45 @@ class KliKernel(IPythonKernel):
 
         comm._reply_subshell_for = route
 
+    async def shell_channel_thread_main(self, msg: Any) -> None:
+        """Open kli comms on the control subshell, so an agent (an MCP client) attaching while
+        a cell runs gets its ``hello`` at once instead of queueing behind the cell. Every other
+        message is routed by ipykernel as usual.
+
+        ipykernel re-routes only ``comm_msg`` / ``comm_close`` by content; a ``comm_open`` must
+        name its subshell in its header, so the message is re-signed with the header naming the
+        control subshell (the session's own serializer, as any sender would)."""
+        try:
+            routed = self._comm_open_route(msg)
+        except Exception:  # routing must never lose a message
+            routed = None
+        if routed is not None:
+            sub, frames = routed
+            self.shell_channel_thread.manager.get_shell_channel_to_subshell_socket(
+                sub).send_multipart(frames)
+            return
+        await super().shell_channel_thread_main(msg)
+
+    def _comm_open_route(self, msg: Any) -> tuple[str, list[Any]] | None:
+        from kli.kernel import AGENT_TARGET, UI_TARGET
+
+        if self.session is None:
+            return None
+        idents, frames = self.session.feed_identities(msg, copy=False)
+        head = self.session.deserialize(frames, content=False, copy=False)["header"]
+        if head.get("msg_type") != "comm_open" or head.get("subshell_id"):
+            return None
+        # In full now (this records the signature as seen; the re-signed message is new).
+        full = self.session.deserialize(frames, content=True, copy=False)
+        content = full.get("content")
+        if not isinstance(content, dict) or content.get("target_name") not in (AGENT_TARGET,
+                                                                                UI_TARGET):
+            return None
+        if self._control_subshell is None:
+            self._control_subshell = self._new_subshell()
+        full["header"]["subshell_id"] = self._control_subshell
+        return self._control_subshell, self.session.serialize(full, ident=idents)
+
     def _route(self, comm_id: str, data: Any, default: str | None) -> str | None:
         if not isinstance(data, dict):
             return default

@@ -77,3 +77,21 @@ def test_background_job_tools_run_while_a_cell_runs(kernel: Any) -> None:
     kernel.wait_for(lambda m: m["parent_header"].get("msg_id") == cell
                     and m["msg_type"] == "status"
                     and m["content"]["execution_state"] == "idle", since=start)
+
+
+def test_an_agent_attaching_during_a_cell_gets_its_hello_and_reads_at_once(kernel: Any) -> None:
+    (kernel.root / "late.txt").write_text("late\n")
+    start = len(kernel.seen)
+    cell = kernel.kc.execute("import time\ntime.sleep(5)")
+    kernel.wait_for(lambda m: m["parent_header"].get("msg_id") == cell
+                    and m["msg_type"] == "status"
+                    and m["content"]["execution_state"] == "busy", since=start)
+    began = time.monotonic()
+    agent, hello = kernel.open_comm("kli.agent", {"label": "late"})
+    assert hello["op"] == "hello" and "read" in hello["tools"]
+    read = kernel.call(agent, "read", {"path": "late.txt"})
+    assert read["ok"] and time.monotonic() - began < 3, read
+    pong = kernel.request(agent, {"op": "ping"})
+    assert pong["status"]["busy"] and pong["status"]["running"]["kind"] == "cell"
+    ev = kernel.call(agent, "eval", {"code": "'after the cell'"})
+    assert "after the cell" in ev["text"] and time.monotonic() - began >= 4
