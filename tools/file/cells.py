@@ -75,6 +75,13 @@ def _checked(call: Call, loaded: cellview.Loaded, cell_id: str) -> int:
         )
     if view.base != version_of(split_lines(loaded.nb.source(index))):
         raise _stale(loaded, cell_id, "its source changed since you read it.")
+    if cellview.twin_moved(call.session, loaded, index):
+        raise _stale(
+            loaded,
+            cell_id,
+            "the notebook has no ids and several identical cells, and its cells changed "
+            "since you read it, so this stand-in id may name another of them now.",
+        )
     return index
 
 
@@ -114,9 +121,11 @@ def _run(call: Call) -> ToolResult:
         shown_index: int | None = None
         forget: str | None = None
         if op == "insert":
-            where = args.get("where") or "end"
+            # The cell to insert next to: anchor, or cell when only that was given.
+            anchor = args.get("anchor") or args.get("cell")
+            where = args.get("where") or ("after" if anchor else "end")
             kind = args.get("type") or "code"
-            at = _position(call, loaded, where, args.get("anchor"), op)
+            at = _position(call, loaded, where, anchor, op)
             cid = new_cell_id(set(ids))
             source = args.get("source") or ""
             nb.cells.insert(at, new_cell(kind, source, cid))
@@ -125,7 +134,7 @@ def _run(call: Call) -> ToolResult:
             place = (
                 f"at the {where}"
                 if where in ("start", "end")
-                else f"{where} {rel}#{args.get('anchor')}"
+                else f"{where} {rel}#{anchor}"
             )
             summary = f"Inserted {kind} cell {target} {place} (cell {at + 1}/{len(nb.cells)})."
             files.append(file_change(target, None, source, "written",
@@ -229,7 +238,8 @@ TOOL = Tool(
         "read shows (read path='nb.ipynb' lists every cell as '── nb.ipynb#CELL_ID · …'). "
         "To change the source of a cell use edit with an '@@ nb.ipynb#CELL_ID' section.\n"
         "  op=insert where=before|after anchor=ID type=code|markdown|raw source=TEXT  "
-        "(where=start|end needs no anchor; where defaults to end, type to code)\n"
+        "(where=start|end needs no anchor; where defaults to after the anchor, or to the end "
+        "without one; type defaults to code)\n"
         "  op=delete cell=ID\n"
         "  op=move cell=ID where=before|after anchor=ID   (or where=start|end)\n"
         "  op=set_type cell=ID type=code|markdown|raw\n"

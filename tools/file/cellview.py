@@ -112,6 +112,22 @@ def find_cell(loaded: Loaded, cell_id: str, *, verb: str = "read") -> int:
     return index
 
 
+def twin_moved(session: Session, loaded: Loaded, index: int) -> bool:
+    """Whether the stand-in id of cell ``index`` may now name another cell than the one the
+    session saw: identical cells are numbered ``H``, ``H-2`` … in order, so when the cell list
+    changed since the session saw it (its recorded outline), the k-th of the twins may be
+    another cell. Own ids, and stand-ins without twins, never move."""
+    if loaded.nb.has_own_id(index):
+        return False
+    outline = session.views.get(loaded.real)
+    if outline is None:
+        return False
+    seen = [outline.texts[n] for n in sorted(outline.texts)]
+    base = loaded.ids[index].split("-", 1)[0]
+    twins = [cid for cid in seen if cid.split("-", 1)[0] == base]
+    return len(twins) > 1 and seen != loaded.ids
+
+
 def header(loaded: Loaded, index: int) -> str:
     cell = loaded.nb.cells[index]
     kind = str(cell.get("cell_type"))

@@ -325,6 +325,15 @@ def _load_cell(call: Call, t: _Target, notebooks: dict[str, cellview.Loaded]) ->
             error="stale",
             path=t.rel,
         )
+    if cellview.twin_moved(call.session, loaded, index):
+        raise ToolError(
+            f"edit rejected: stale cell {t.rel}: {t.cell.nb_rel} has no cell ids and several "
+            "identical cells, and its cells changed since you read it, so this stand-in id may "
+            f"name another of them now. Re-read the notebook (read path='{t.cell.nb_rel}') "
+            "and redo the edit. Nothing was written.",
+            error="stale",
+            path=t.rel,
+        )
     t.cell.index = index
     t.before = loaded.nb.source(index)
 

@@ -350,6 +350,7 @@ def _scan_notebook(
     if matched:
         scan.files_matched += 1
         scan.lines_matched += matched
+        cellview.record_outline(call.session, loaded)
     return True
 
 

@@ -174,3 +174,32 @@ def test_a_notebook_that_does_not_parse_reads_as_text_and_is_repaired_with_edit(
     # Now it is a notebook again: a whole-file section is refused.
     r = ws.call("edit", {"input": f"@@ nb.ipynb\n- 2:{line_hash(lines[1])}\n"})
     assert not r.ok and r.details["error"] == "notebook"
+
+
+def test_an_insert_naming_only_a_cell_goes_after_it(tmp_path: Path) -> None:
+    _write(tmp_path / "nb.ipynb", new_code_cell("a", id="a"), new_code_cell("b", id="b"))
+    ws = Workspace(str(tmp_path))
+    ws.call("read", {"path": "nb.ipynb"})
+    r = ws.call("cells", {"path": "nb.ipynb", "op": "insert", "cell": "a", "source": "mid"})
+    assert r.ok and "after nb.ipynb#a" in r.text
+    r = ws.call("cells", {"path": "nb.ipynb", "op": "insert", "source": "last"})
+    assert r.ok and "at the end" in r.text
+    assert [c.source for c in nbformat.read(str(tmp_path / "nb.ipynb"), 4).cells] == [
+        "a", "mid", "b", "last"]
+
+
+def test_a_stand_in_of_identical_cells_is_stale_once_the_cells_changed(tmp_path: Path) -> None:
+    _write(tmp_path / "nb.ipynb", new_code_cell("x = 1"), new_code_cell("x = 1"), ids=False)
+    ws = Workspace(str(tmp_path))
+    first, second = ws.call("read", {"path": "nb.ipynb"}).details["cell_ids"]
+    assert second == first + "-2"
+    # The person changes the first twin: the second is now the only one, stand-in `first`.
+    nb = nbformat.read(str(tmp_path / "nb.ipynb"), 4)
+    nb.cells[0].source = "x = 0"
+    nbformat.write(nb, str(tmp_path / "nb.ipynb"))
+    before = (tmp_path / "nb.ipynb").read_text()
+    r = ws.call("edit", {"input": f"@@ nb.ipynb#{first}\n= {_a(1, 'x = 1')}\n~x = 2\n"})
+    assert not r.ok and r.details["error"] == "stale" and "identical cells" in r.text
+    r = ws.call("cells", {"path": "nb.ipynb", "op": "delete", "cell": first})
+    assert not r.ok and r.details["error"] == "stale"
+    assert (tmp_path / "nb.ipynb").read_text() == before
