@@ -48,6 +48,7 @@ from kli.tools.file import cellview
 from kli.tools.file import walk as walk_mod
 from kli.tools.file.read import MAX_READ_BYTES, cut_notice, record_view, render_row
 from kli.tools.notebook import address
+from kli.tools.notebook.disk import MAX_NOTEBOOK_BYTES
 from kli.tools.notebook.model import NotebookError
 from kli.tools.notebook.model import parse as parse_notebook
 
@@ -247,11 +248,14 @@ def _scan(
             continue
         try:
             size = os.fstat(fd).st_size
-            if size > MAX_FILE_BYTES and not single:
+            # A notebook's size is mostly outputs, which are not searched: its cap is the
+            # notebook loader's, so a notebook with plots is still searched as cells.
+            cap = MAX_NOTEBOOK_BYTES if address.is_notebook(rel) else MAX_FILE_BYTES
+            if size > cap and not single:
                 scan.too_large.append(rel)
                 continue
-            if size <= MAX_FILE_BYTES:
-                data = _read_small(fd, size)
+            if size <= cap:
+                data = _read_small(fd, size, cap)
                 if data is None:  # grew past the cap since the fstat
                     scan.too_large.append(rel)
                     continue
@@ -354,7 +358,7 @@ def _scan_notebook(
     return True
 
 
-def _read_small(fd: int, size: int) -> bytes | None:
+def _read_small(fd: int, size: int, cap: int = MAX_FILE_BYTES) -> bytes | None:
     """The whole file behind ``fd`` (about ``size`` bytes), or None once over the cap.
 
     Raises ``NotText`` when the first ``BINARY_SNIFF`` bytes hold a NUL, before reading more."""
@@ -370,7 +374,7 @@ def _read_small(fd: int, size: int) -> bytes | None:
     while part := os.read(fd, 1 << 16):
         parts.append(part)
         total += len(part)
-        if total > MAX_FILE_BYTES:
+        if total > cap:
             return None
     return b"".join(parts)
 
@@ -550,7 +554,7 @@ TOOL = Tool(
         "invalid regex is an error that says why. In a notebook (.ipynb) the cells' sources "
         "are searched, not its JSON: a hit is shown under 'nb.ipynb#CELL_ID (N matching "
         "lines)' with LINE:HH numbered inside the cell, ready for an '@@ nb.ipynb#CELL_ID' "
-        "edit."
+        "edit. A notebook is skipped only over 64 MiB (its outputs are not searched)."
     ),
     parameters={
         "type": "object",

@@ -203,3 +203,16 @@ def test_a_stand_in_of_identical_cells_is_stale_once_the_cells_changed(tmp_path:
     r = ws.call("cells", {"path": "nb.ipynb", "op": "delete", "cell": first})
     assert not r.ok and r.details["error"] == "stale"
     assert (tmp_path / "nb.ipynb").read_text() == before
+
+
+def test_a_notebook_over_2_mib_of_outputs_is_still_searched_as_cells(tmp_path: Path) -> None:
+    from nbformat.v4 import new_output
+
+    cell = new_code_cell("plot(data)", id="p")
+    cell.outputs = [new_output("display_data", data={"image/png": "A" * (3 * 1024 * 1024)})]
+    _write(tmp_path / "nb.ipynb", cell)
+    (tmp_path / "big.txt").write_text("plot\n" * (600 * 1024))
+    ws = Workspace(str(tmp_path))
+    r = ws.call("search", {"pattern": "plot", "path": "**/*"})
+    assert "nb.ipynb#p (1 matching line" in r.text
+    assert r.details["skipped_too_large"] == 1  # the plain file over 2 MiB is skipped as before
