@@ -5,8 +5,9 @@ object), ``required``, ``enum``, ``minimum`` / ``maximum``, ``maxLength``, ``ite
 ``additionalProperties: false``. Every failure names the argument and the tool's accepted
 arguments, so the caller can retry with a corrected call.
 
-Two rules hold for every tool, beyond its schema: a string (or a string in an array) may not
-hold a lone surrogate (``"\ud800"``: JSON carries it, but no UTF-8 text, file name or command
+Three rules hold for every tool, beyond its schema: a list or object argument holds only what
+JSON carries (strings, numbers, booleans, null, lists, objects with string keys; at most
+``MAX_DEPTH`` levels deep); a string (or a string in an array) may not hold a lone surrogate (``"\ud800"``: JSON carries it, but no UTF-8 text, file name or command
 line can), and an integer must lie within ±2**63 unless the schema bounds it (Python's ints
 have no limit; no argument needs more). Values from the Python API that JSON cannot carry — a
 huge int, a list nested 100,000 deep, an object whose ``__repr__`` raises — get an error
@@ -155,8 +156,40 @@ def _check_length(tool_name: str, name: str, value: str, prop: dict[str, Any]) -
     )
 
 
+# Values nested deeper than this are refused: no tool's arguments need more, and a value
+# nested 100,000 deep breaks whatever recurses over it.
+MAX_DEPTH = 64
+_JSON_LEAVES = (str, int, float, bool, type(None))
+
+
+def _not_json(name: str, value: Any) -> str | None:
+    """Where ``value`` holds something JSON cannot carry (a set, bytes, an object; a key that
+    is not a string; nesting past ``MAX_DEPTH``), in words — None when it is plain JSON."""
+    stack: list[tuple[str, Any, int]] = [(name, value, 0)]
+    while stack:
+        where, item, depth = stack.pop()
+        if type(item) in _JSON_LEAVES:
+            continue
+        if depth >= MAX_DEPTH:
+            return f"'{where}' is nested more than {MAX_DEPTH} levels deep"
+        if type(item) in (list, tuple):
+            stack.extend((f"{where}[{i}]", v, depth + 1) for i, v in enumerate(item))
+        elif type(item) is dict:
+            for key, v in item.items():
+                if type(key) is not str:
+                    return f"'{where}' has a key that is not a string ({_type_name(key)})"
+                stack.append((f"{where}.{key}", v, depth + 1))
+        else:
+            return f"'{where}' holds a {_type_name(item)}, which JSON cannot carry"
+    return None
+
+
 def _check_value(tool_name: str, name: str, value: Any) -> str | None:
     """The rules every argument obeys whatever its schema (see the module docstring)."""
+    if type(value) in (list, tuple, dict):
+        problem = _not_json(name, value)
+        if problem is not None:
+            return f"{tool_name}: argument {problem}; send plain JSON values."
     if isinstance(value, str):
         at = lone_surrogate(value)
         if at is not None:
