@@ -11,7 +11,8 @@ A folder holds ``input.ipynb`` (copied to ``nb.ipynb`` in a fresh workspace), th
   in the last call's error text, and the notebook is unchanged), or ``read.txt`` (the texts of
   the calls, joined by ``\\n=====\\n``).
 
-Inputs and expected notebooks were written by nbformat itself, not by the tools under test.
+Inputs and expected notebooks are written by nbformat itself, not by the tools under test
+(``tests/fixtures/notebook/make.py`` makes them).
 """
 
 from __future__ import annotations
