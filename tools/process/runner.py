@@ -219,9 +219,10 @@ class Tree:
         """Send ``sig`` to the group and to every marked process; True when anything was
         signalled."""
         sent = False
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.group, sig)
-            sent = True
+        if self.group > 0:  # never 0: killpg(0) would signal this process's own group
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.group, sig)
+                sent = True
         for pid in self.marked():
             sent = self._send(pid, sig) or sent
         return sent
@@ -229,8 +230,9 @@ class Tree:
     def finish(self) -> None:
         """SIGKILL the group and every process still marked, rescanning until none is left
         (``TREE_KILL_ROUNDS``); what is still there then is a survivor."""
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.group, signal.SIGKILL)
+        if self.group > 0:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.group, signal.SIGKILL)
         for _ in range(TREE_KILL_ROUNDS):
             pids = self.marked()
             if not pids:

@@ -177,3 +177,23 @@ def test_a_process_that_cannot_be_killed_is_reported_as_running_never_as_killed(
     assert o.survivors and set(o.survivors) <= refused
     note = o.kill_note() or ""
     assert "could NOT be killed and are still running" in note
+
+
+def test_a_tree_whose_group_is_not_known_yet_never_signals_this_process_group() -> None:
+    """``killpg(0, …)`` signals the caller's own group: a tree not yet given its leader's pid
+    must send nothing there. Checked in a forked child in a group of its own."""
+    from kli.tools.process.runner import Tree
+
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            os.setpgid(0, 0)
+            tree = Tree(b"never-used-token")
+            tree.signal(signal.SIGTERM)
+            tree.finish()
+            code = 0
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
