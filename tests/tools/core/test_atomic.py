@@ -169,3 +169,31 @@ def test_a_writer_landing_between_the_check_and_the_swap_is_swapped_back(
         write_many([(str(f), b"mine")], {str(f): b"verified"})
     assert f.read_text() == "editor's save"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["f.txt"]
+
+
+def test_the_folder_lock_is_shared_across_processes_and_reentrant_in_a_thread(
+    tmp_path: Path,
+) -> None:
+    import subprocess
+    import sys
+    import time
+
+    f = tmp_path / "f.txt"
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import fcntl, os, sys, time\n"
+         f"fd = os.open({str(tmp_path)!r}, os.O_RDONLY | os.O_DIRECTORY)\n"
+         "fcntl.flock(fd, fcntl.LOCK_EX)\nprint('held', flush=True)\ntime.sleep(1.5)\n"],
+        stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        with pytest.raises(atomic.Busy):
+            with atomic.locked([str(f)], timeout=0.2):
+                pass
+        began = time.monotonic()
+        with atomic.locked([str(f)], timeout=10), atomic.locked([str(f)], timeout=0.1):
+            waited = time.monotonic() - began  # the outer one waited; the inner is reentrant
+        assert waited > 0.3
+    finally:
+        holder.wait(10)
