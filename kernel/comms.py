@@ -75,17 +75,30 @@ def _slim(event: dict[str, Any]) -> dict[str, Any]:
 
 
 def candidate_json(ws: Workspace, cand: Proposal) -> dict[str, Any]:
-    """CANDIDATE of docs/protocol.md."""
+    """CANDIDATE of docs/protocol.md: a repair preview or a held call, one shape."""
+    from kli.tools.core import approval
+
     session = ws.sessions.get(cand.session_id)
-    return P.build(P.CANDIDATE, candidate=cand.id, path=cand.path, session=cand.session_id,
-                   session_label=session.label if session else "", reason=cand.reason,
-                   message=cand.message, file=cand.change)
+    extra: dict[str, Any] = {}
+    plan = cand.plan
+    if isinstance(plan, approval.CallPlan):
+        extra = {"files": plan.files, "tool": plan.tool, "action": plan.action,
+                 "args": plan.args,
+                 "command": None if plan.action == approval.FILE else approval.command_of(plan)}
+    if cand.expired:
+        extra["expired"] = cand.expired
+    return P.build(P.CANDIDATE, candidate=cand.id, kind=cand.kind, path=cand.path,
+                   session=cand.session_id,
+                   session_label=session.label if session else cand.session_label,
+                   reason=cand.reason, message=cand.message, file=cand.change,
+                   time=cand.created, **extra)
 
 
 def resolved_msg(event: dict[str, Any]) -> dict[str, Any]:
     """``resolved`` of docs/protocol.md, from the Workspace's ``resolved`` event."""
+    note = {"note": event["note"]} if event.get("note") else {}
     return message(P.RESOLVED, candidate=event["candidate"], status=event["status"],
-                   text=event.get("text", ""), by=event["by"], reason=event["reason"])
+                   text=event.get("text", ""), by=event["by"], reason=event["reason"], **note)
 
 
 class Hub:
@@ -114,11 +127,27 @@ class Hub:
 
     # -- events -----------------------------------------------------------------------------
     def _on_event(self, event: dict[str, Any]) -> None:
-        event = jsonable(event)
-        if event.get("kind") == "resolved":  # a proposal was decided, by whoever
+        kind = event.get("kind")
+        if kind == "proposed":  # the Proposal itself: turned into its wire shape here
             with self._lock:
                 comms = list(self.ui_comms.values())
-            self._broadcast(comms, resolved_msg(event))
+            if comms:
+                cand = jsonable(candidate_json(self.ws, event["proposal"]))
+                self._broadcast(comms, message(P.PROPOSED, candidate=cand))
+            return
+        event = jsonable(event)
+        if kind in ("resolved", "expired", "approval"):  # not tool calls: not in the ring
+            with self._lock:
+                comms = list(self.ui_comms.values())
+            if kind == "resolved":  # a proposal was decided, by whoever
+                data = resolved_msg(event)
+            elif kind == "expired":
+                data = message(P.EXPIRED, candidates=event["candidates"],
+                               session=event["session"], session_label=event["session_label"],
+                               text=event["text"])
+            else:
+                data = message(P.APPROVAL, approval=event["modes"])
+            self._broadcast(comms, data)
             return
         with self._lock:
             self.events.append(_slim(event))
@@ -134,27 +163,37 @@ class Hub:
 
     # -- accept / reject (UI comm and widget) ---------------------------------------------------
     def accept(self, candidate_id: str, by: str) -> ToolResult:
-        """Write a pending candidate: ``edit`` with ``accept_repair`` in the owning session."""
-        from kli.tools.core.result import ToolResult
-        from kli.tools.file.candidates import unknown
+        """Accept a pending proposal: a repair candidate is ``edit`` with ``accept_repair`` in
+        the owning session; a held call is written as proposed, or run
+        (``kli.tools.core.approval.accept_any``)."""
+        from kli.tools.core import approval
 
-        cand = self.ws.find_candidate(candidate_id)
-        if cand is None:
-            error = unknown(candidate_id)
-            return ToolResult.error(error.message, **error.details)
-        session = self.ws.sessions.get(cand.session_id, self.ws.default_session)
-        # File lock: UI traffic may arrive on a subshell thread while a cell runs; the accept
-        # touches only the file, and this lock orders it against every other write.
-        with self.ws.file_lock:
-            return self.ws.call(
-                "edit", {"accept_repair": candidate_id, "path": cand.path}, session, source=by
-            )
+        return approval.accept_any(self.ws, candidate_id, by)
 
-    def reject(self, candidate_id: str, by: str) -> ToolResult:
-        """Discard a pending candidate; nothing is written."""
-        from kli.tools.file.candidates import reject
+    def reject(self, candidate_id: str, by: str, note: str = "") -> ToolResult:
+        """Discard a pending proposal; nothing is written or run; ``note`` reaches the agent."""
+        from kli.tools.core import approval
 
-        return reject(self.ws, candidate_id, by)
+        return approval.reject(self.ws, candidate_id, by, note)
+
+    def _image_route(self, ids: list[str]) -> str:
+        """The tool whose routing the accepts of ``ids`` take: an eval runs in the image."""
+        from kli.tools.core import approval
+
+        for cid in ids:
+            cand = self.ws.find_candidate(cid)
+            if cand is not None and isinstance(cand.plan, approval.CallPlan):
+                if not self._touches_image(cand.plan.tool):
+                    continue
+                return cand.plan.tool
+        return "edit"
+
+    @staticmethod
+    def _touches_image(tool: str) -> bool:
+        from kli.tools.registry import REGISTRY
+
+        entry = REGISTRY.tools.get(tool)
+        return entry is None or entry.touches_image
 
     # -- kli.agent --------------------------------------------------------------------------
     def _open_agent(self, comm: Any, msg: dict[str, Any]) -> None:
@@ -261,14 +300,33 @@ class Hub:
             sessions=[P.build(P.SESSION, id=s.id, label=s.label)
                       for s in list(self.ws.sessions.values())],
             tools=[t.info() for t in self.ws.tools(None)],
+            approval=self._modes(),
         )
+
+    def _modes(self) -> dict[str, str]:
+        from kli.tools.core import approval
+
+        return approval.modes(self.ws.settings)[0]
 
     def _open_ui(self, comm: Any, msg: dict[str, Any]) -> None:
         data = msg.get("content", {}).get("data")
         data = data if isinstance(data, dict) else {}
 
         def on_msg(m: dict[str, Any]) -> None:
-            self._safe_reply(comm, lambda: self.ui_request(m["content"].get("data")))
+            data = m["content"].get("data")
+            route = self._ui_route(data)
+            run_call = getattr(self.kernel, "run_call", None)
+            if route is None or run_call is None:
+                self._safe_reply(comm, lambda: self.ui_request(data))
+                return
+            respond = self._responder(comm)
+
+            def done(reply: dict[str, Any] | None, exc: BaseException | None) -> None:
+                respond(reply if reply is not None else self._failure(
+                    data.get("id"), exc or RuntimeError("no reply")))
+
+            # An Accept that runs an eval runs in the image, after any running cell.
+            run_call(route, lambda: self.ui_request(data), done)
 
         def on_close(_m: dict[str, Any]) -> None:
             with self._lock:
@@ -280,13 +338,44 @@ class Hub:
             self.ui_comms[comm.comm_id] = comm
         comm.send(jsonable(self.hello(data.get("replay", DEFAULT_REPLAY))))
 
+    def _ui_route(self, data: Any) -> str | None:
+        """For an accept (one or bulk) that would run a held call in the image, the tool to
+        route it by; None for every other request (answered at once)."""
+        if not isinstance(data, dict) or data.get("op") not in ("accept", "bulk"):
+            return None
+        if data.get("op") == "bulk" and data.get("action") != "accept":
+            return None
+        from kli.tools.core import approval
+
+        if data.get("op") == "accept":
+            cid = data.get("candidate")
+            ids = [cid] if isinstance(cid, str) else []
+        else:
+            session, path = data.get("session"), data.get("path")
+            if not all(v is None or isinstance(v, str) for v in (session, path)):
+                return None
+            ids = [p.id for p in approval.matching(self.ws, session, path)]
+        route = self._image_route(ids)
+        return route if self._touches_image(route) else None
+
     def ui_request(self, data: Any) -> dict[str, Any]:
         """The reply to one ``kli.ui`` request (never raises for bad input)."""
+        from kli.tools.core import approval
+
         request = parse_request(data, PROFILE_CHOICES, UI_OPS)
         if isinstance(request, BadRequest):
             return _error(request.id, request.error, request.text)
+        rid = request.id
         if request.op == "replay":
-            return self.hello(data.get("limit", DEFAULT_REPLAY), request.id)
-        cid, rid = data["candidate"], request.id
-        result = self.accept(cid, "ui") if request.op == "accept" else self.reject(cid, "ui")
+            return self.hello(data.get("limit", DEFAULT_REPLAY), rid)
+        if request.op == "approval":
+            modes = approval.set_mode(self.ws, data["mode"], data.get("kind"))
+            return message(P.APPROVAL, id=rid, approval=modes)
+        if request.op == "bulk":
+            result = approval.bulk(self.ws, data["action"], "ui", session=data.get("session"),
+                                   path=data.get("path"), note=data.get("note") or "")
+        elif request.op == "accept":
+            result = self.accept(data["candidate"], "ui")
+        else:
+            result = self.reject(data["candidate"], "ui", data.get("note") or "")
         return message(P.RESULT, id=rid, **result.to_json())

@@ -1,6 +1,9 @@
 """``%kli`` / ``%%kli`` and the short aliases, generated from the registry.
 
     %kli tools [--profile kli|slmcode|all] | %kli caps | %kli help TOOL
+    %kli approval [review|auto [file|shell|eval]] | %kli pending
+    %kli accept ID|--all|--session SID|--path PATH
+    %kli reject ID|--all|--session SID|--path PATH [NOTE…]
     %kli TOOL [POSITIONAL…] [--name VALUE | --name=VALUE | --flag | --no-flag]…
     %%kli TOOL [same options]          (the cell body fills the tool's ``main_arg``)
 
@@ -31,7 +34,7 @@ if TYPE_CHECKING:
     from kli.kernel.comms import Hub
     from kli.tools.core.registry import Tool
 
-SUBCOMMANDS = ("tools", "caps", "help")
+SUBCOMMANDS = ("tools", "caps", "help", "approval", "pending", "accept", "reject")
 TOOLS_PROFILES = PROFILE_CHOICES
 
 # Arguments that hold one word (a path, an id, a name): as a tool's main argument on a magic
@@ -397,6 +400,8 @@ class KliMagics(Magics):
                 self._print(f"%kli caps: takes no arguments (got {rest!r}).", error=True)
                 return
             self._print(self._caps())
+        elif head in ("approval", "pending", "accept", "reject") and cell is None:
+            self._review(head, rest)
         elif head == "help" and cell is None:
             if not rest:
                 self._print(self._overview())
@@ -444,10 +449,73 @@ class KliMagics(Magics):
                 result = ToolResult(False, f"{result.text}\n{hint}", result.details)
         show_result(self.hub, tool.name, result, session.id)
 
+    def _review(self, head: str, rest: str) -> None:
+        """The review magics (docs/review.md): typed by the person, so never held."""
+        from kli.tools.core import approval
+
+        ws = self.hub.ws
+        words = rest.split()
+        if head == "approval":
+            if words:
+                if len(words) > 2:
+                    self._print("Usage: %kli approval [review|auto [file|shell|eval]]", error=True)
+                    return
+                try:
+                    approval.set_mode(ws, words[0], words[1] if len(words) > 1 else None)
+                except ValueError as exc:
+                    self._print(f"%kli approval: {exc}.\nUsage: %kli approval "
+                                "[review|auto [file|shell|eval]]", error=True)
+                    return
+            current, problem = approval.modes(ws.settings)
+            if problem is not None:
+                self._print(problem, error=True)
+                return
+            self._print("approval: " + ", ".join(f"{k} {v}" for k, v in current.items())
+                        + " (agent calls of a kind under review wait for Accept / Reject)")
+            return
+        if head == "pending":
+            rows = [f"{p.id}  {p.session_label or p.session_id:<12}  {p.kind:<6}  "
+                    f"{p.path or approval.command_of(p.plan) if p.kind == approval.KIND else p.path}"
+                    + (f"  ({p.expired})" if p.expired else "")
+                    for p in ws.pending_candidates()]
+            self._print("\n".join(rows) if rows else "nothing is pending.")
+            return
+        usage = f"Usage: %kli {head} ID|--all|--session SID|--path PATH" + (
+            " [NOTE…]" if head == "reject" else "")
+        if not words:
+            self._print(usage, error=True)
+            return
+        scope: dict[str, str | None] = {}
+        first, tail = words[0], words[1:]
+        if first in ("--session", "--path"):
+            if not tail:
+                self._print(usage, error=True)
+                return
+            scope[first[2:]] = tail[0]
+            tail = tail[1:]
+        note = " ".join(tail)
+        if tail and head == "accept":
+            self._print(usage, error=True)
+            return
+        if first.startswith("--") and first not in ("--all", "--session", "--path"):
+            self._print(f"%kli {head}: unknown option {first}.\n{usage}", error=True)
+            return
+        if first.startswith("--"):
+            result = approval.bulk(ws, head, "magic", session=scope.get("session"),
+                                   path=scope.get("path"), note=note)
+        elif head == "accept":
+            result = approval.accept_any(ws, first, "magic")
+        else:
+            result = approval.reject(ws, first, "magic", note)
+        self._print(result.text, error=not result.ok)
+
     def _overview(self) -> str:
         return (
             "%kli tools            list the tools (--profile kli|slmcode|all)\n"
             "%kli caps             granted capabilities\n"
+            "%kli approval [MODE [KIND]]  show or switch approval mode (review|auto)\n"
+            "%kli pending          pending proposals and repair previews\n"
+            "%kli accept|reject ID accept or reject one (or --all, --session S, --path P)\n"
             "%kli help TOOL        a tool's description and usage\n"
             "%kli TOOL args…       call a tool (options from its schema)\n"
             "%%kli TOOL args…      call a tool; the cell body is its main argument"

@@ -18,7 +18,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from kli.tools.core import request
+from kli.tools.core import approval, request
 from kli.tools.core.changes import STATUSES as FILE_STATUSES
 from kli.tools.core.proposal import DECISION_CODES
 
@@ -240,7 +240,12 @@ ResolvedStatus = Enum("ResolvedStatus", DECISION_CODES)
 EventSource = Enum("EventSource", EVENT_SOURCES, open=True)
 ResolvedBy = Enum("ResolvedBy", RESOLVED_BY, open=True)
 RequestError = Enum("RequestError", tuple(REQUEST_ERRORS), open=True)  # the UI adds its own
-ENUMS = (FileStatus, ResolvedStatus, EventSource, ResolvedBy, RequestError)
+ApprovalMode = Enum("ApprovalMode", approval.MODES)
+ApprovalKind = Enum("ApprovalKind", approval.ACTIONS, open=True)
+ProposalKind = Enum("ProposalKind", ("repair", approval.KIND), open=True)
+BulkAction = Enum("BulkAction", approval.BULK_ACTIONS)
+ENUMS = (FileStatus, ResolvedStatus, EventSource, ResolvedBy, RequestError, ApprovalMode,
+         ApprovalKind, ProposalKind, BulkAction)
 
 # -- shapes ---------------------------------------------------------------------------------
 MARK = Shape("Mark", "A character range in FILE.after that a repair changed.", (
@@ -282,15 +287,27 @@ EVENT = Shape("ToolEvent", "One tool call, from any source.", (
     Field("duration_ms", NUM, required=False),
 ))
 
-CANDIDATE = Shape("Candidate", "A pending repair preview.", (
-    Field("candidate", STR, "its id"),
-    Field("path", STR),
+CANDIDATE = Shape("Candidate", "A pending proposal: a repair preview, or an agent's call held "
+                  "for review (approval mode). One queue, one look.", (
+    Field("candidate", STR, "its id (`c2`: a repair preview; `p3`: a held call)"),
+    Field("kind", ProposalKind, "`repair` or `call`", required=False),
+    Field("path", STR, "the (first) file it changes; empty for a command"),
     Field("session", STR, "the session that owns it", required=False),
     Field("session_label", STR, required=False),
     Field("reason", nullable(STR), "why it was not written, e.g. `form_count_changed`",
           required=False),
     Field("message", nullable(STR), required=False),
     Field("file", Ref("FileChange"), "its FILE (status `preview`)", required=False),
+    Field("files", ListOf(Ref("FileChange")), "a held file call: every file it would change, "
+          "with the exact texts Accept writes", required=False),
+    Field("tool", STR, "a held call: the tool", required=False),
+    Field("action", ApprovalKind, "a held call: its kind of action", required=False),
+    Field("command", nullable(STR), "a held shell or eval call: what Accept runs",
+          required=False),
+    Field("args", MapOf(ANY), "a held call: its arguments", required=False),
+    Field("expired", STR, "set once its session closed: `expired — LABEL disconnected`",
+          required=False),
+    Field("time", NUM, "when it was made (Unix seconds)", required=False),
 ))
 
 DECISION = Shape("ResolvedDecision", "How a candidate was decided: `details.resolved` of the "
@@ -300,6 +317,7 @@ DECISION = Shape("ResolvedDecision", "How a candidate was decided: `details.reso
     Field("reason", STR, "`accepted`, `rejected`, `discarded`, or a refusal's error code",
           required=False),
     Field("by", ResolvedBy, "who decided", required=False),
+    Field("note", STR, "a Reject's note from the person, for the agent", required=False),
 ))
 
 SESSION = Shape("SessionInfo", "A tool session.", (
@@ -375,6 +393,8 @@ UI_HELLO = Shape("HelloMsg", "The kernel's answer to a `kli.ui` comm_open, and t
     Field("pending", ListOf(Ref("Candidate")), "every pending candidate"),
     Field("sessions", ListOf(Ref("SessionInfo"))),
     Field("tools", ListOf(Ref("ToolInfo")), "every registered tool"),
+    Field("approval", MapOf(ApprovalMode), "the approval mode of each kind of action",
+          required=False),
 ), op="hello", target=UI_TARGET)
 
 EVENT_MSG = Shape("EventMsg", "One tool call, from any source (agent comm, magic, UI, widget).", (
@@ -388,7 +408,26 @@ RESOLVED = Shape("ResolvedMsg", "A candidate stopped being pending: one per deci
     Field("by", ResolvedBy, "the source that decided; `kernel` when it discarded it itself"),
     Field("reason", STR, "`accepted`, `rejected`, `discarded` (its session closed, or its "
           "session's bound dropped it) or, for `refused`, the edit's error code"),
+    Field("note", STR, "a Reject's note from the person, for the agent", required=False),
 ), op="resolved", target=UI_TARGET)
+
+PROPOSED = Shape("ProposedMsg", "A proposal became pending (a repair preview, or a held call).", (
+    Field("candidate", Ref("Candidate")),
+), op="proposed", target=UI_TARGET)
+
+EXPIRED = Shape("ExpiredMsg", "A session closed with proposals pending: they stay in the queue, "
+                "marked expired, and can still be decided.", (
+    Field("candidates", ListOf(STR), "their ids"),
+    Field("session", STR),
+    Field("session_label", STR),
+    Field("text", STR, "`expired — LABEL disconnected`"),
+), op="expired", target=UI_TARGET)
+
+APPROVAL = Shape("ApprovalMsg", "The approval modes changed (the panel's switch, `%kli approval`); "
+                 "also the reply to an `approval` request.", (
+    Field("id", ID, "the `approval` request's id", required=False),
+    Field("approval", MapOf(ApprovalMode), "the mode of each kind of action"),
+), op="approval", target=UI_TARGET)
 
 # client -> kernel
 CALL = Shape("CallRequest", "Call a tool in the comm's session.", (
@@ -416,7 +455,26 @@ REJECT = Shape("RejectRequest", "Discard a pending candidate; nothing is written
                "a `result`.", (
     Field("id", ID),
     Field("candidate", STR),
+    Field("note", STR, "a short note for the agent (held calls, and repair previews)",
+          required=False),
 ), op="reject", target=UI_TARGET, sender="client", extra=True)
+
+BULK = Shape("BulkRequest", "Accept or reject every pending proposal of one session, of one "
+             "file, or all (neither given); the reply is a `result` listing each outcome in "
+             "`details.decided`.", (
+    Field("id", ID),
+    Field("action", BulkAction),
+    Field("session", STR, "only this session's", required=False),
+    Field("path", STR, "only those that change this file", required=False),
+    Field("note", STR, "for a reject: the note each agent receives", required=False),
+), op="bulk", target=UI_TARGET, sender="client", extra=True)
+
+SET_APPROVAL = Shape("ApprovalRequest", "Switch approval mode live for one kind of action, or "
+                     "all; the reply is an `approval` message (and every UI gets one).", (
+    Field("id", ID),
+    Field("mode", ApprovalMode),
+    Field("kind", ApprovalKind, "absent: every kind", required=False),
+), op="approval", target=UI_TARGET, sender="client", extra=True)
 
 REPLAY = Shape("ReplayRequest", "Send a new `hello` naming this request.", (
     Field("id", ID),
@@ -425,11 +483,11 @@ REPLAY = Shape("ReplayRequest", "Send a new `hello` naming this request.", (
 
 OBJECTS = (MARK, FILE, EVENT, CANDIDATE, DECISION, SESSION, TOOL_INFO, EDIT_BUNDLE, AGENT_OPEN,
            UI_OPEN)
-MESSAGES = (AGENT_HELLO, UI_HELLO, RESULT, SPECS, PONG, ERROR, EVENT_MSG, RESOLVED,
-            CALL, LIST, PING, ACCEPT, REJECT, REPLAY)
+MESSAGES = (AGENT_HELLO, UI_HELLO, RESULT, SPECS, PONG, ERROR, EVENT_MSG, RESOLVED, PROPOSED,
+            EXPIRED, APPROVAL, CALL, LIST, PING, ACCEPT, REJECT, REPLAY, BULK, SET_APPROVAL)
 SHAPES = {s.name: s for s in (*OBJECTS, *MESSAGES)}
 # What the extension receives on kli.ui, as one union (``KernelMsg`` in TypeScript).
-UI_INCOMING = (UI_HELLO, EVENT_MSG, RESOLVED, RESULT, ERROR)
+UI_INCOMING = (UI_HELLO, EVENT_MSG, RESOLVED, PROPOSED, EXPIRED, APPROVAL, RESULT, ERROR)
 
 def build(shape: Shape, **fields: Any) -> dict[str, Any]:
     """An object of ``shape`` from ``fields``, which must be the shape's (a misspelt or missing

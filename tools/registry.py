@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from kli.tools.core import await_decision
 from kli.tools.core.registry import Profile, Tool
 from kli.tools.file import cells, edit, find, read, search, write
 from kli.tools.image import (
@@ -53,6 +54,7 @@ _KLI: list[Tool] = [
     eval_.TOOL, eval_frame.TOOL, eval_continue.TOOL, eval_abort.TOOL, redefine.TOOL,
     read.TOOL, find.TOOL, search.TOOL, write.TOOL, edit.TOOL, cells.TOOL,
     image_summary.TOOL, inspect_object.TOOL, trace.TOOL, untrace.TOOL, trace_read.TOOL,
+    await_decision.TOOL,
 ]
 
 # -- slmcode profile ---------------------------------------------------------------------------

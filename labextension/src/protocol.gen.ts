@@ -41,6 +41,18 @@ export type ResolvedBy = (typeof RESOLVED_BY_VALUES)[number];
 export const REQUEST_ERROR_VALUES = ['bad_json', 'bad_request', 'unknown_op', 'interrupted', 'internal'] as const;
 export type RequestError = (typeof REQUEST_ERROR_VALUES)[number];
 
+export const APPROVAL_MODE_VALUES = ['auto', 'review'] as const;
+export type ApprovalMode = (typeof APPROVAL_MODE_VALUES)[number];
+
+export const APPROVAL_KIND_VALUES = ['file', 'shell', 'eval'] as const;
+export type ApprovalKind = (typeof APPROVAL_KIND_VALUES)[number];
+
+export const PROPOSAL_KIND_VALUES = ['repair', 'call'] as const;
+export type ProposalKind = (typeof PROPOSAL_KIND_VALUES)[number];
+
+export const BULK_ACTION_VALUES = ['accept', 'reject'] as const;
+export type BulkAction = (typeof BULK_ACTION_VALUES)[number];
+
 /** A character range in FILE.after that a repair changed. */
 export interface IMark {
   /** offset into `after` in code points (as Python counts) */
@@ -102,10 +114,13 @@ export interface IToolEvent {
   duration_ms?: number;
 }
 
-/** A pending repair preview. */
+/** A pending proposal: a repair preview, or an agent's call held for review (approval mode). One queue, one look. */
 export interface ICandidate {
-  /** its id */
+  /** its id (`c2`: a repair preview; `p3`: a held call) */
   candidate: string;
+  /** `repair` or `call` */
+  kind?: ProposalKind | string;
+  /** the (first) file it changes; empty for a command */
   path: string;
   /** the session that owns it */
   session?: string;
@@ -115,6 +130,20 @@ export interface ICandidate {
   message?: string | null;
   /** its FILE (status `preview`) */
   file?: IFileChange;
+  /** a held file call: every file it would change, with the exact texts Accept writes */
+  files?: IFileChange[];
+  /** a held call: the tool */
+  tool?: string;
+  /** a held call: its kind of action */
+  action?: ApprovalKind | string;
+  /** a held shell or eval call: what Accept runs */
+  command?: string | null;
+  /** a held call: its arguments */
+  args?: Record<string, unknown>;
+  /** set once its session closed: `expired — LABEL disconnected` */
+  expired?: string;
+  /** when it was made (Unix seconds) */
+  time?: number;
 }
 
 /** How a candidate was decided: `details.resolved` of the result that decided it (`kli.tools.core.proposal.Decision`). */
@@ -126,6 +155,8 @@ export interface IResolvedDecision {
   reason?: string;
   /** who decided */
   by?: ResolvedBy | string;
+  /** a Reject's note from the person, for the agent */
+  note?: string;
 }
 
 /** A tool session. */
@@ -200,6 +231,8 @@ export interface IHelloMsg {
   sessions: ISessionInfo[];
   /** every registered tool */
   tools: IToolInfo[];
+  /** the approval mode of each kind of action */
+  approval?: Record<string, ApprovalMode>;
 }
 
 /** A tool's result (`Workspace.call`), naming the request. */
@@ -274,6 +307,43 @@ export interface IResolvedMsg {
   by: ResolvedBy | string;
   /** `accepted`, `rejected`, `discarded` (its session closed, or its session's bound dropped it) or, for `refused`, the edit's error code */
   reason: string;
+  /** a Reject's note from the person, for the agent */
+  note?: string;
+}
+
+/** A proposal became pending (a repair preview, or a held call). */
+export interface IProposedMsg {
+  /** protocol version (absent: 1) */
+  v?: number;
+  /** the message kind */
+  op: 'proposed';
+  candidate: ICandidate;
+}
+
+/** A session closed with proposals pending: they stay in the queue, marked expired, and can still be decided. */
+export interface IExpiredMsg {
+  /** protocol version (absent: 1) */
+  v?: number;
+  /** the message kind */
+  op: 'expired';
+  /** their ids */
+  candidates: string[];
+  session: string;
+  session_label: string;
+  /** `expired — LABEL disconnected` */
+  text: string;
+}
+
+/** The approval modes changed (the panel's switch, `%kli approval`); also the reply to an `approval` request. */
+export interface IApprovalMsg {
+  /** protocol version (absent: 1) */
+  v?: number;
+  /** the message kind */
+  op: 'approval';
+  /** the `approval` request's id */
+  id?: string | number;
+  /** the mode of each kind of action */
+  approval: Record<string, ApprovalMode>;
 }
 
 /** Call a tool in the comm's session. */
@@ -326,6 +396,8 @@ export interface IRejectRequest {
   op: 'reject';
   id: string | number;
   candidate: string;
+  /** a short note for the agent (held calls, and repair previews) */
+  note?: string;
 }
 
 /** Send a new `hello` naming this request. */
@@ -339,5 +411,33 @@ export interface IReplayRequest {
   limit?: number;
 }
 
+/** Accept or reject every pending proposal of one session, of one file, or all (neither given); the reply is a `result` listing each outcome in `details.decided`. */
+export interface IBulkRequest {
+  /** protocol version (absent: 1) */
+  v?: number;
+  /** the message kind */
+  op: 'bulk';
+  id: string | number;
+  action: BulkAction;
+  /** only this session's */
+  session?: string;
+  /** only those that change this file */
+  path?: string;
+  /** for a reject: the note each agent receives */
+  note?: string;
+}
+
+/** Switch approval mode live for one kind of action, or all; the reply is an `approval` message (and every UI gets one). */
+export interface IApprovalRequest {
+  /** protocol version (absent: 1) */
+  v?: number;
+  /** the message kind */
+  op: 'approval';
+  id: string | number;
+  mode: ApprovalMode;
+  /** absent: every kind */
+  kind?: ApprovalKind | string;
+}
+
 /** What the extension receives on `kli.ui`. */
-export type KernelMsg = IHelloMsg | IEventMsg | IResolvedMsg | IResultMsg | IErrorMsg;
+export type KernelMsg = IHelloMsg | IEventMsg | IResolvedMsg | IProposedMsg | IExpiredMsg | IApprovalMsg | IResultMsg | IErrorMsg;

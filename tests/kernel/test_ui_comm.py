@@ -139,15 +139,22 @@ def test_accept_of_a_changed_file_is_refused_and_announced(kernel: Any, kroot: P
     kernel.close_comm(ui)
 
 
-def test_closing_an_agent_comm_discards_its_candidates(kernel: Any, kroot: Path) -> None:
+def test_closing_an_agent_comm_leaves_its_candidates_pending_as_expired(
+    kernel: Any, kroot: Path
+) -> None:
     temp, _ = kernel.open_comm("kli.agent", {"label": "short-lived"})
     cid, _ = make_preview(kernel, temp, kroot, "gone.py")
     ui, hello = kernel.open_comm("kli.ui", {"replay": 0})
     assert cid in [c["candidate"] for c in hello["pending"]]
     start = len(kernel.seen)
     kernel.close_comm(temp)
-    note = resolved_on(kernel, ui, cid, start)
-    assert note["status"] == "rejected" and note["reason"] == "discarded" and note["by"] == "kernel"
+    msg = kernel.wait_for(lambda m: m["msg_type"] == "comm_msg" and m["content"]["comm_id"] == ui
+                          and m["content"]["data"].get("op") == "expired", since=start)
+    data = msg["content"]["data"]
+    assert cid in data["candidates"] and data["text"] == "expired — short-lived disconnected"
+    again = kernel.request(ui, {"op": "replay", "limit": 0})
+    [c] = [c for c in again["pending"] if c["candidate"] == cid]
+    assert c["expired"] == "expired — short-lived disconnected"
     kernel.close_comm(ui)
 
 

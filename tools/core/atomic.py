@@ -429,6 +429,29 @@ def _naming(path: str) -> Iterator[None]:
 
 ANY: object = object()  # no expectation: the write replaces whatever is there
 
+# Review (``kli.tools.core.approval``): on a thread that is capturing, the writers below record
+# what they would do instead of doing it, so a tool's planned bytes can wait for a person.
+_capture = threading.local()
+
+
+@contextlib.contextmanager
+def capturing() -> Iterator[list[tuple[Any, ...]]]:
+    """Record, instead of performing, every ``write_many`` / ``write_atomic`` / ``remove`` /
+    ``rename`` made on this thread inside the block: ``("write", changes, expected)``,
+    ``("remove", path, expected)``, ``("rename", src, dst, replace)``."""
+    ops: list[tuple[Any, ...]] = []
+    previous = getattr(_capture, "ops", None)
+    _capture.ops = ops
+    try:
+        yield ops
+    finally:
+        _capture.ops = previous
+
+
+def _captured() -> list[tuple[Any, ...]] | None:
+    ops: list[tuple[Any, ...]] | None = getattr(_capture, "ops", None)
+    return ops
+
 
 def write_atomic(path: str, data: bytes, expected: object = ANY) -> None:
     """Replace ``path`` with ``data`` so a reader sees the old file or the new one, never a mix.
@@ -445,6 +468,10 @@ def remove(path: str, expected: object = ANY) -> None:
     jail's check raises ``OSError`` ("changed") instead of removing a file elsewhere. With
     ``expected`` (bytes), the file is first moved aside atomically and removed only if what
     was moved is those bytes; otherwise it is put back and ``Stale`` raised."""
+    ops = _captured()
+    if ops is not None:
+        ops.append(("remove", path, expected))
+        return
     folders = _Folders()
     try:
         target = folders.via(path)
@@ -471,6 +498,10 @@ def rename(src: str, dst: str, *, replace: bool = True) -> None:
     """``os.rename(src, dst)`` through both verified parent folders (see ``remove``). With
     ``replace=False`` an existing ``dst`` (even one created a moment ago by another writer)
     raises ``Stale`` instead of being replaced."""
+    ops = _captured()
+    if ops is not None:
+        ops.append(("rename", src, dst, replace))
+        return
     folders = _Folders()
     try:
         a, b = folders.via(src), folders.via(dst)
@@ -499,6 +530,10 @@ def write_many(
     what was expected, or the first ``OSError``, after restoring whatever was already replaced.
     The replaces run in ``interrupts.deferred()`` and are noted with ``interrupts.note_commit``.
     """
+    ops = _captured()
+    if ops is not None:
+        ops.append(("write", list(changes), dict(expected or {})))
+        return
     folders = _Folders()
     try:
         _write_many(changes, folders, expected or {})

@@ -1,7 +1,8 @@
 """A proposal: a change a tool made but did not write, kept pending until it is decided.
 
-Today the one kind is a repair candidate (``tools/file/candidates.py``); the review work will
-put every mutating call through the same shape. A proposal carries its own plan (the kind's
+Two kinds share the shape (and one queue): a repair candidate (``tools/file/candidates.py``)
+and a held call (``tools/core/approval.py``: an agent's mutating call under approval mode
+``review``). A proposal carries its own plan (the kind's
 plan object, kept as made, never flattened), its status, and once decided its ``Decision``:
 data with a code and a reason, never prose for a reader to parse.
 
@@ -26,7 +27,7 @@ DECISION_CODES = (WRITTEN, REJECTED, REFUSED)
 # Decision reasons besides a refusal's error code.
 ACCEPTED = "accepted"  # written on request
 REJECTED_ON_REQUEST = "rejected"  # discarded on request (the UI's or widget's Reject)
-DISCARDED = "discarded"  # its session closed, or the session's bound dropped it
+DISCARDED = "discarded"  # the session's bound dropped it, or the expired queue's bound
 KERNEL = "kernel"  # ``by`` for a proposal the host discarded itself
 
 
@@ -35,27 +36,34 @@ class Decision:
     """How a proposal was resolved. ``code`` is one of ``DECISION_CODES``; ``reason`` refines
     it (``accepted``, ``rejected``, ``discarded``, or a refusal's error code such as
     ``stale_candidate``); ``by`` names who decided (a call's source, or ``kernel``); ``text`` is
-    what the decider was told."""
+    what the decider was told; ``note`` a short note from the person for the agent (a Reject's
+reason)."""
 
     code: str
     reason: str
     by: str
     text: str = ""
+    note: str = ""
 
     def to_json(self, proposal_id: str) -> dict[str, Any]:
-        return {
+        out = {
             "candidate": proposal_id,
             "status": self.code,
             "reason": self.reason,
             "by": self.by,
         }
+        if self.note:
+            out["note"] = self.note
+        return out
 
 
 @dataclass
 class Proposal:
     """One pending change. ``before`` is the disk text it was computed against, ``after`` the
     text it would write; ``change`` its FILE_CHANGE (status ``preview``); ``plan`` the kind's
-    own plan object (a repair: ``candidates.RepairPlan``)."""
+    own plan object (a repair: ``candidates.RepairPlan``; a held call: ``approval.CallPlan``).
+    ``expired`` is set (``expired — LABEL disconnected``) once its session closed while it was
+    pending: it stays in the queue (``Workspace.expired``) and can still be decided by hand."""
 
     id: str
     kind: str
@@ -71,3 +79,5 @@ class Proposal:
     status: str = PENDING
     decision: Decision | None = None
     created: float = field(default_factory=time.time)
+    expired: str = ""
+    session_label: str = ""

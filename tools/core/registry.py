@@ -48,6 +48,10 @@ class Tool:
     cell also uses, or objects in it). Such calls wait for a running cell; calls that do not
     (files, shell, background jobs) run while a cell runs (docs/concurrency.md). It defaults
     to True, so a new tool waits unless its entry says otherwise.
+
+    ``action`` is the kind of action a call is for approval mode (``kli.tools.core.approval``:
+    ``file``, ``shell``, ``eval``; None: never held). ``waits`` marks a tool that waits for a
+    person (``await_decision``): it runs outside the session's lock.
     """
 
     name: str
@@ -60,6 +64,8 @@ class Tool:
     aliases: dict[str, str] = field(default_factory=dict)
     mutates: bool = False
     touches_image: bool = True
+    action: str | None = None
+    waits: bool = False
 
     def spec(self) -> dict[str, Any]:
         """The function-calling spec: name, description, JSON-Schema parameters."""

@@ -15,10 +15,12 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
+from kli.tools.core import approval
+
 PROTOCOL_VERSION = 1  # ``v`` of every message (kli.kernel.protocol lists it with the rest)
 AGENT_TARGET = "kli.agent"  # the comm target an agent opens on a kernel (kli.kernel.client)
 AGENT_OPS = ("call", "list", "ping")  # kli.agent and serve --stdio
-UI_OPS = ("accept", "reject", "replay")  # kli.ui
+UI_OPS = ("accept", "reject", "replay", "bulk", "approval")  # kli.ui
 DEFAULT_OP = "call"  # an agent request without ``op``
 DEFAULT_PROFILE = "kli"  # ``list`` without ``profile``
 
@@ -122,4 +124,21 @@ def parse_request(
                 BAD_REQUEST,
                 f"{op} needs 'candidate', the candidate id string of a pending repair preview.",
             )
+        note = data.get("note")
+        if note is not None and not isinstance(note, str):
+            return BadRequest(rid, BAD_REQUEST, "'note' must be a string (a short note for the "
+                              "agent).")
+    if op == "bulk":
+        if data.get("action") not in approval.BULK_ACTIONS:
+            return BadRequest(rid, BAD_REQUEST, "bulk needs 'action', \"accept\" or \"reject\", "
+                              "and optionally 'session' or 'path' (strings) to narrow it.")
+        for key in ("session", "path", "note"):
+            if data.get(key) is not None and not isinstance(data.get(key), str):
+                return BadRequest(rid, BAD_REQUEST, f"bulk: '{key}' must be a string.")
+    if op == "approval":
+        if data.get("mode") not in approval.MODES or (
+            data.get("kind") is not None and data.get("kind") not in approval.ACTIONS
+        ):
+            return BadRequest(rid, BAD_REQUEST, "approval needs 'mode', \"auto\" or \"review\", "
+                              "and optionally 'kind': \"file\", \"shell\" or \"eval\".")
     return Request(rid, op, data=data)

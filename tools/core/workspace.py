@@ -20,7 +20,7 @@ import types
 from collections.abc import Callable, Container, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from kli.tools.core import atomic, interrupts
+from kli.tools.core import approval, atomic, interrupts
 from kli.tools.core.atomic import permission_hint
 from kli.tools.core.jail import Jail
 from kli.tools.core.proposal import DISCARDED, KERNEL, REJECTED, Decision, Proposal
@@ -32,6 +32,8 @@ from kli.tools.core.settings import SettingsLoader, granted
 from kli.tools.notebook.disk import DiskNotebooks
 
 Listener = Callable[[dict[str, Any]], None]
+MAX_EXPIRED = 200  # proposals kept after their session closed; the oldest is discarded beyond
+MAX_DECIDED = 500  # decided proposals remembered for await_decision
 _depth = threading.local()  # Workspace.call nesting on this thread (eval code may call tools)
 _event_ids = itertools.count(1)
 
@@ -65,6 +67,11 @@ class Workspace:
         self.hidden_names: Callable[[], Container[str]] = hidden_names or (lambda: ())
         self.modules: Callable[[], Mapping[str, Any]] = modules or (lambda: sys.modules)
         self.sessions: dict[str, Session] = {}
+        # Proposals whose session closed while they were pending (``close_session``).
+        self.expired: dict[str, Proposal] = {}
+        # Recently decided proposals, by id, for ``await_decision`` (the newest MAX_DECIDED).
+        self.decided: dict[str, Proposal] = {}
+        self.decisions = threading.Condition()  # notified on every decision
         self.default_session = self.open_session("default")
         self._listeners: list[Listener] = []
         # Serialises changes to files so two sessions' edits never interleave.
@@ -82,6 +89,11 @@ class Workspace:
 
     def granted(self, gate: str | None) -> bool:
         return granted(self.settings, gate)
+
+    def set_setting(self, name: str, value: Any) -> None:
+        """Set ``name`` in the host's settings layer (above every file) from now on."""
+        self._settings.overrides[name] = value
+        self._settings._key = None  # re-merge on the next load
 
     # -- eval namespace ---------------------------------------------------------------------
     @property
@@ -114,16 +126,27 @@ class Workspace:
         return session
 
     def close_session(self, session_id: str) -> None:
-        """End a session: its pending proposals are decided ``discarded`` (by ``kernel``),
-        then its closers run (background jobs killed, traces removed)."""
+        """End a session: its pending proposals stay in the queue as expired (``expired —
+        LABEL disconnected``, in ``self.expired``, one ``expired`` event) — a person can still
+        decide them — then its closers run (background jobs killed, traces removed)."""
         if session_id == getattr(self, "default_session", Session("")).id:
             return
         session = self.sessions.get(session_id)
         if session is None:
             return
-        for proposal in list(session.candidates.values()):
-            self.decide(proposal, Decision(REJECTED, DISCARDED, KERNEL))
+        left = list(session.candidates.values())
+        label = f"expired — {session.label} disconnected"
+        for proposal in left:
+            proposal.expired = label
+            proposal.session_label = session.label
+            self.expired[proposal.id] = proposal
+        session.candidates.clear()
+        while len(self.expired) > MAX_EXPIRED:
+            self.decide(self.expired[next(iter(self.expired))], Decision(REJECTED, DISCARDED, KERNEL))
         self.sessions.pop(session_id, None)
+        if left and self._listeners:
+            self.emit({"kind": "expired", "candidates": [p.id for p in left],
+                       "session": session.id, "session_label": session.label, "text": label})
         session.close()
 
     def close(self) -> None:
@@ -132,22 +155,42 @@ class Workspace:
             session.close()
 
     def find_candidate(self, candidate_id: str) -> Proposal | None:
+        """A pending proposal (repair candidate or held call, expired ones too) by id."""
         for session in list(self.sessions.values()):
             found = session.candidates.get(candidate_id)
             if found is not None:
                 return found
-        return None
+        return self.expired.get(candidate_id)
 
     def pending_candidates(self) -> list[Proposal]:
-        return [c for s in list(self.sessions.values()) for c in s.candidates.values()]
+        """Every pending proposal, the expired ones last: the one queue a person decides."""
+        live = [c for s in list(self.sessions.values()) for c in s.candidates.values()]
+        return live + list(self.expired.values())
+
+    def hold(self, session: Session, proposal: Proposal, bound: int) -> None:
+        """Add ``proposal`` to ``session``'s pending ones; beyond ``bound`` the oldest is
+        decided ``discarded``."""
+        while len(session.candidates) >= bound:
+            oldest = session.candidates[next(iter(session.candidates))]
+            self.decide(oldest, Decision(REJECTED, DISCARDED, KERNEL))
+        session.candidates[proposal.id] = proposal
+        if self._listeners:  # the Proposal object itself: a host turns it into its wire shape
+            self.emit({"kind": "proposed", "proposal": proposal})
 
     def decide(self, proposal: Proposal, decision: Decision) -> None:
         """End ``proposal``: drop it from every session, record ``decision`` on it, and report
         one ``resolved`` event (``kli.tools.core.proposal``)."""
         for session in list(self.sessions.values()):
             session.candidates.pop(proposal.id, None)
+        self.expired.pop(proposal.id, None)
         proposal.status = decision.code
         proposal.decision = decision
+        approval.notify(self, proposal)
+        with self.decisions:
+            self.decided[proposal.id] = proposal
+            while len(self.decided) > MAX_DECIDED:
+                self.decided.pop(next(iter(self.decided)))
+            self.decisions.notify_all()
         if not self._listeners:
             return
         owner = self.sessions.get(proposal.session_id)
@@ -157,7 +200,7 @@ class Workspace:
                 "id": f"e{next(_event_ids)}",
                 "time": time.time(),
                 "session": proposal.session_id,
-                "session_label": owner.label if owner else "",
+                "session_label": owner.label if owner else proposal.session_label,
                 "path": proposal.path,
                 **decision.to_json(proposal.id),
                 "text": decision.text,
@@ -203,6 +246,8 @@ class Workspace:
         started = time.perf_counter()
         try:
             result = self._call(name, args if args is not None else {}, session, source)
+            if source == approval.HELD_SOURCE:
+                result = approval.deliver(session, result)
         except Exception as exc:  # never raises: whatever escaped is an error result
             result = ToolResult.error(
                 f"{name if isinstance(name, str) else show(name)} failed with an internal error: "
@@ -270,9 +315,12 @@ class Workspace:
                     early = profile.before(call)
                     if early is not None:
                         return early
-                    with session.lock:
+                    if tool.waits:  # waits for a person: must not hold the session up
                         result = tool.run(call)
-                    if tool.mutates and "files" in result.details:
+                    else:
+                        with session.lock:
+                            result = approval.held(call, settings) or tool.run(call)
+                    if tool.mutates and "files" in result.details and "proposal" not in result.details:
                         from kli.tools.image.stale import annotate
 
                         result = annotate(self, result)  # an edited .py the image imported

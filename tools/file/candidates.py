@@ -28,8 +28,6 @@ from kli.tools.core.atomic import Stale, write_atomic
 from kli.tools.core.changes import file_change
 from kli.tools.core.proposal import (
     ACCEPTED,
-    DISCARDED,
-    KERNEL,
     REFUSED,
     REJECTED,
     REJECTED_ON_REQUEST,
@@ -124,10 +122,7 @@ def propose(
         message=d.message,
         marks=list(d.marks),
     )
-    while len(session.candidates) >= MAX_PENDING_CANDIDATES:
-        oldest = session.candidates[next(iter(session.candidates))]
-        ws.decide(oldest, Decision(REJECTED, DISCARDED, KERNEL))
-    session.candidates[cid] = Proposal(
+    ws.hold(session, Proposal(
         id=cid,
         kind=KIND,
         path=rel,
@@ -139,7 +134,7 @@ def propose(
         message=d.message,
         change=change,
         plan=RepairPlan(plan, d),
-    )
+    ), MAX_PENDING_CANDIDATES)
     why = (
         "you asked for a preview (repair='preview')"
         if d.reason == "policy_preview"

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kli.tools.core import approval
 from kli.tools.core.atomic import Busy, Stale
 from kli.tools.core.changes import file_change
 from kli.tools.core.registry import GATE_EDIT, Call, Tool
@@ -286,4 +287,5 @@ TOOL = Tool(
     aliases={"cell_id": "cell", "cell_type": "type", "position": "where", "content": "source"},
     mutates=True,
     touches_image=False,
+    action=approval.FILE,
 )

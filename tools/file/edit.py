@@ -25,6 +25,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
+from kli.tools.core import approval
 from kli.tools.core.atomic import Busy, Stale, permission_hint, write_many
 from kli.tools.core.changes import file_change
 from kli.tools.core.registry import GATE_EDIT, Call, Tool
@@ -557,4 +558,5 @@ TOOL = Tool(
     aliases={"patch": "input", "candidate": "accept_repair"},
     mutates=True,
     touches_image=False,
+    action=approval.FILE,
 )

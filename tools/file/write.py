@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 
+from kli.tools.core import approval
 from kli.tools.core.atomic import ANY, Stale, permission_hint, write_atomic
 from kli.tools.core.changes import MAX_DIFF_TEXT, file_change
 from kli.tools.core.jail import Jail
@@ -175,4 +176,5 @@ TOOL = Tool(
     aliases={"file": "path", "file_path": "path", "text": "content"},
     mutates=True,
     touches_image=False,
+    action=approval.FILE,
 )

@@ -32,6 +32,7 @@ import sys
 import types
 from typing import Any
 
+from kli.tools.core import approval
 from kli.tools.core.registry import GATE_EVAL, Call, Tool
 from kli.tools.core.result import ToolError, ToolResult
 from kli.tools.image import stale
@@ -222,4 +223,5 @@ TOOL = Tool(
     run=_run,
     main_arg="code",
     mutates=True,
+    action=approval.EVAL,
 )

@@ -32,6 +32,7 @@ import os
 import shutil
 import signal
 
+from kli.tools.core import approval
 from kli.tools.core.registry import GATE_EXEC, Call, Tool
 from kli.tools.core.result import ToolError, ToolResult
 from kli.tools.process import jobs
@@ -313,4 +314,5 @@ TOOL = Tool(
     main_arg="command",
     mutates=True,
     touches_image=False,
+    action=approval.SHELL,
 )

@@ -54,6 +54,7 @@ from dataclasses import dataclass
 from types import CodeType, FrameType, TracebackType
 from typing import Any
 
+from kli.tools.core import approval
 from kli.tools.core.registry import GATE_EVAL, Call, Tool
 from kli.tools.core.result import ToolError, ToolResult
 from kli.tools.process import memguard
@@ -479,4 +480,5 @@ TOOL = Tool(
     main_arg="code",
     aliases={"package": "module", "form": "code"},
     mutates=True,
+    action=approval.EVAL,
 )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from kli.tools.core import atomic
+from kli.tools.core import approval, atomic
 from kli.tools.core.atomic import permission_hint
 from kli.tools.core.changes import file_change
 from kli.tools.core.registry import GATE_WRITE, Call, Tool
@@ -113,4 +113,5 @@ TOOL = Tool(
     aliases={"file": "path", "file_path": "path", "filename": "path"},
     mutates=True,
     touches_image=False,
+    action=approval.FILE,
 )

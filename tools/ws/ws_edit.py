@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from kli.tools.core import approval
 from kli.tools.core.atomic import Stale, permission_hint
 from kli.tools.core.changes import file_change
 from kli.tools.core.jail import Resolved
@@ -350,4 +351,5 @@ TOOL = Tool(
     aliases=ALIASES,
     mutates=True,
     touches_image=False,
+    action=approval.FILE,
 )

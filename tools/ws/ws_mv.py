@@ -13,7 +13,7 @@ import errno
 import os
 import shutil
 
-from kli.tools.core import atomic
+from kli.tools.core import approval, atomic
 from kli.tools.core.atomic import permission_hint
 from kli.tools.core.changes import file_change
 from kli.tools.core.registry import GATE_WRITE, Call, Tool
@@ -158,4 +158,5 @@ TOOL = Tool(
     },
     mutates=True,
     touches_image=False,
+    action=approval.FILE,
 )

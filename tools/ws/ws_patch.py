@@ -25,6 +25,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from kli.tools.core import approval
 from kli.tools.core.atomic import Stale, write_many
 from kli.tools.core.changes import file_change
 from kli.tools.core.jail import Resolved
@@ -786,4 +787,5 @@ TOOL = Tool(
     aliases=ALIASES,
     mutates=True,
     touches_image=False,
+    action=approval.FILE,
 )

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import shutil
 
-from kli.tools.core import scratch
+from kli.tools.core import approval, scratch
 from kli.tools.core.registry import GATE_EXEC, Call, Tool
 from kli.tools.core.result import ToolError, ToolResult
 from kli.tools.core.truncate import captured
@@ -174,4 +174,5 @@ TOOL = Tool(
     main_arg="command",
     aliases={"cmd": "command", "script": "command", "cwd": "path", "dir": "path"},
     touches_image=False,
+    action=approval.SHELL,
 )

@@ -22,6 +22,7 @@ import os
 import re
 from typing import Any
 
+from kli.tools.core import approval
 from kli.tools.core.atomic import ANY, Stale, permission_hint
 from kli.tools.core.changes import file_change
 from kli.tools.core.registry import GATE_WRITE, Call, Tool
@@ -327,4 +328,5 @@ TOOL = Tool(
     },
     mutates=True,
     touches_image=False,
+    action=approval.FILE,
 )

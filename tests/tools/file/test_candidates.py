@@ -94,7 +94,7 @@ def test_a_failed_accept_that_leaves_the_candidate_pending_decides_nothing(
     assert resolved(events) == [] and ws.find_candidate(cid) is not None
 
 
-def test_closing_a_session_discards_its_candidates_with_one_event_each(
+def test_closing_a_session_leaves_its_candidates_pending_as_expired_with_one_event(
     ws: Workspace, root: Path
 ) -> None:
     agent = ws.open_session("agent")
@@ -102,11 +102,25 @@ def test_closing_a_session_discards_its_candidates_with_one_event_each(
     second = preview(ws, root, "b.lisp", agent)
     events = listen(ws)
     ws.close_session(agent.id)
-    notes = resolved(events)
-    assert sorted(n["candidate"] for n in notes) == sorted([first, second])
-    assert all((n["status"], n["reason"], n["by"]) == ("rejected", "discarded", "kernel")
-               for n in notes)
-    assert all(n["session_label"] == "agent" for n in notes)
+    assert resolved(events) == []
+    [note] = [e for e in events if e["kind"] == "expired"]
+    assert note["candidates"] == [first, second] and note["session_label"] == "agent"
+    assert note["text"] == "expired — agent disconnected"
+    pending = {p.id: p for p in ws.pending_candidates()}
+    assert set(pending) == {first, second}
+    assert pending[first].expired == "expired — agent disconnected"
+
+
+def test_an_expired_candidate_can_still_be_accepted_by_hand_when_the_file_is_unchanged(
+    ws: Workspace, root: Path
+) -> None:
+    agent = ws.open_session("agent")
+    cid = preview(ws, root, "a.lisp", agent)
+    ws.close_session(agent.id)
+    r = ws.call("edit", {"accept_repair": cid, "path": "a.lisp"}, source="ui")
+    assert r.ok, r.text
+    assert (root / "a.lisp").read_text() == CANDIDATE
+    assert ws.pending_candidates() == []
 
 
 def test_a_candidate_dropped_by_the_session_bound_is_announced_as_discarded(

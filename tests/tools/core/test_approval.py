@@ -1,0 +1,305 @@
+"""Approval mode: an agent's mutating call under ``review`` becomes a pending proposal;
+nothing is written or run until a person accepts it, and Accept writes exactly what was shown
+(or refuses when a file changed since). Bulk decisions, notes, expiry and await_decision."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kli.tools import Workspace
+from kli.tools.core import approval
+from kli.tools.file.anchors import line_hash
+from kli.tools.registry import REGISTRY
+
+TEXT = "def f():\n    return 1\n\n\ndef g():\n    return 2\n"
+
+
+def review(root: Path, value: Any = "review") -> Workspace:
+    (root / ".kli").mkdir(exist_ok=True)
+    (root / ".kli" / "settings.json").write_text(json.dumps({"approval": value}))
+    return Workspace(str(root))
+
+
+def agent_edit(ws: Workspace, session: Any, name: str = "a.py") -> Any:
+    assert ws.call("read", {"path": name}, session, source="agent").ok
+    patch = f"@@ {name}\n= 2:{line_hash('    return 1')}\n~    return 10\n"
+    return ws.call("edit", {"input": patch}, session, source="agent")
+
+
+def test_every_tool_that_changes_files_runs_commands_or_code_names_its_kind() -> None:
+    kinds = {n: t.action for n, t in REGISTRY.tools.items() if t.action}
+    assert kinds == {
+        "edit": "file", "write": "file", "cells": "file", "ws_edit": "file", "ws_patch": "file",
+        "ws_write": "file", "ws_mv": "file", "ws_delete": "file",
+        "bash": "shell", "ws_shell": "shell", "eval": "eval", "redefine": "eval",
+    }
+
+
+def test_auto_is_the_default_and_an_agent_edit_is_written_at_once(root: Path) -> None:
+    (root / "a.py").write_text(TEXT)
+    ws = Workspace(str(root))
+    r = agent_edit(ws, ws.open_session("agent"))
+    assert r.ok and "proposal" not in r.details
+    assert "return 10" in (root / "a.py").read_text()
+
+
+def test_under_review_an_agent_edit_is_pending_and_nothing_is_written(root: Path) -> None:
+    (root / "a.py").write_text(TEXT)
+    ws = review(root)
+    agent = ws.open_session("agent")
+    r = agent_edit(ws, agent)
+    assert r.ok and r.details["status"] == "pending", r.text
+    pid = r.details["proposal"]
+    assert f"Proposal {pid}" in r.text and f"await_decision id='{pid}'" in r.text
+    assert "+    return 10" in r.text  # the diff is shown to the agent
+    assert (root / "a.py").read_text() == TEXT
+    [f] = r.details["files"]
+    assert (f["status"], f["candidate"], f["path"]) == ("preview", pid, "a.py")
+    assert [p.id for p in ws.pending_candidates()] == [pid]
+
+
+def test_accept_writes_exactly_the_shown_after_text(root: Path) -> None:
+    (root / "a.py").write_text(TEXT)
+    ws = review(root)
+    agent = ws.open_session("agent")
+    r = agent_edit(ws, agent)
+    shown = r.details["files"][0]["after"]
+    a = approval.accept_any(ws, r.details["proposal"], "ui")
+    assert a.ok, a.text
+    assert (root / "a.py").read_text() == shown == TEXT.replace("return 1\n", "return 10\n", 1)
+    assert ws.pending_candidates() == []
+    # the agent's anchors follow its own accepted change: a next edit needs no re-read
+    patch = f"@@ a.py\n= 2:{line_hash('    return 10')}\n~    return 11\n"
+    assert ws.call("edit", {"input": patch}, agent, source="ui").ok
+
+
+def test_accept_refuses_and_writes_nothing_when_the_file_changed_since(root: Path) -> None:
+    (root / "a.py").write_text(TEXT)
+    ws = review(root)
+    r = agent_edit(ws, ws.open_session("agent"))
+    (root / "a.py").write_text(TEXT + "# a person's line\n")
+    a = approval.accept_any(ws, r.details["proposal"], "ui")
+    assert not a.ok and a.details["error"] == approval.STALE
+    assert "a.py changed since proposal" in a.text and "Nothing was written" in a.text
+    assert (root / "a.py").read_text() == TEXT + "# a person's line\n"
+    assert ws.pending_candidates() == []  # decided: refused
+
+
+def test_magic_and_api_calls_are_never_held(root: Path) -> None:
+    ws = review(root)
+    for source in ("magic", "ui", "api"):
+        r = ws.call("write", {"path": f"{source}.txt", "content": "x\n"}, source=source)
+        assert r.ok and "proposal" not in r.details
+        assert (root / f"{source}.txt").read_text() == "x\n"
+
+
+def test_a_held_write_of_a_new_file_creates_it_on_accept_only(root: Path) -> None:
+    ws = review(root)
+    agent = ws.open_session("agent")
+    r = ws.call("write", {"path": "new/b.txt", "content": "hello\n"}, agent, source="agent")
+    assert r.details["status"] == "pending"
+    assert not (root / "new" / "b.txt").exists()
+    assert approval.accept_any(ws, r.details["proposal"], "ui").ok
+    assert (root / "new" / "b.txt").read_text() == "hello\n"
+
+
+def test_a_held_new_file_is_refused_when_someone_created_it_meanwhile(root: Path) -> None:
+    ws = review(root)
+    r = ws.call("write", {"path": "b.txt", "content": "mine\n"}, ws.open_session("a"),
+                source="agent")
+    (root / "b.txt").write_text("theirs\n")
+    assert not approval.accept_any(ws, r.details["proposal"], "ui").ok
+    assert (root / "b.txt").read_text() == "theirs\n"
+
+
+def test_held_slmcode_delete_and_move_happen_on_accept_only(root: Path) -> None:
+    (root / "d.txt").write_text("gone\n")
+    (root / "m.txt").write_text("moved\n")
+    ws = review(root, {"file": "review"})
+    agent = ws.open_session("agent")
+    d = ws.call("ws_delete", {"path": "d.txt"}, agent, source="agent")
+    m = ws.call("ws_mv", {"src": "m.txt", "dst": "n.txt"}, agent, source="agent")
+    assert d.details.get("status") == "pending", d.text
+    assert m.details.get("status") == "pending", m.text
+    assert (root / "d.txt").exists() and (root / "m.txt").exists() and not (root / "n.txt").exists()
+    assert approval.bulk(ws, "accept", "ui", session=agent.id).ok
+    assert not (root / "d.txt").exists()
+    assert (root / "n.txt").read_text() == "moved\n" and not (root / "m.txt").exists()
+
+
+def test_a_held_shell_command_is_not_run_until_accepted(root: Path) -> None:
+    ws = review(root, {"shell": "review"})
+    agent = ws.open_session("agent")
+    r = ws.call("bash", {"command": "echo ran > marker.txt"}, agent, source="agent")
+    assert r.details["status"] == "pending" and r.details["command"] == "echo ran > marker.txt"
+    assert "Nothing was run" in r.text
+    time.sleep(0.2)
+    assert not (root / "marker.txt").exists()
+    a = approval.accept_any(ws, r.details["proposal"], "ui")
+    assert a.ok, a.text
+    assert (root / "marker.txt").read_text() == "ran\n"
+
+
+def test_a_held_eval_is_not_run_until_accepted(root: Path) -> None:
+    ws = review(root, {"eval": "review"})
+    agent = ws.open_session("agent")
+    r = ws.call("eval", {"code": "x = 41 + 1"}, agent, source="agent")
+    assert r.details["status"] == "pending"
+    assert "x" not in ws.namespace
+    assert approval.accept_any(ws, r.details["proposal"], "ui").ok
+    assert ws.namespace["x"] == 42
+
+
+def test_only_the_kinds_under_review_are_held(root: Path) -> None:
+    ws = review(root, {"shell": "review"})
+    agent = ws.open_session("agent")
+    assert "proposal" not in ws.call("write", {"path": "w.txt", "content": "1\n"}, agent,
+                                     source="agent").details
+    assert ws.call("bash", {"command": "true"}, agent, source="agent").details["status"] == "pending"
+
+
+def test_a_reject_note_reaches_await_decision_and_not_twice(root: Path) -> None:
+    ws = review(root)
+    agent = ws.open_session("agent")
+    r = ws.call("write", {"path": "b.txt", "content": "x\n"}, agent, source="agent")
+    pid = r.details["proposal"]
+    assert approval.reject(ws, pid, "ui", "use snake_case names").ok
+    w = ws.call("await_decision", {"id": pid, "timeout": 1}, agent, source="agent")
+    assert w.ok and w.details["status"] == "rejected"
+    assert w.details["note"] == "use snake_case names" and "use snake_case names" in w.text
+    nxt = ws.call("read", {"path": "."}, agent, source="agent")
+    assert "[review]" not in nxt.text
+    assert not (root / "b.txt").exists()
+
+
+def test_a_decision_reaches_the_agent_in_its_next_result(root: Path) -> None:
+    ws = review(root)
+    agent = ws.open_session("agent")
+    pid = ws.call("write", {"path": "b.txt", "content": "x\n"}, agent,
+                  source="agent").details["proposal"]
+    approval.reject(ws, pid, "ui", "not this file")
+    nxt = ws.call("ws_list", {"path": "."}, agent, source="agent")
+    assert f"[review] Proposal {pid} (write) was rejected by a person. Their note: not this file" \
+        in nxt.text
+    assert nxt.details["decisions"] == [pid]
+    assert "[review]" not in ws.call("ws_list", {"path": "."}, agent, source="agent").text
+
+
+def test_await_decision_blocks_until_a_person_decides(root: Path) -> None:
+    ws = review(root)
+    agent = ws.open_session("agent")
+    pid = ws.call("write", {"path": "b.txt", "content": "x\n"}, agent,
+                  source="agent").details["proposal"]
+    timer = threading.Timer(0.3, lambda: approval.accept_any(ws, pid, "ui"))
+    timer.start()
+    started = time.monotonic()
+    w = ws.call("await_decision", {"id": pid, "timeout": 10}, agent, source="agent")
+    assert 0.2 < time.monotonic() - started < 5
+    assert w.details["status"] == "written" and "accepted by a person" in w.text
+    assert (root / "b.txt").read_text() == "x\n"
+
+
+def test_await_decision_times_out_as_pending_and_an_unknown_id_is_named(root: Path) -> None:
+    ws = review(root)
+    agent = ws.open_session("agent")
+    pid = ws.call("write", {"path": "b.txt", "content": "x\n"}, agent,
+                  source="agent").details["proposal"]
+    w = ws.call("await_decision", {"id": pid, "timeout": 0.1}, agent, source="agent")
+    assert w.ok and w.details["status"] == "pending" and "still pending" in w.text
+    u = ws.call("await_decision", {"id": "p999999"}, agent, source="agent")
+    assert not u.ok and u.details["error"] == "unknown_candidate"
+
+
+def test_await_decision_does_not_hold_the_session_lock(root: Path) -> None:
+    ws = review(root, {"shell": "review"})
+    agent = ws.open_session("agent")
+    pid = ws.call("bash", {"command": "echo hi"}, agent, source="agent").details["proposal"]
+    out: dict[str, Any] = {}
+    t = threading.Thread(target=lambda: out.update(
+        w=ws.call("await_decision", {"id": pid, "timeout": 10}, agent, source="agent")))
+    t.start()
+    time.sleep(0.2)
+    a = approval.accept_any(ws, pid, "ui")  # runs bash in the same session: no deadlock
+    t.join(10)
+    assert a.ok and "hi" in a.text
+    assert out["w"].details["status"] == "written"
+
+
+def test_bulk_accepts_all_of_one_session_and_leaves_the_others(root: Path) -> None:
+    ws = review(root)
+    one, two = ws.open_session("one"), ws.open_session("two")
+    for n in range(3):
+        ws.call("write", {"path": f"f{n}.txt", "content": f"{n}\n"}, one, source="agent")
+    other = ws.call("write", {"path": "g.txt", "content": "g\n"}, two, source="agent")
+    r = approval.bulk(ws, "accept", "ui", session=one.id)
+    assert r.ok and r.text.startswith("Accepted 3 of 3")
+    assert [(root / f"f{n}.txt").read_text() for n in range(3)] == ["0\n", "1\n", "2\n"]
+    assert [p.id for p in ws.pending_candidates()] == [other.details["proposal"]]
+
+
+def test_bulk_by_file_and_bulk_reject_of_all(root: Path) -> None:
+    (root / "a.py").write_text(TEXT)
+    ws = review(root)
+    one, two = ws.open_session("one"), ws.open_session("two")
+    agent_edit(ws, one)
+    ws.call("write", {"path": "b.txt", "content": "b\n"}, two, source="agent")
+    assert [p.path for p in approval.matching(ws, path="a.py")] == ["a.py"]
+    r = approval.bulk(ws, "reject", "ui", note="not now")
+    assert r.ok and r.text.startswith("Rejected 2 of 2")
+    assert (root / "a.py").read_text() == TEXT and not (root / "b.txt").exists()
+
+
+def test_a_closed_session_leaves_its_proposals_expired_and_one_can_still_be_applied(
+    root: Path,
+) -> None:
+    ws = review(root)
+    agent = ws.open_session("bot")
+    pid = ws.call("write", {"path": "b.txt", "content": "x\n"}, agent,
+                  source="agent").details["proposal"]
+    ws.close_session(agent.id)
+    [p] = ws.pending_candidates()
+    assert p.id == pid and p.expired == "expired — bot disconnected"
+    assert approval.accept_any(ws, pid, "ui").ok
+    assert (root / "b.txt").read_text() == "x\n"
+
+
+def test_an_expired_command_runs_in_the_default_session_on_accept(root: Path) -> None:
+    ws = review(root, {"shell": "review"})
+    agent = ws.open_session("bot")
+    pid = ws.call("bash", {"command": "echo x > e.txt"}, agent, source="agent").details["proposal"]
+    ws.close_session(agent.id)
+    assert approval.accept_any(ws, pid, "ui").ok
+    assert (root / "e.txt").read_text() == "x\n"
+
+
+@pytest.mark.parametrize("value", ["sometimes", {"file": "maybe"}, {"disk": "review"}, 3])
+def test_a_bad_approval_setting_fails_closed_naming_the_setting(root: Path, value: Any) -> None:
+    ws = review(root, value)
+    r = ws.call("write", {"path": "b.txt", "content": "x\n"}, ws.open_session("a"), source="agent")
+    assert not r.ok and r.details["error"] == "bad_settings" and "'approval'" in r.text
+    assert not (root / "b.txt").exists()
+
+
+def test_approval_switches_live_per_kind_and_for_all(root: Path) -> None:
+    ws = Workspace(str(root))
+    events: list[dict[str, Any]] = []
+    ws.add_listener(events.append)
+    agent = ws.open_session("agent")
+    assert approval.set_mode(ws, "review", "file") == {"file": "review", "shell": "auto",
+                                                       "eval": "auto"}
+    assert events[-1] == {"kind": "approval", "modes": {"file": "review", "shell": "auto",
+                                                        "eval": "auto"}}
+    r = ws.call("write", {"path": "b.txt", "content": "x\n"}, agent, source="agent")
+    assert r.details["status"] == "pending"
+    approval.set_mode(ws, "auto")
+    assert approval.modes(ws.settings)[0] == {"file": "auto", "shell": "auto", "eval": "auto"}
+    assert "proposal" not in ws.call("write", {"path": "c.txt", "content": "y\n"}, agent,
+                                     source="agent").details
+    with pytest.raises(ValueError):
+        approval.set_mode(ws, "later")

@@ -1,0 +1,557 @@
+"""Approval mode: an agent's mutating call can wait for a person (docs/review.md).
+
+The setting ``approval`` (``.kli/settings.json``, or live: ``set_mode``) says, per kind of
+action, ``auto`` (run at once, as always) or ``review``. The kind of each tool is its registry
+entry's ``action`` (``FILE``: file and notebook edits, writes, deletes, moves; ``SHELL``: ``bash``,
+``ws_shell``; ``EVAL``: ``eval`` and code run in the image). Only calls whose source is an agent
+(``HELD_SOURCE``) are ever held; a magic the person typed, the UI and the API run as asked.
+
+Under ``review`` a call becomes a pending ``Proposal`` of kind ``KIND`` (``call``), in the
+caller's session, sharing the queue with repair candidates:
+
+- a file call runs with its writes captured (``atomic.capturing`` and a capturing
+  ``NotebookStore``): nothing is written, and the proposal keeps the exact bytes the tool would
+  have written, with the state of every file it touches at that moment. ``accept`` writes those
+  bytes and nothing else — and refuses, naming the file, with nothing written, when a file is
+  not as it was when the proposal was made.
+- a shell or eval call is not run at all; the proposal shows the command or code, and
+  ``accept`` runs the call as the agent sent it (in the agent's session, source: the decider).
+
+The agent gets a result naming the proposal id; ``await_decision`` waits for the outcome. A
+decision on a held call (and a Reject's note on a repair candidate) is also put in the next
+result of the owner's session (``deliver``).
+"""
+
+from __future__ import annotations
+
+import difflib
+import itertools
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from kli.tools.core import atomic
+from kli.tools.core.changes import file_change
+from kli.tools.core.proposal import (
+    ACCEPTED,
+    REFUSED,
+    REJECTED,
+    REJECTED_ON_REQUEST,
+    WRITTEN,
+    Decision,
+    Proposal,
+)
+from kli.tools.core.result import ToolResult
+from kli.tools.core.textfile import read_bytes
+
+if TYPE_CHECKING:
+    from kli.tools.core.registry import Call
+    from kli.tools.core.session import Session
+    from kli.tools.core.workspace import Workspace
+    from kli.tools.notebook.model import Notebook
+
+KIND = "call"  # Proposal.kind of a held call
+FILE, SHELL, EVAL = "file", "shell", "eval"
+ACTIONS = (FILE, SHELL, EVAL)
+ACTION_TITLES = {FILE: "file and notebook changes", SHELL: "shell commands", EVAL: "eval"}
+AUTO, REVIEW = "auto", "review"
+MODES = (AUTO, REVIEW)
+HELD_SOURCE = "agent"  # the only source whose calls are held
+SETTING = "approval"
+STALE = "stale_proposal"  # error code: a file changed since the proposal was made
+MAX_NOTE = 2000  # characters of a Reject's note kept
+MAX_SHOWN_DIFF = 60  # diff lines a held file call's result shows per file
+MAX_WAIT = 600.0  # seconds await_decision may wait at most
+
+_ids = itertools.count(1)
+_ABSENT = object()
+
+
+@dataclass
+class CallPlan:
+    """A held call: the tool and arguments as sent, and for a file call what it would write.
+
+    ``ops`` are the captured writes in order (``atomic.capturing``'s tuples, and
+    ``("notebooks", notebooks, files, expected)``); ``state`` maps each real path they touch to
+    its bytes when the proposal was made (None: absent); ``views`` what the session would have
+    been shown, given to it when the change is written."""
+
+    tool: str
+    args: dict[str, Any]
+    action: str
+    ops: list[tuple[Any, ...]] = field(default_factory=list)
+    state: dict[str, bytes | None] = field(default_factory=dict)
+    files: list[dict[str, Any]] = field(default_factory=list)
+    views: dict[str, Any] = field(default_factory=dict)
+    result_text: str = ""
+
+
+# -- the setting ---------------------------------------------------------------------------------
+def modes(settings: Mapping[str, Any]) -> tuple[dict[str, str], str | None]:
+    """The mode of every action kind, and the error that makes the setting unusable."""
+    value = settings.get("approval", AUTO)
+    if value is None:
+        value = AUTO
+    if isinstance(value, str):
+        if value not in MODES:
+            return {a: REVIEW for a in ACTIONS}, _setting_error(repr(value))
+        return {a: value for a in ACTIONS}, None
+    if isinstance(value, dict):
+        out = {a: AUTO for a in ACTIONS}
+        for kind, mode in value.items():
+            if kind not in ACTIONS or mode not in MODES:
+                return {a: REVIEW for a in ACTIONS}, _setting_error(f"{kind!r}: {mode!r}")
+            out[kind] = mode
+        return out, None
+    return {a: REVIEW for a in ACTIONS}, _setting_error(type(value).__name__)
+
+
+def _setting_error(what: str) -> str:
+    return (
+        f"setting 'approval' is not valid ({what}): use \"auto\", \"review\", or an object "
+        f"mapping {', '.join(ACTIONS)} to \"auto\" or \"review\" (.kli/settings.json). Nothing "
+        "was run; fix the setting and retry."
+    )
+
+
+def set_mode(ws: Workspace, mode: str, kind: str | None = None) -> dict[str, str]:
+    """Switch approval live (the panel, ``%kli approval``): ``kind`` or every kind to ``mode``.
+    The switch is the host's settings layer, so it wins over the files until the host ends.
+    Returns the new modes; raises ``ValueError`` for an unknown mode or kind."""
+    if mode not in MODES:
+        raise ValueError(f"approval mode must be one of {', '.join(MODES)}, not {mode!r}")
+    if kind is not None and kind not in ACTIONS:
+        raise ValueError(f"approval kind must be one of {', '.join(ACTIONS)}, not {kind!r}")
+    current, _problem = modes(ws.settings)
+    for k in ACTIONS if kind is None else (kind,):
+        current[k] = mode
+    ws.set_setting("approval", current)
+    ws.emit({"kind": "approval", "modes": dict(current)})
+    return current
+
+
+# -- holding a call -------------------------------------------------------------------------------
+def held(call: Call, settings: Mapping[str, Any]) -> ToolResult | None:
+    """The result of ``call`` when approval holds it (a ``review`` kind, an agent's call), after
+    making its proposal; None when it runs as usual."""
+    action = call.tool.action
+    if action is None or call.source != HELD_SOURCE:
+        return None
+    current, problem = modes(settings)
+    if problem is not None:
+        return ToolResult.error(problem, error="bad_settings")
+    if current[action] != REVIEW:
+        return None
+    if action == FILE:
+        return _hold_file(call)
+    return _propose(call, CallPlan(call.tool.name, dict(call.args), action))
+
+
+class _CapturingStore:
+    """The notebook store while a file call is held: ``commit`` on the capturing thread is
+    recorded, everything else goes to the real store."""
+
+    def __init__(self, inner: Any, ops: list[tuple[Any, ...]]) -> None:
+        self.inner = inner
+        self.ops = ops
+        self.thread = threading.get_ident()
+
+    @property
+    def live(self) -> bool:
+        return bool(self.inner.live)
+
+    def load(self, real: str) -> Notebook:
+        nb: Notebook = self.inner.load(real)
+        return nb
+
+    def commit(
+        self,
+        notebooks: Sequence[tuple[str, Notebook]],
+        files: Sequence[tuple[str, bytes]] = (),
+        expected: Mapping[str, bytes | None] | None = None,
+    ) -> None:
+        if threading.get_ident() != self.thread:
+            self.inner.commit(notebooks, files, expected)
+            return
+        self.ops.append(("notebooks", list(notebooks), list(files), dict(expected or {})))
+
+
+def _current(real: str) -> bytes | None:
+    try:
+        return read_bytes(real)
+    except FileNotFoundError:
+        return None
+
+
+def _touched(ops: list[tuple[Any, ...]]) -> dict[str, bytes | object | None]:
+    """Each real path the ops touch, with the bytes the tool verified it holds (when it said)."""
+    out: dict[str, bytes | object | None] = {}
+
+    def note(path: str, want: object = _ABSENT) -> None:
+        if path not in out or out[path] is _ABSENT:
+            out[path] = want if (want is None or isinstance(want, bytes)) else _ABSENT
+
+    for op in ops:
+        if op[0] == "write":
+            for path, _data in op[1]:
+                note(path, op[2].get(path, _ABSENT))
+        elif op[0] == "remove":
+            note(op[1], op[2])
+        elif op[0] == "rename":
+            note(op[1])
+            note(op[2])
+        elif op[0] == "notebooks":
+            for path, nb in op[1]:
+                note(path, nb.raw.encode("utf-8") if isinstance(nb.raw, str) else _ABSENT)
+            for path, _data in op[2]:
+                note(path, op[3].get(path, _ABSENT))
+    return out
+
+
+def _hold_file(call: Call) -> ToolResult:
+    ws, session = call.ws, call.session
+    views_before = dict(session.views)
+    ops: list[tuple[Any, ...]]
+    with ws.file_lock:
+        store = ws.notebooks
+        with atomic.capturing() as ops:
+            ws.notebooks = _CapturingStore(store, ops)
+            try:
+                result = call.tool.run(call)
+            finally:
+                ws.notebooks = store
+        state: dict[str, bytes | None] = {}
+        for path, want in _touched(ops).items():
+            state[path] = want if (want is None or isinstance(want, bytes)) else _current(path)
+    planned_views = {k: v for k, v in session.views.items() if views_before.get(k) is not v}
+    session.views.clear()
+    session.views.update(views_before)  # nothing changed: the session saw nothing new
+    if not ops:
+        return result  # a refusal, an error, a repair preview: nothing would be written
+    files = [f for f in result.details.get("files", []) if isinstance(f, dict)]
+    plan = CallPlan(call.tool.name, dict(call.args), FILE, ops=ops, state=state, files=files,
+                    views=planned_views, result_text=result.text)
+    return _propose(call, plan)
+
+
+def _first_path(ws: Workspace, plan: CallPlan) -> tuple[str, str]:
+    reals = list(plan.state)
+    if plan.files:
+        rel = str(plan.files[0].get("path", ""))
+        same = [r for r in reals if ws.jail.rel(r) == rel.split("#", 1)[0]]
+        return rel, (same or reals or [""])[0]
+    return (ws.jail.rel(reals[0]), reals[0]) if reals else ("", "")
+
+
+def command_of(plan: CallPlan) -> str:
+    """What a held shell or eval call would run, as the person reads it."""
+    for key in ("command", "code", "cmd", "source"):
+        value = plan.args.get(key)
+        if isinstance(value, str):
+            return value
+    return " ".join(f"{k}={v!r}" for k, v in plan.args.items())
+
+
+def _diff_rows(change: Mapping[str, Any]) -> list[str]:
+    before, after = change.get("before"), change.get("after")
+    if not isinstance(after, str):
+        return []
+    rows = list(
+        difflib.unified_diff(
+            (before or "").splitlines(), after.splitlines(), "before", "after", lineterm="", n=1
+        )
+    )[2:]
+    if len(rows) > MAX_SHOWN_DIFF:
+        rows = [*rows[:MAX_SHOWN_DIFF], f"… {len(rows) - MAX_SHOWN_DIFF} more diff lines"]
+    return rows
+
+
+def _propose(call: Call, plan: CallPlan) -> ToolResult:
+    ws, session = call.ws, call.session
+    pid = f"p{next(_ids)}"
+    rel, real = _first_path(ws, plan) if plan.action == FILE else ("", "")
+    first = plan.files[0] if plan.files else {}
+    files = [{**f, "status": "preview", "candidate": pid, "reason": "approval_review",
+              "message": "waits for a person's review"} for f in plan.files]
+    if plan.action == FILE and not files:
+        files = [file_change(ws.jail.rel(p), None, None, "preview", candidate=pid,
+                             reason="approval_review") for p in plan.state]
+    plan.files = files
+    proposal = Proposal(
+        id=pid,
+        kind=KIND,
+        path=rel,
+        real=real,
+        session_id=session.id,
+        session_label=session.label,
+        before=str(first.get("before") or ""),
+        after=str(first.get("after") or ""),
+        reason="approval_review",
+        message=f"{plan.tool} waits for a person's review",
+        change=files[0] if files else {},
+        plan=plan,
+    )
+    from kli.tools.file.candidates import MAX_PENDING_CANDIDATES
+
+    ws.hold(session, proposal, MAX_PENDING_CANDIDATES)
+    wait = f"await_decision id='{pid}' timeout=60"
+    if plan.action == FILE:
+        shown = [
+            f"--- {f.get('path')}\n" + "\n".join(_diff_rows(f)) for f in files if f.get("path")
+        ]
+        text = (
+            f"Not written: this {plan.tool} waits for a person's review (approval mode "
+            f"'review' for {ACTION_TITLES[FILE]}). Proposal {pid} holds exactly this change to "
+            f"{', '.join(str(f.get('path')) for f in files)}:\n" + "\n".join(shown) + "\n"
+            f"Nothing was written, so the files and your anchors are as they were. Go on with "
+            f"other work, or wait for the decision: {wait}."
+        )
+    else:
+        text = (
+            f"Not run: this {plan.tool} waits for a person's review (approval mode 'review' for "
+            f"{ACTION_TITLES[plan.action]}). Proposal {pid}: {command_of(plan)!r}. Nothing was "
+            f"run. Go on with other work, or wait for the decision: {wait}."
+        )
+    return ToolResult.success(
+        text,
+        status="pending",
+        proposal=pid,
+        action=plan.action,
+        files=files,
+        command=command_of(plan) if plan.action != FILE else None,
+    )
+
+
+# -- deciding ----------------------------------------------------------------------------------
+def _refusal(ws: Workspace, proposal: Proposal, by: str, message: str) -> ToolResult:
+    decision = Decision(REFUSED, STALE, by, message)
+    ws.decide(proposal, decision)
+    return ToolResult.error(message, error=STALE, candidate=proposal.id,
+                            resolved=decision.to_json(proposal.id))
+
+
+def changed_file(plan: CallPlan) -> str | None:
+    """The first real path that is not as it was when the proposal was made (None: all are)."""
+    for real, want in plan.state.items():
+        if _current(real) != want:
+            return real
+    return None
+
+
+def accept(ws: Workspace, proposal: Proposal, by: str, session: Session | None = None) -> ToolResult:
+    """Accept held call ``proposal``: write its captured bytes (a file call) or run it (a shell
+    or eval call, in ``session``: the owner's, or the default one when it expired)."""
+    plan: CallPlan = proposal.plan
+    if plan.action != FILE:
+        owner = session or ws.sessions.get(proposal.session_id) or ws.default_session
+        result = ws.call(plan.tool, plan.args, owner, source=by)
+        decision = Decision(WRITTEN, ACCEPTED, by, result.text)
+        ws.decide(proposal, decision)
+        return ToolResult(result.ok, f"Accepted proposal {proposal.id}: ran {plan.tool}.\n"
+                          + result.text, {**result.details, "candidate": proposal.id,
+                                          "resolved": decision.to_json(proposal.id)})
+    rel = proposal.path or "the files"
+    with ws.writing(list(plan.state), tool="accept", rel=rel):
+        if ws.find_candidate(proposal.id) is None:
+            return _unknown(proposal.id)
+        changed = changed_file(plan)
+        if changed is not None:
+            name = ws.jail.rel(changed)
+            return _refusal(ws, proposal, by, (
+                f"Accept refused: {name} changed since proposal {proposal.id} was made, so "
+                f"writing it would overwrite that change. Nothing was written. Reject it, and "
+                f"ask the agent to re-read {name} and make the change again."
+            ))
+        try:
+            _apply(ws, plan)
+        except atomic.Stale:
+            return _refusal(ws, proposal, by, (
+                f"Accept refused: a file of proposal {proposal.id} changed while it was being "
+                "written; nothing was written. Reject it and ask for the change again."
+            ))
+        except OSError as exc:
+            return ToolResult.error(
+                f"Accept of proposal {proposal.id} failed writing {rel}: "
+                f"{exc.strerror or exc}. Nothing was written; it is still pending, so the "
+                "Accept can be retried.", error="io", candidate=proposal.id)
+        written_for = ws.sessions.get(proposal.session_id)
+        if written_for is not None:
+            written_for.views.update(plan.views)  # what the agent would have been shown
+        files = [{**f, "status": "written"} for f in plan.files]
+        text = (f"Accepted proposal {proposal.id}: wrote {plan.tool}'s change to "
+                f"{', '.join(str(f.get('path')) for f in plan.files)} exactly as proposed.")
+        decision = Decision(WRITTEN, ACCEPTED, by, text)
+        ws.decide(proposal, decision)
+    return ToolResult.success(text, files=files, candidate=proposal.id,
+                              resolved=decision.to_json(proposal.id))
+
+
+def _apply(ws: Workspace, plan: CallPlan) -> None:
+    """Perform the captured ops, each path expected to hold its bytes at proposal time the
+    first time it is touched."""
+    checked: set[str] = set()
+
+    def want(path: str) -> dict[str, bytes | None]:
+        if path in checked or path not in plan.state:
+            return {}
+        checked.add(path)
+        return {path: plan.state[path]}
+
+    for op in plan.ops:
+        if op[0] == "write":
+            expected: dict[str, bytes | None] = {}
+            for path, _data in op[1]:
+                expected.update(want(path))
+            atomic.write_many(op[1], expected)
+        elif op[0] == "remove":
+            state = want(op[1]).get(op[1], _ABSENT)
+            atomic.remove(op[1], state if isinstance(state, bytes) else atomic.ANY)
+        elif op[0] == "rename":
+            want(op[1])
+            want(op[2])
+            atomic.rename(op[1], op[2], replace=op[3])
+        elif op[0] == "notebooks":
+            expected = dict(op[3])
+            for path, _data in op[2]:
+                expected.update(want(path))
+            for path, _nb in op[1]:
+                checked.add(path)
+            ws.notebooks.commit(op[1], op[2], expected)
+
+
+def _unknown(pid: str) -> ToolResult:
+    from kli.tools.file.candidates import unknown
+
+    error = unknown(pid, "Nothing was written or run.")
+    return ToolResult.error(error.message, **error.details)
+
+
+def clean_note(note: Any) -> str:
+    return note.strip()[:MAX_NOTE] if isinstance(note, str) else ""
+
+
+def reject(ws: Workspace, proposal_id: str, by: str, note: str = "") -> ToolResult:
+    """Reject any pending proposal (a held call or a repair candidate); nothing is written or
+    run. ``note`` reaches the agent (``await_decision``, and its session's next result)."""
+    note = clean_note(note)
+    with ws.file_lock:
+        proposal = ws.find_candidate(proposal_id)
+        if proposal is None:
+            return _unknown(proposal_id)
+        what = "call" if proposal.kind == KIND else "repair candidate"
+        text = f"Rejected {what} {proposal_id}" + (f" for {proposal.path}" if proposal.path else "")
+        text += "; nothing was written or run." + (f" Note from the person: {note}" if note else "")
+        decision = Decision(REJECTED, REJECTED_ON_REQUEST, by, text, note)
+        ws.decide(proposal, decision)
+    return ToolResult.success(text, candidate=proposal_id, path=proposal.path, status=REJECTED,
+                              resolved=decision.to_json(proposal_id))
+
+
+def matching(ws: Workspace, session: str | None = None, path: str | None = None) -> list[Proposal]:
+    """Pending proposals (every kind, expired ones too) of one session and/or one file."""
+    out = []
+    for p in ws.pending_candidates():
+        if session is not None and p.session_id != session:
+            continue
+        if path is not None and not _is_about(p, path):
+            continue
+        out.append(p)
+    return out
+
+
+def _is_about(proposal: Proposal, path: str) -> bool:
+    if proposal.path == path or proposal.path.split("#", 1)[0] == path:
+        return True
+    plan = proposal.plan
+    return isinstance(plan, CallPlan) and any(
+        str(f.get("path", "")).split("#", 1)[0] == path for f in plan.files
+    )
+
+
+# -- telling the agent --------------------------------------------------------------------------
+def outcome_text(proposal: Proposal) -> str:
+    d = proposal.decision
+    if d is None:
+        return f"Proposal {proposal.id} is still pending."
+    verb = {WRITTEN: "accepted", REJECTED: "rejected", REFUSED: "refused"}.get(d.code, d.code)
+    if d.reason == "discarded":
+        verb = "discarded"
+    who = "a person" if d.by in ("ui", "widget", "magic") else d.by
+    text = f"Proposal {proposal.id} ({proposal.plan.tool if isinstance(proposal.plan, CallPlan) else proposal.kind}) was {verb} by {who}."
+    if d.note:
+        text += f" Their note: {d.note}"
+    if d.code != REJECTED and d.text:
+        text += "\n" + d.text
+    return text
+
+
+def notify(ws: Workspace, proposal: Proposal) -> None:
+    """Keep the outcome of a decided proposal for its owner's next result (a held call, or any
+    proposal decided with a note)."""
+    d = proposal.decision
+    if d is None or (proposal.kind != KIND and not d.note):
+        return
+    owner = ws.sessions.get(proposal.session_id)
+    if owner is None:
+        return
+    owner.state.setdefault("decisions", {})[proposal.id] = outcome_text(proposal)
+
+
+def deliver(session: Session, result: ToolResult) -> ToolResult:
+    """``result`` with the outcomes of the session's decided proposals it was not yet told."""
+    told: dict[str, str] = session.state.pop("decisions", {}) or {}
+    if not told:
+        return result
+    text = result.text + "\n\n[review] " + "\n[review] ".join(told.values())
+    return ToolResult(result.ok, text, {**result.details, "decisions": sorted(told)})
+
+
+def take_notice(session: Session, proposal_id: str) -> None:
+    """The agent was told this outcome (``await_decision``): not again in its next result."""
+    told = session.state.get("decisions")
+    if told:
+        told.pop(proposal_id, None)
+
+
+# -- any proposal, one at a time or in bulk -------------------------------------------------------
+def accept_any(ws: Workspace, proposal_id: str, by: str) -> ToolResult:
+    """Accept a pending proposal of any kind: a held call (``accept``), or a repair candidate
+    (``edit`` with ``accept_repair`` in its session; the default one once it expired)."""
+    proposal = ws.find_candidate(proposal_id)
+    if proposal is None:
+        return _unknown(proposal_id)
+    if proposal.kind == KIND:
+        return accept(ws, proposal, by)
+    session = ws.sessions.get(proposal.session_id, ws.default_session)
+    with ws.file_lock:
+        return ws.call("edit", {"accept_repair": proposal.id, "path": proposal.path}, session,
+                       source=by)
+
+
+BULK_ACTIONS = ("accept", "reject")
+
+
+def bulk(ws: Workspace, action: str, by: str, *, session: str | None = None,
+         path: str | None = None, note: str = "") -> ToolResult:
+    """Accept or reject every pending proposal of one session, of one file, or all (both None),
+    oldest first. Each is decided on its own (one ``resolved`` each); an Accept refused leaves
+    the others to go on. The result lists each outcome."""
+    if action not in BULK_ACTIONS:
+        return ToolResult.error(f"bulk action must be accept or reject, not {action!r}.",
+                                error="bad_arguments")
+    chosen = sorted(matching(ws, session, path), key=lambda p: p.created)
+    rows: list[dict[str, Any]] = []
+    for p in chosen:
+        r = accept_any(ws, p.id, by) if action == "accept" else reject(ws, p.id, by, note)
+        rows.append({"candidate": p.id, "ok": r.ok, "text": r.text})
+    done = sum(1 for r in rows if r["ok"])
+    scope = " and ".join(
+        [*([f"session {session}"] if session else []), *([f"file {path}"] if path else [])]
+    ) or "every session"
+    verb = "Accepted" if action == "accept" else "Rejected"
+    text = f"{verb} {done} of {len(rows)} pending proposals of {scope}."
+    failed = [r for r in rows if not r["ok"]]
+    if failed:
+        text += " Not done: " + "; ".join(f"{r['candidate']}: {r['text']}" for r in failed)
+    return ToolResult(not failed, text, {"decided": rows})
