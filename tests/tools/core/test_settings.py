@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from kli.tools.core.settings import (
     SettingsLoader,
@@ -133,3 +135,27 @@ def test_names_that_are_the_control_folder_on_some_file_system(name: str) -> Non
 @pytest.mark.parametrize("name", ["kli", ".klix", "x.kli", ".kl", "..kli", "scratch", ".k li"])
 def test_other_names_are_not_control_names(name: str) -> None:
     assert not is_control_name(name)
+
+
+_GATES = ["file/read", "file/write", "file/edit", "process/exec", "image/eval", "image/inspect"]
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.one_of(st.none(), st.lists(st.sampled_from(_GATES), unique=True)),
+                min_size=1, max_size=4))
+def test_no_settings_file_below_grants_what_a_file_above_does_not(
+    tmp_path_factory: pytest.TempPathFactory, chain: list[list[str] | None]
+) -> None:
+    """Folders nested as the chain is (the first the outermost), each with a settings file
+    whose ``capabilities`` is the chain's entry (None: the file sets none). A kernel rooted at
+    the innermost folder is granted only what every file that sets a list grants."""
+    folder = tmp_path_factory.mktemp("chain")
+    for i, caps in enumerate(chain):
+        folder = folder / f"d{i}" if i else folder
+        _project_file(folder, {} if caps is None else {"capabilities": caps})
+    settings_, error = SettingsLoader(str(folder)).load()
+    assert error is None
+    lists = [set(c) for c in chain if c is not None]
+    for gate in _GATES:
+        assert granted(settings_, gate) == all(gate in c for c in lists), (gate, chain)
