@@ -11,6 +11,7 @@ Every handler answers malformed input with an ``error`` reply and never raises i
 from __future__ import annotations
 
 import json
+import os
 import threading
 import traceback
 from collections import deque
@@ -220,7 +221,11 @@ class Hub:
         comm.on_msg(on_msg)
         comm.on_close(on_close)
         comm.send(message(P.AGENT_HELLO, protocol=PROTOCOL_VERSION, session=session.id,
-                          label=session.label, tools=sorted(t.name for t in self.ws.tools(None))))
+                          label=session.label, tools=sorted(t.name for t in self.ws.tools(None)),
+                          # Where the agent landed: the tools' root, the process's working
+                          # directory, the notebook a Jupyter server started the kernel for.
+                          root=str(self.ws.root), cwd=os.getcwd(),
+                          notebook=os.environ.get("JPY_SESSION_NAME") or None))
 
     @staticmethod
     def _responder(comm: Any) -> Callable[[dict[str, Any]], None]:

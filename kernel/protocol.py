@@ -361,6 +361,10 @@ AGENT_HELLO = Shape("AgentHelloMsg", "The kernel's answer to a `kli.agent` comm_
     Field("session", STR, "the comm's tool session"),
     Field("label", STR),
     Field("tools", ListOf(STR), "every registered tool name, sorted"),
+    Field("root", STR, "the tools' root (the workspace jail)"),
+    Field("cwd", STR, "the kernel process's working directory"),
+    Field("notebook", nullable(STR), "the notebook a Jupyter server started the kernel for "
+          "(its `JPY_SESSION_NAME`), null for a kernel started otherwise"),
 ), op="hello", target=AGENT_TARGET)
 
 RESULT = Shape("ResultMsg", "A tool's result (`Workspace.call`), naming the request.", (

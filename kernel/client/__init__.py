@@ -3,7 +3,8 @@
     from kli import client
     with client.start() as k:                    # launch and own a kernel
         r = k.call("read", {"path": "a.py"})     # -> ToolResult
-    k = client.connect()                         # the newest running kernel (or a connection file)
+    k = client.connect(notebook="analysis.ipynb")  # that notebook's kernel (or a connection file)
+    print(k.where)                               # which kernel, its notebook and working dir
     k = client.connect_server(url, token)        # through a Jupyter server's websocket
 
 Each connection opens its own ``kli.agent`` comm, so it has its own tool session (anchors,
@@ -20,6 +21,7 @@ from typing import Any
 from kli.kernel.client.base import (
     DEFAULT_TIMEOUT,
     AgentClient,
+    KernelBusy,
     KernelDied,
     KernelError,
     KernelTimeout,
@@ -30,6 +32,7 @@ from kli.tools.core.result import ToolResult
 __all__ = [
     "DEFAULT_TIMEOUT",
     "AgentClient",
+    "KernelBusy",
     "KernelDied",
     "KernelError",
     "KernelTimeout",
@@ -105,29 +108,54 @@ def resolve_connection_file(path: str | None = None) -> str:
     return found
 
 
-def connect(connection_file: str | None = None, *, label: str = "agent",
-            timeout: float = DEFAULT_TIMEOUT, ready_timeout: float = 60) -> AgentClient:
-    """Attach to a running kernel by its connection file (None: the newest ``kernel-*.json``
-    in the Jupyter runtime dir). Closing the client leaves the kernel running."""
+def connect(connection_file: str | None = None, *, notebook: str | None = None,
+            label: str = "agent", timeout: float = DEFAULT_TIMEOUT,
+            ready_timeout: float = 60) -> AgentClient:
+    """Attach to a running kernel: the one of ``notebook`` (a path — absolute, relative to
+    here, or relative to a Jupyter server's root — looked up in this machine's Jupyter servers'
+    sessions, then in the kernels' own ``JPY_SESSION_NAME``), or of a connection file, or
+    (neither given) the newest ``kernel-*.json`` in the Jupyter runtime dir — with a warning
+    naming the one picked when several run. The client's ``where`` (also logged) names the
+    kernel, its notebook and its working directory. Closing it leaves the kernel running."""
+    import warnings
+
     from jupyter_client.blocking.client import BlockingKernelClient
 
-    from kli.kernel.client.zmq import ZmqTransport
+    from kli.kernel.client.zmq import ZmqTransport, running_connection_files
 
-    kc = BlockingKernelClient(connection_file=resolve_connection_file(connection_file))
+    if notebook is not None:
+        if connection_file is not None:
+            raise ValueError("pass connection_file or notebook, not both")
+        from kli.kernel.client.find import find_notebook_kernel
+
+        found = find_notebook_kernel(notebook)
+        if found.connection_file is None:  # a kernel the server relays (e.g. on a gateway)
+            return connect_server(str(found.server_url), found.server_token, found.kernel_id,
+                                  label=label, timeout=timeout, ready_timeout=ready_timeout)
+        connection_file = found.connection_file
+    path = resolve_connection_file(connection_file)
+    kc = BlockingKernelClient(connection_file=path)
     kc.load_connection_file()
-    return AgentClient(ZmqTransport(kc, ready_timeout=ready_timeout), label=label,
-                       timeout=timeout)
-
+    agent = AgentClient(ZmqTransport(kc, ready_timeout=ready_timeout), label=label,
+                        timeout=timeout)
+    if connection_file is None:
+        others = len(running_connection_files()) - 1
+        if others > 0:
+            warnings.warn(f"kli.client.connect() attached to the newest of {others + 1} "
+                          f"kernels: {agent.where}. Pass notebook= or a connection file to "
+                          "choose.", stacklevel=2)
+    return agent
 
 
 def connect_server(url: str, token: str = "", kernel_id: str | None = None, *,
-                   kernel_name: str = "kli", label: str = "agent",
+                   notebook: str | None = None, kernel_name: str = "kli", label: str = "agent",
                    timeout: float = DEFAULT_TIMEOUT, ready_timeout: float = 60) -> AgentClient:
-    """Attach through a Jupyter server (``url`` like ``http://127.0.0.1:8888``). ``kernel_id``
-    None picks the most recently active ``kernel_name`` kernel, or starts one (shut down on
-    close)."""
+    """Attach through a Jupyter server (``url`` like ``http://127.0.0.1:8888``): to kernel
+    ``kernel_id``, or to the kernel of the server's session for ``notebook`` (a path under the
+    server's root), or (neither) to the most recently active ``kernel_name`` kernel, or a new
+    one (shut down on close) when there is none or the server forbids listing kernels."""
     from kli.kernel.client.server import ServerTransport
 
     transport = ServerTransport(url, token, kernel_id, kernel_name=kernel_name,
-                                ready_timeout=ready_timeout)
+                                ready_timeout=ready_timeout, notebook=notebook)
     return AgentClient(transport, label=label, timeout=timeout)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import logging
 import threading
 import time
 import uuid
@@ -26,6 +27,8 @@ from typing import TYPE_CHECKING, Any
 from kli.tools.core.request import AGENT_TARGET, PROTOCOL_VERSION
 from kli.tools.core.result import ToolResult
 from kli.tools.roles import Host, Transport
+
+_log = logging.getLogger("kli.client")
 
 # Longer than the longest tool deadline (300 s), so the tool's own timeout answers first.
 DEFAULT_TIMEOUT = 330.0
@@ -54,6 +57,8 @@ class KernelBusy(KernelTimeout):
     person's cell, another call): wait, or ask the person at the notebook. It is not dead."""
 
 
+# How long a timed-out request waits for ``ping`` to say what keeps the kernel busy.
+PROBE_TIMEOUT = 3.0
 BUSY = ("the kernel is alive but busy (running a cell or another call) and did not take {what} "
         "within {timeout:g} s. Nothing is lost: wait for it to finish and retry (with a longer "
         "timeout), or ask the person at the notebook to let the cell finish or interrupt it; "
@@ -68,14 +73,26 @@ class ProtocolError(KernelError):
         self.code = code
 
 
+def busy_with(running: dict[str, Any]) -> str:
+    """`` Running: …`` — what a ``ping`` status says the image runs, for an error text."""
+    seconds = running.get("seconds")
+    since = f" for {float(seconds):.0f} s" if isinstance(seconds, (int, float)) else ""
+    if running.get("kind") == "cell":
+        code = str(running.get("code") or "").strip().splitlines()
+        first = f": {code[0][:80]}" if code else ""
+        return f" Running: a notebook cell{since}{first}."
+    return f" Running: a {running.get('tool') or 'tool'} call{since}."
+
+
 class _Waiter:
     """One request waiting for its reply."""
 
-    __slots__ = ("future", "msg_id", "what")
+    __slots__ = ("future", "msg_id", "tool", "what")
 
-    def __init__(self, what: str) -> None:
+    def __init__(self, what: str, tool: str | None = None) -> None:
         self.future: Future[dict[str, Any]] = Future()
         self.what = what
+        self.tool = tool
         self.msg_id: str | None = None  # the shell message that carried the request
 
 
@@ -124,6 +141,37 @@ class AgentClient:
         self.hello = hello
         self.session = hello.get("session")
         self.tools = list(hello.get("tools") or [])
+        _log.info("kli.client: %s", self.where)
+
+    # -- where this client landed ---------------------------------------------------------------
+    @property
+    def notebook(self) -> str | None:
+        """The notebook the kernel was started for (its ``JPY_SESSION_NAME``), if any."""
+        value = self.hello.get("notebook")
+        return value if isinstance(value, str) and value else None
+
+    @property
+    def cwd(self) -> str | None:
+        """The kernel process's working directory when this client attached."""
+        value = self.hello.get("cwd")
+        return value if isinstance(value, str) else None
+
+    @property
+    def root(self) -> str | None:
+        """The tools' root (the jail) of the kernel's workspace."""
+        value = self.hello.get("root")
+        return value if isinstance(value, str) else None
+
+    @property
+    def where(self) -> str:
+        """One line naming the kernel, its notebook and its working directory."""
+        kernel = getattr(self.transport, "description", "") or "a kli kernel"
+        notebook = self.notebook or "none (not started for a notebook)"
+        return (f"session {self.session} on {kernel}; notebook: {notebook}; working "
+                f"directory: {self.cwd or '?'}")
+
+    def __repr__(self) -> str:
+        return f"<AgentClient {self.where}>"
 
     # -- requests -----------------------------------------------------------------------------
     def _begin(self, data: dict[str, Any]) -> tuple[int, _Waiter]:
@@ -133,7 +181,8 @@ class AgentClient:
         if broken is not None:
             raise broken("this request")
         rid = next(self._ids)
-        waiter = self._register(rid, f"the {data.get('tool') or data.get('op')} request")
+        tool = data.get("tool") if data.get("op", "call") == "call" else None
+        waiter = self._register(rid, f"the {tool or data.get('op')} request", tool)
         try:
             self._send("comm_msg", {"comm_id": self.comm_id,
                                     "data": {"v": PROTOCOL_VERSION, "id": rid, **data}}, waiter)
@@ -163,7 +212,7 @@ class AgentClient:
         try:
             reply = await asyncio.wait_for(asyncio.wrap_future(waiter.future), limit)
         except asyncio.TimeoutError:
-            raise self._timed_out(waiter, limit) from None
+            raise self._timed_out(waiter, limit, await self._aprobe()) from None
         except asyncio.CancelledError:
             self.stop(waiter)
             raise
@@ -243,8 +292,8 @@ class AgentClient:
         self.close()
 
     # -- waiting ------------------------------------------------------------------------------
-    def _register(self, key: Any, what: str) -> _Waiter:
-        waiter = _Waiter(what)
+    def _register(self, key: Any, what: str, tool: str | None = None) -> _Waiter:
+        waiter = _Waiter(what, tool)
         with self._lock:
             self._waiting[key] = waiter
         return waiter
@@ -261,19 +310,45 @@ class AgentClient:
         try:
             return waiter.future.result(timeout)
         except FutureTimeout:
-            raise self._timed_out(waiter, timeout) from None
+            status = self._probe() if key != "hello" else None
+            raise self._timed_out(waiter, timeout, status) from None
         finally:
             self._forget(key)
 
-    def _timed_out(self, waiter: _Waiter, timeout: float) -> KernelTimeout:
+    def _probe(self) -> dict[str, Any] | None:
+        """What the kernel says it is busy with (``ping``'s ``status``), or None."""
+        try:
+            status = self.request({"op": "ping"}, PROBE_TIMEOUT).get("status")
+        except Exception:
+            return None
+        return status if isinstance(status, dict) else None
+
+    async def _aprobe(self) -> dict[str, Any] | None:
+        try:
+            status = (await self.arequest({"op": "ping"}, PROBE_TIMEOUT)).get("status")
+        except Exception:
+            return None
+        return status if isinstance(status, dict) else None
+
+    def _timed_out(self, waiter: _Waiter, timeout: float,
+                   status: dict[str, Any] | None = None) -> KernelTimeout:
         broken = self._broken
         if broken is not None:  # broke just as the wait ended
             return KernelTimeout(str(broken(waiter.what)))
-        if any(m != waiter.msg_id for m in list(self._busy)):
+        still = KernelTimeout(f"no reply to {waiter.what} within {timeout:g} s. The kernel may "
+                              "still be running it: interrupt it (if the work is yours) or "
+                              "retry with a longer timeout.")
+        running = status.get("running") if status and status.get("busy") else None
+        if status is not None and isinstance(running, dict):  # the kernel says what runs
+            ours = (running.get("kind") == "tool call" and running.get("tool") == waiter.tool
+                    and not status.get("waiting_calls") and waiter.tool is not None)
+            if ours:
+                return still
+            return KernelBusy(BUSY.format(what=waiter.what, timeout=timeout) +
+                              busy_with(running))
+        if status is None and any(m != waiter.msg_id for m in list(self._busy)):
             return KernelBusy(BUSY.format(what=waiter.what, timeout=timeout))
-        return KernelTimeout(f"no reply to {waiter.what} within {timeout:g} s. The kernel may "
-                             "still be running it: interrupt the kernel or retry with a longer "
-                             "timeout.")
+        return still
 
     def _fail_all(self, make: Callable[[str], KernelError]) -> None:
         with self._lock:

@@ -31,15 +31,19 @@ class ServerTransport:
     """
 
     def __init__(self, url: str, token: str = "", kernel_id: str | None = None, *,
-                 kernel_name: str = "kli", ready_timeout: float = 60) -> None:
+                 kernel_name: str = "kli", ready_timeout: float = 60,
+                 notebook: str | None = None) -> None:
         import websocket  # websocket-client
 
         self.base = url.rstrip("/")
         self.token = token
         self.owned = False
+        if kernel_id is None and notebook is not None:
+            kernel_id = self._of_notebook(notebook)
         if kernel_id is None:
             kernel_id = self._pick(kernel_name)
         self.kernel_id = kernel_id
+        self.description = f"kernel {kernel_id} of the Jupyter server at {self.base}"
         self.session_id = uuid.uuid4().hex
         parts = urllib.parse.urlsplit(self.base)
         scheme = "wss" if parts.scheme == "https" else "ws"
@@ -55,6 +59,7 @@ class ServerTransport:
                               f"{exc}") from exc
         self._last_check = 0.0
         self._alive = True
+        self.kernel_info: dict[str, Any] = {}  # the kernel_info_reply's content
         self._wait_ready(ready_timeout)
 
     # -- REST ---------------------------------------------------------------------------------
@@ -96,6 +101,25 @@ class ServerTransport:
         self.owned = True
         return str(started["id"])
 
+    def _of_notebook(self, notebook: str) -> str:
+        """The kernel of the server's session for ``notebook`` (its path under the server's
+        root, as JupyterLab shows it)."""
+        try:
+            sessions = self._http("GET", "/api/sessions")
+        except urllib.error.HTTPError as exc:
+            raise KernelError(self._refused("GET /api/sessions", exc)) from exc
+        except (urllib.error.URLError, OSError) as exc:
+            raise KernelError(f"cannot reach the Jupyter server at {self.base}: "
+                              f"{getattr(exc, 'reason', exc)}") from exc
+        want = notebook.strip("/")
+        for s in sessions or []:
+            if str(s.get("path") or "").strip("/") == want and (s.get("kernel") or {}).get("id"):
+                return str(s["kernel"]["id"])
+        open_ = sorted(str(s.get("path")) for s in sessions or [] if s.get("path"))
+        raise KernelError(f"the Jupyter server at {self.base} has no session for notebook "
+                          f"{notebook!r} (open: {', '.join(open_) or 'none'}). Open it there "
+                          "with the kli kernel first; paths are relative to the server's root.")
+
     def _refused(self, what: str, exc: urllib.error.HTTPError) -> str:
         """An error text for a request the server answered with an HTTP error."""
         try:
@@ -131,7 +155,8 @@ class ServerTransport:
     def send_shell(self, msg_type: str, content: dict[str, Any]) -> str:
         return self._send(self._msg(msg_type, content, "shell"))
 
-    def recv_iopub(self, timeout: float) -> dict[str, Any] | None:
+    def _recv(self, timeout: float) -> dict[str, Any] | None:
+        """The next message of any channel, or None after ``timeout`` seconds."""
         import websocket
 
         deadline = time.monotonic() + timeout
@@ -150,18 +175,44 @@ class ServerTransport:
             if not isinstance(frame, str):
                 continue  # a binary (buffers) message: not ours
             msg: dict[str, Any] = json.loads(frame)
-            if msg.get("channel") == "iopub":
+            return msg
+
+    def recv_iopub(self, timeout: float) -> dict[str, Any] | None:
+        deadline = time.monotonic() + timeout
+        while True:
+            msg = self._recv(deadline - time.monotonic())
+            if msg is None or msg.get("channel") == "iopub":
                 return msg
 
+    def _control(self, msg_type: str, content: dict[str, Any], timeout: float,
+                 iopub_too: bool = False) -> dict[str, Any] | None:
+        """Send a control request; the content of its reply (None after ``timeout``). With
+        ``iopub_too``, also wait for an iopub message it caused (the subscription is live)."""
+        msg_id = self._send(self._msg(msg_type, content, "control"))
+        reply: dict[str, Any] | None = None
+        seen_iopub = not iopub_too
+        deadline = time.monotonic() + timeout
+        while reply is None or not seen_iopub:
+            msg = self._recv(deadline - time.monotonic())
+            if msg is None:
+                return None
+            if msg.get("parent_header", {}).get("msg_id") != msg_id:
+                continue
+            if msg.get("channel") == "iopub":
+                seen_iopub = True
+            elif msg.get("channel") == "control":
+                reply = msg.get("content") or {}
+        return reply
+
     def _wait_ready(self, timeout: float) -> None:
+        """Wait for the kernel to answer ``kernel_info`` on the control channel (answered even
+        while a cell runs) and for an iopub message it caused."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            msg_id = self._send(self._msg("kernel_info_request", {}, "shell"))
-            until = time.monotonic() + 1.0
-            while time.monotonic() < until:
-                msg = self.recv_iopub(0.2)
-                if msg and msg.get("parent_header", {}).get("msg_id") == msg_id:
-                    return
+            info = self._control("kernel_info_request", {}, 1.0, iopub_too=True)
+            if info is not None:
+                self.kernel_info = info
+                return
         raise KernelError(f"kernel {self.kernel_id} did not answer kernel_info within {timeout:g} s")
 
     def alive(self) -> bool:

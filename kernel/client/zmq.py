@@ -34,6 +34,9 @@ class ZmqTransport:
         self.client = client
         self.manager = manager
         self.shutdown_on_close = shutdown_on_close
+        self.kernel_info: dict[str, Any] = {}  # the kernel_info_reply's content
+        self.description = f"the kernel of {client.connection_file}" if \
+            getattr(client, "connection_file", None) else "a kernel over ZMQ"
         client.start_channels()
         try:
             self._sync_iopub(ready_timeout)
@@ -44,31 +47,42 @@ class ZmqTransport:
     def _sync_iopub(self, timeout: float) -> None:
         """Wait until the kernel answers on iopub: it may still be starting, and a
         subscription is live only some time after connect (a comm reply sent before that
-        would be lost). A kernel this process owns is checked for death meanwhile; for one
-        found by its connection file, only ``timeout`` ends the wait (its heartbeat is not
-        trustworthy while it boots)."""
+        would be lost). The probe is a ``kernel_info_request`` on the control channel, which a
+        kernel answers even while a cell runs (so a busy kernel is not taken for a dead one).
+        A kernel this process owns is checked for death meanwhile; for one found by its
+        connection file, only ``timeout`` ends the wait (its heartbeat is not trustworthy
+        while it boots)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.manager is not None and not self.manager.is_alive():
                 raise KernelError("the kernel died while starting; see its log above.")
-            msg_id = self.client.kernel_info()
+            msg = self.client.session.msg("kernel_info_request", {})
+            self.client.control_channel.send(msg)
+            msg_id = msg["header"]["msg_id"]
             until = time.monotonic() + 0.5
             while time.monotonic() < until:
                 try:
-                    msg = self.client.get_iopub_msg(timeout=0.1)
+                    got = self.client.get_iopub_msg(timeout=0.1)
                 except queue.Empty:
                     continue
-                if msg.get("parent_header", {}).get("msg_id") == msg_id:
-                    self._drain_shell()
+                if got.get("parent_header", {}).get("msg_id") == msg_id:
+                    self.kernel_info = self._control_reply(msg_id, 2.0) or {}
                     return
         raise KernelError(f"the kernel did not answer within {timeout:g} s; is it running?")
 
-    def _drain_shell(self) -> None:
-        while True:
+    def _control_reply(self, msg_id: str, timeout: float) -> dict[str, Any] | None:
+        """The content of the control reply to ``msg_id`` (older replies are dropped)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
             try:
-                self.client.get_shell_msg(timeout=0.05)
+                reply = self.client.get_control_msg(timeout=max(deadline - time.monotonic(),
+                                                                0.01))
             except queue.Empty:
-                return
+                return None
+            if reply.get("parent_header", {}).get("msg_id") == msg_id:
+                content: dict[str, Any] = reply.get("content") or {}
+                return content
+        return None
 
     def send_shell(self, msg_type: str, content: dict[str, Any]) -> str:
         msg = self.client.session.msg(msg_type, content)
@@ -120,11 +134,18 @@ class IpcKernelManager(KernelManager):
     cleanup_resources = run_sync(_async_cleanup_resources)
 
 
+def running_connection_files() -> list[str]:
+    """The ``kernel-*.json`` files of the Jupyter runtime dir."""
+    from jupyter_core.paths import jupyter_runtime_dir
+
+    return glob.glob(os.path.join(jupyter_runtime_dir(), "kernel-*.json"))
+
+
 def newest_connection_file() -> str:
     """The most recently written ``kernel-*.json`` in the Jupyter runtime dir."""
     from jupyter_core.paths import jupyter_runtime_dir
 
-    found = glob.glob(os.path.join(jupyter_runtime_dir(), "kernel-*.json"))
+    found = running_connection_files()
     if not found:
         raise KernelError(
             f"no running kernel found: no kernel-*.json in {jupyter_runtime_dir()}. Start one "

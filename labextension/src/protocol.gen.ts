@@ -213,6 +213,12 @@ export interface IAgentHelloMsg {
   label: string;
   /** every registered tool name, sorted */
   tools: string[];
+  /** the tools' root (the workspace jail) */
+  root: string;
+  /** the kernel process's working directory */
+  cwd: string;
+  /** the notebook a Jupyter server started the kernel for (its `JPY_SESSION_NAME`), null for a kernel started otherwise */
+  notebook: string | null;
 }
 
 /** The kernel's answer to a `kli.ui` comm_open, and to `replay`. */

@@ -300,3 +300,128 @@ def test_a_started_kernel_uses_ipc_and_prints_no_unencrypted_tcp_warning(tmp_pat
     assert out["transport"] == "ipc" and out["eval"].strip().endswith("42")
     assert "without encryption" not in done.stderr + done.stdout
     assert "WARNING" not in done.stderr, done.stderr
+
+
+def test_attaching_while_a_persons_cell_runs_is_at_once_and_busy_is_reported_as_busy(
+        tmp_path: Path) -> None:
+    """The comm opens on a subshell, so attaching does not wait for the cell; a call that
+    needs the image says what holds it, and what to do — never "dead", never "restart"."""
+    from kli.client import KernelBusy
+
+    (tmp_path / "p.py").write_text("p = 1\n")
+    with client.start(cwd=str(tmp_path), timeout=30) as owner:
+        owner.transport.client.execute("import time\ntime.sleep(25)  # the person's long cell")
+        time.sleep(0.5)
+        began = time.monotonic()
+        with client.connect(owner.transport.client.connection_file, label="late",
+                            timeout=30) as late:
+            assert time.monotonic() - began < 5
+            assert late.call("read", {"path": "p.py"}).ok  # a file tool does not wait
+            with pytest.raises(KernelBusy) as info:
+                late.call("eval", {"code": "1"}, timeout=2)
+            text = str(info.value)
+            assert "alive but busy" in text and "Running: a notebook cell for" in text
+            assert "the person's long cell" not in text or "time.sleep(25)" in text
+            assert "wait for it to finish" in text and "ask the person" in text
+            assert "dead" not in text and "restart" not in text
+            owner.interrupt()
+
+
+@pytest.fixture(scope="module")
+def notebooks_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """A Jupyter server with its own runtime dir and two notebooks open on kli kernels."""
+    tmp = tmp_path_factory.mktemp("notebooks")
+    root, runtime = tmp / "root", tmp / "runtime"
+    (root / "sub").mkdir(parents=True)
+    runtime.mkdir()
+    port, token = _free_port(), "nb-token"
+    env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(runtime), "XDG_CONFIG_HOME": str(tmp)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "jupyter_server", "--no-browser", "--allow-root",
+         f"--port={port}", "--ip=127.0.0.1", f"--IdentityProvider.token={token}",
+         f"--ServerApp.root_dir={root}", "--ServerApp.port_retries=0"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=str(root), env=env)
+    url = f"http://127.0.0.1:{port}"
+
+    def api(method: str, path: str, body: Any = None) -> Any:
+        req = urllib.request.Request(f"{url}{path}", method=method,
+                                     data=None if body is None else json.dumps(body).encode(),
+                                     headers={"Authorization": f"token {token}",
+                                              "Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            return json.loads(resp.read() or b"null")
+
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            api("GET", "/api/status")
+            break
+        except OSError:
+            if time.monotonic() > deadline or proc.poll() is not None:
+                proc.kill()
+                raise
+            time.sleep(0.2)
+    kernels = {}
+    for nb in ("a.ipynb", "sub/b.ipynb"):
+        made = api("POST", "/api/sessions", {"path": nb, "type": "notebook",
+                                             "name": os.path.basename(nb),  # as JupyterLab
+                                             "kernel": {"name": "kli"}})
+        kernels[nb] = made["kernel"]["id"]
+    yield {"url": url, "token": token, "root": root, "runtime": runtime, "kernels": kernels}
+    proc.send_signal(signal.SIGINT)
+    try:
+        proc.wait(15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+def test_connect_by_notebook_path_attaches_to_that_notebooks_kernel_and_says_where(
+        notebooks_server: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(notebooks_server["runtime"]))
+    root = notebooks_server["root"]
+    with client.connect(notebook="sub/b.ipynb", timeout=30) as k:
+        assert k.notebook == str(root / "sub" / "b.ipynb")
+        assert k.cwd == str(root / "sub") and k.root == str(root / "sub")
+        assert notebooks_server["kernels"]["sub/b.ipynb"] in k.where
+        assert "notebook: " + str(root / "sub" / "b.ipynb") in k.where
+        assert "working directory: " + str(root / "sub") in k.where
+    with client.connect(notebook=str(root / "a.ipynb"), timeout=30) as k:  # absolute path too
+        assert k.notebook == str(root / "a.ipynb")
+    with pytest.raises(client.KernelError, match=r"no kernel is running for notebook 'c\.ipynb'"):
+        client.connect(notebook="c.ipynb")
+
+
+def test_connect_server_by_notebook_path(notebooks_server: dict[str, Any]) -> None:
+    with client.connect_server(notebooks_server["url"], notebooks_server["token"],
+                               notebook="a.ipynb", timeout=30) as k:
+        assert k.transport.kernel_id == notebooks_server["kernels"]["a.ipynb"]
+        assert not k.transport.owned and k.notebook == str(notebooks_server["root"] / "a.ipynb")
+    with pytest.raises(client.KernelError, match=r"no session for notebook 'nope\.ipynb'"):
+        client.connect_server(notebooks_server["url"], notebooks_server["token"],
+                              notebook="nope.ipynb")
+
+
+def test_connect_without_a_choice_among_several_kernels_warns_which_it_picked(
+        notebooks_server: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(notebooks_server["runtime"]))
+    with pytest.warns(UserWarning, match=r"newest of 2 kernels: .*notebook: "):
+        k = client.connect(timeout=30)
+    k.close()
+
+
+def test_connect_by_notebook_finds_a_kernel_no_server_lists_by_its_jpy_session_name(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from jupyter_client.manager import KernelManager
+
+    runtime = tmp_path / "runtime"
+    runtime.mkdir()
+    monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(runtime))
+    nb = tmp_path / "lone.ipynb"
+    km = KernelManager(kernel_name="kli", connection_file=str(runtime / "kernel-lone.json"))
+    km.start_kernel(cwd=str(tmp_path), env={**os.environ, "JPY_SESSION_NAME": str(nb)})
+    try:
+        with client.connect(notebook=str(nb), timeout=30) as k:
+            assert k.notebook == str(nb) and k.cwd == str(tmp_path)
+            assert "kernel-lone.json" in k.where
+    finally:
+        km.shutdown_kernel(now=True)
