@@ -48,6 +48,9 @@ class KliKernel(IPythonKernel):
         self.workspace = Workspace(os.getcwd(), namespace=self.shell.user_ns,
                                    hidden_names=lambda: self.shell.user_ns_hidden
                                    if self.shell is not None else {})
+        from kli.kernel.notebook import attach
+
+        attach(self)  # notebooks: the live Y document where open, else the file (docs/notebook.md)
         self.hub = Hub(self, self.workspace)
         self.hub.register(self.comm_manager)
         self._magics = register_magics(self.shell, self.hub)
@@ -117,6 +120,9 @@ class KliKernel(IPythonKernel):
         # Every session ends: background jobs are killed with their process groups, traces
         # are removed (docs/live-image.md).
         self.workspace.close()
+        close = getattr(self.workspace.notebooks, "close", None)
+        if callable(close):
+            close()
         reply: dict[str, Any] = super().do_shutdown(restart)
         return reply
 

@@ -1,0 +1,289 @@
+"""``LiveNotebooks``: the notebook store the kernel host gives its Workspace.
+
+Which document a tool reads and changes is decided in one place, ``route``:
+
+1. ``ydoc`` — the server's shared Y document, when this kernel was started by a Jupyter server
+   (``server.find``), the notebook is under the server's root, it is this kernel's own
+   notebook (``JPY_SESSION_NAME``) or has a session on the server, and the server has
+   jupyter-collaboration (its room can be joined). The person sees each change in place, with
+   no reload and no "file changed on disk" dialog; the server saves the file after its save
+   delay. It needs no browser: the kernel is a Y client of the room.
+2. ``disk`` — the ``.ipynb`` file (``kli.tools.notebook.disk``), for everything else.
+
+A notebook loaded from the Y document is a snapshot of it (``Notebook.raw`` is that snapshot's
+JSON). ``commit`` compares each changed notebook with the snapshot it came from and applies
+only the difference, cell by cell, in one Y transaction: a changed source as a granular text
+change, other fields set, cells inserted / deleted / moved. A cell the change edits, deletes or
+moves must still be, in the live document, what the snapshot held (else ``atomic.Stale``
+naming the cell, and nothing is written anywhere); cells the change does not touch may have
+changed meanwhile — the person's typing there is kept. Live documents, notebooks on disk and
+files of one change are checked first and written together: the Y transactions run only after
+the disk writes succeeded, on the rooms' thread, so no update of the room lands in between.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from kli.kernel.notebook import server as srv
+from kli.kernel.notebook.room import Room, RoomError, Rooms
+from kli.tools.core.atomic import Stale
+from kli.tools.core.jail import Jail
+from kli.tools.notebook.disk import DiskNotebooks
+from kli.tools.notebook.model import NBFORMAT_LAYOUT, Notebook, parse, source_text, stand_in_ids
+
+YDOC = "ydoc"
+DISK = "disk"
+OPEN_CACHE_S = 2.0  # how long the server's list of open notebooks is reused
+
+
+@dataclass(frozen=True)
+class Route:
+    path: str  # YDOC or DISK
+    reason: str
+
+
+class LiveNotebooks:
+    """``NotebookStore``: the live Y document where ``route`` says so, else the disk."""
+
+    def __init__(self, jail: Jail | None = None, env: Mapping[str, str] | None = None) -> None:
+        self.disk = DiskNotebooks(jail)
+        self.rooms = Rooms()
+        self._env = dict(os.environ if env is None else env)
+        self._server: srv.Server | None = None
+        self._found = False
+        self._no_collab: str | None = None  # why joining rooms failed for good
+        self._open: tuple[float, set[str]] = (0.0, set())
+        self.routes: dict[str, Route] = {}  # the last route of each notebook loaded
+
+    @property
+    def live(self) -> bool:
+        return self.server() is not None and self._no_collab is None
+
+    def server(self) -> srv.Server | None:
+        if not self._found:
+            self._found = True
+            self._server = srv.find(self._env)
+        return self._server
+
+    # -- the one decision ------------------------------------------------------------------
+    def route(self, real: str) -> Route:
+        """Which document of notebook ``real`` the tools read and change (module docstring)."""
+        if self.rooms.get(real) is not None:
+            return Route(YDOC, "its room is joined")
+        server = self.server()
+        if server is None:
+            return Route(DISK, "no Jupyter server started this kernel (JPY_PARENT_PID, "
+                               "jpserver-PID.json)")
+        if self._no_collab is not None:
+            return Route(DISK, self._no_collab)
+        if server.rel(real) is None:
+            return Route(DISK, "it is outside the server's root")
+        if real != srv.session_notebook(server, self._env) and real not in self._open_set(server):
+            return Route(DISK, "it is not open on the server (no session)")
+        return Route(YDOC, "open on a server with jupyter-collaboration")
+
+    def _open_set(self, server: srv.Server) -> set[str]:
+        at, found = self._open
+        if time.monotonic() - at > OPEN_CACHE_S:
+            found = srv.open_notebooks(server)
+            self._open = (time.monotonic(), found)
+        return found
+
+    def _room(self, real: str) -> Room | None:
+        route = self.route(real)
+        if route.path == YDOC:
+            server = self.server()
+            assert server is not None
+            try:
+                room = self.rooms.join(server, real, server.rel(real) or "")
+            except RoomError as exc:
+                if "collaboration" in str(exc) or "not installed" in str(exc):
+                    self._no_collab = f"the server cannot share it live: {exc}"
+                route = Route(DISK, str(exc))
+            else:
+                self.routes[real] = route
+                return room
+        self.routes[real] = route
+        return None
+
+    # -- NotebookStore -------------------------------------------------------------------------
+    def load(self, real: str) -> Notebook:
+        room = self._room(real)
+        if room is None:
+            return self.disk.load(real)
+        return self.rooms.run(lambda: _snapshot(room))
+
+    def commit(
+        self,
+        notebooks: Sequence[tuple[str, Notebook]],
+        files: Sequence[tuple[str, bytes]] = (),
+        expected: Mapping[str, bytes | None] | None = None,
+    ) -> None:
+        live = [(real, nb, room) for real, nb in notebooks
+                if (room := self.rooms.get(real)) is not None]
+        on_disk = [(real, nb) for real, nb in notebooks if self.rooms.get(real) is None]
+        if not live:
+            self.disk.commit(on_disk, files, expected)
+            return
+
+        def together() -> None:
+            plans = [(room, _plan(real, room, nb)) for real, nb, room in live]
+            if on_disk or files:
+                self.disk.commit(on_disk, files, expected)
+            for room, plan in plans:
+                _apply(room, plan)
+
+        self.rooms.run(together)
+
+    def close(self) -> None:
+        self.rooms.close()
+
+
+# -- the live document --------------------------------------------------------------------------
+def _snapshot(room: Room) -> Notebook:
+    with room.lock:
+        data = room.doc.get()
+    return parse(NBFORMAT_LAYOUT.dumps(data))
+
+
+def _live_cells(room: Room) -> list[dict[str, Any]]:
+    with room.lock:
+        return [room.doc._cell_to_py(room.doc.ycells[i]) for i in range(len(room.doc.ycells))]
+
+
+@dataclass
+class _Plan:
+    new: dict[str, Any]
+    new_ids: list[str]
+    order: list[str]  # the live document's cell ids now
+    update: list[tuple[str, dict[str, Any], dict[str, Any]]]  # (id, loaded cell, new cell)
+    remove: list[str]
+    place: list[str]  # ids (re)inserted, in the new order
+    meta_changed: bool
+
+
+def _kept_in_order(ids: list[str], rank: dict[str, int]) -> set[str]:
+    """The largest set of ``ids`` whose ``rank`` order is unchanged (the rest moved)."""
+    tails: list[int] = []
+    back: list[int] = []
+    tail_at: list[int] = []
+    for i, cid in enumerate(ids):
+        r = rank[cid]
+        lo, hi = 0, len(tails)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if tails[mid] < r:
+                lo = mid + 1
+            else:
+                hi = mid
+        back.append(tail_at[lo - 1] if lo else -1)
+        if lo == len(tails):
+            tails.append(r)
+            tail_at.append(i)
+        else:
+            tails[lo] = r
+            tail_at[lo] = i
+    kept: set[str] = set()
+    i = tail_at[-1] if tail_at else -1
+    while i >= 0:
+        kept.add(ids[i])
+        i = back[i]
+    return kept
+
+
+def _plan(real: str, room: Room, nb: Notebook) -> _Plan:
+    """What applying ``nb`` to the live document changes; ``Stale`` when a cell it touches is
+    no longer, in the live document, what ``nb`` was loaded from."""
+    old = parse(nb.raw).data
+    new = nb.data
+    o_cells, n_cells = old["cells"], new["cells"]
+    o_ids, n_ids = stand_in_ids(o_cells), stand_in_ids(n_cells)
+    o_at = {cid: i for i, cid in enumerate(o_ids)}
+    n_at = {cid: i for i, cid in enumerate(n_ids)}
+    cur = _live_cells(room)
+    cur_ids = stand_in_ids(cur)
+    cur_at = {cid: i for i, cid in enumerate(cur_ids)}
+    removed = [cid for cid in o_ids if cid not in n_at]
+    inserted = [cid for cid in n_ids if cid not in o_at]
+    common = [cid for cid in n_ids if cid in o_at]
+    kept = _kept_in_order(common, o_at)
+    moved = [cid for cid in common if cid not in kept]
+    update = [(cid, o_cells[o_at[cid]], n_cells[n_at[cid]]) for cid in common
+              if cid not in moved and o_cells[o_at[cid]] != n_cells[n_at[cid]]]
+    touched = {cid: o_cells[o_at[cid]] for cid in removed + moved}
+    for cid, o, n in update:
+        if source_text(o.get("source")) != source_text(n.get("source")) or \
+                o.get("cell_type") != n.get("cell_type"):
+            touched[cid] = o
+        elif cid not in cur_at:
+            touched[cid] = o
+    for cid, o in touched.items():
+        if cid not in cur_at:
+            raise Stale(real, f"cell {cid} was deleted in the live document since it was read")
+        c = cur[cur_at[cid]]
+        if source_text(c.get("source")) != source_text(o.get("source")) or \
+                c.get("cell_type") != o.get("cell_type"):
+            raise Stale(real, f"cell {cid} was changed in the live document since it was read "
+                              "(the person's text is kept)")
+    meta_changed = any(old.get(k) != new.get(k) for k in ("metadata", "nbformat_minor"))
+    return _Plan(new, n_ids, list(cur_ids), update, removed + moved,
+                 [cid for cid in n_ids if cid in inserted or cid in moved], meta_changed)
+
+
+def _set_field(doc: Any, ycell: Any, key: str, value: Any) -> None:
+    from jupyter_ydoc.yunicode import _set_text
+    from pycrdt import Map
+
+    if key == "source":
+        _set_text(doc.ydoc, ycell["source"], source_text(value))
+    elif key == "outputs":
+        doc._set_ycell_outputs(ycell, copy.deepcopy(value or []))
+    elif key == "metadata":
+        ycell["metadata"] = Map(copy.deepcopy(value or {}))
+    else:
+        ycell[key] = copy.deepcopy(value)
+
+
+def _apply(room: Room, plan: _Plan) -> None:
+    from pycrdt import Map
+
+    doc = room.doc
+    order = plan.order
+    n_at = {cid: i for i, cid in enumerate(plan.new_ids)}
+    with room.lock, doc.ydoc.transaction(origin=room.origin):
+        if plan.meta_changed:  # first: cell ids of an nbformat 4.4 notebook need minor 5
+            doc._ymeta["nbformat_minor"] = plan.new.get("nbformat_minor")
+            doc._ymeta["metadata"] = Map(copy.deepcopy(plan.new.get("metadata") or {}))
+        for cid, o, n in plan.update:
+            at = order.index(cid)
+            if o.get("cell_type") != n.get("cell_type"):
+                doc.ycells[at] = doc.create_ycell(n)
+                continue
+            ycell = doc.ycells[at]
+            for key in sorted(set(o) | set(n), key=lambda k: k == "id"):
+                if o.get(key) == n.get(key) and (key in o) == (key in n):
+                    continue
+                if key not in n:
+                    if key in ycell:
+                        del ycell[key]
+                else:
+                    _set_field(doc, ycell, key, n[key])
+            if "id" in n and n.get("id") != o.get("id"):
+                order[at] = n["id"]
+        for cid in sorted(plan.remove, key=order.index, reverse=True):
+            at = order.index(cid)
+            del doc.ycells[at]
+            del order[at]
+        for cid in plan.place:
+            i = n_at[cid]
+            prev = next((plan.new_ids[j] for j in range(i - 1, -1, -1)
+                         if plan.new_ids[j] in order), None)
+            at = order.index(prev) + 1 if prev is not None else 0
+            doc.ycells.insert(at, doc.create_ycell(plan.new["cells"][i]))
+            order.insert(at, cid)

@@ -1,0 +1,182 @@
+"""A real Jupyter server with jupyter-collaboration on loopback, a kli kernel it starts for a
+notebook (so the kernel has JPY_PARENT_PID and JPY_SESSION_NAME), an agent attached to that
+kernel through the server, and a second Y client of the notebook's room standing for the person.
+No browser is opened."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("jupyter_server_ydoc", reason="jupyter-collaboration is not installed")
+pytest.importorskip("jupyter_nbmodel_client", reason="jupyter-nbmodel-client is not installed")
+
+KERNELSPEC_SRC = Path(__file__).resolve().parents[2] / "kernel" / "kernelspec"
+START_TIMEOUT = 60.0
+SAVE_DELAY = 0.5  # the server's document_save_delay, seconds
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class CollabServer:
+    url: str
+    root: Path
+    process: subprocess.Popen[bytes]
+    log: Path
+
+    def api(self, method: str, path: str, body: Any = None) -> Any:
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(self.url + path, data=data, method=method)
+        req.add_header("Content-Type", "application/json")
+        with urllib.request.urlopen(req, timeout=20) as resp:
+            raw = resp.read()
+        return json.loads(raw) if raw else None
+
+    def new_notebook(self, name: str, cells: list[tuple[str, str]]) -> str:
+        """Write ``name`` with cells ``(id, source)`` (code cells) through the contents API."""
+        nb = {
+            "cells": [{"cell_type": "code", "execution_count": None, "id": cid, "metadata": {},
+                       "outputs": [], "source": src} for cid, src in cells],
+            "metadata": {"kernelspec": {"name": "kli", "display_name": "Python 3 (kli)",
+                                        "language": "python"},
+                         "language_info": {"name": "python"}},
+            "nbformat": 4, "nbformat_minor": 5,
+        }
+        self.api("PUT", f"/api/contents/{name}", {"type": "notebook", "format": "json",
+                                                   "content": nb})
+        return name
+
+    def start_session(self, name: str) -> str:
+        """Start a kli kernel for notebook ``name`` (as opening it in JupyterLab does); its id."""
+        s = self.api("POST", "/api/sessions", {"path": name, "type": "notebook", "name": name,
+                                               "kernel": {"name": "kli"}})
+        return str(s["kernel"]["id"])
+
+    def saved(self, name: str) -> dict[str, Any]:
+        return json.loads((self.root / name).read_text(encoding="utf-8"))
+
+
+@contextlib.contextmanager
+def start_collab_server(base: Path) -> Iterator[CollabServer]:
+    root, runtime, share = base / "root", base / "runtime", base / "share" / "jupyter"
+    for d in (root, runtime, share):
+        d.mkdir(parents=True)
+    spec_dir = share / "kernels" / "kli"
+    spec_dir.mkdir(parents=True)
+    spec = json.loads((KERNELSPEC_SRC / "kernel.json").read_text())
+    spec["argv"] = [sys.executable, "-m", "kli.kernel", "-f", "{connection_file}"]
+    (spec_dir / "kernel.json").write_text(json.dumps(spec))
+    env = dict(os.environ)
+    env.update(JUPYTER_CONFIG_DIR=str(base / "config"), JUPYTER_DATA_DIR=str(base / "data"),
+               JUPYTER_RUNTIME_DIR=str(runtime), JUPYTER_PATH=str(share),
+               JUPYTER_PLATFORM_DIRS="1", PYTHONUNBUFFERED="1")
+    port = _free_port()
+    log = base / "server.log"
+    cmd = [sys.executable, "-m", "jupyter_server", "--no-browser",
+           "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
+           "--IdentityProvider.token=", "--ServerApp.password=",
+           "--ServerApp.disable_check_xsrf=True", f"--ServerApp.root_dir={root}",
+           f"--YDocExtension.document_save_delay={SAVE_DELAY}"]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        cmd.append("--allow-root")
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(cmd, env=env, cwd=root, stdout=out, stderr=subprocess.STDOUT)
+    server = CollabServer(f"http://127.0.0.1:{port}", root, proc, log)
+    try:
+        deadline = time.monotonic() + START_TIMEOUT
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"the server exited:\n{log.read_text()[-3000:]}")
+            try:
+                server.api("GET", "/api/status")
+                break
+            except (urllib.error.URLError, ConnectionError, OSError):
+                if time.monotonic() > deadline:
+                    pytest.fail(f"the server did not start:\n{log.read_text()[-3000:]}")
+                time.sleep(0.25)
+        yield server
+    finally:
+        with contextlib.suppress(urllib.error.URLError, OSError):
+            for s in server.api("GET", "/api/sessions"):
+                server.api("DELETE", f"/api/sessions/{s['id']}")
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture(scope="module")
+def collab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CollabServer]:
+    with start_collab_server(tmp_path_factory.mktemp("collab")) as server:
+        yield server
+
+
+class Person:
+    """A second Y client of a notebook's room (what a person's browser is to the server)."""
+
+    def __init__(self, server: CollabServer, name: str) -> None:
+        from jupyter_nbmodel_client import NbModelClient, get_jupyter_notebook_websocket_url
+
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+        url = get_jupyter_notebook_websocket_url(server.url, name)
+        self.client = NbModelClient(url, path=name, username="person")
+        self._run_coro(self.client.start())
+        assert self.client.synced
+
+    def _run_coro(self, coro: Any) -> Any:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(30)
+
+    def _on_loop(self, fn: Callable[[], Any]) -> Any:
+        async def call() -> Any:
+            return fn()
+
+        return self._run_coro(call())
+
+    def sources(self) -> list[str]:
+        doc = self.client._doc
+        return self._on_loop(lambda: [str(doc.ycells[i]["source"])
+                                      for i in range(len(doc.ycells))])
+
+    def cell(self, index: int) -> dict[str, Any]:
+        return dict(self._on_loop(lambda: self.client._doc.get_cell(index)))
+
+    def type_into(self, index: int, at: int, text: str) -> None:
+        """Insert ``text`` at character ``at`` of cell ``index`` (typing)."""
+        doc = self.client._doc
+        self._on_loop(lambda: doc.ycells[index]["source"].insert(at, text))
+
+    def wait_for(self, check: Callable[[], bool], timeout: float = 15.0) -> None:
+        deadline = time.monotonic() + timeout
+        while not check():
+            if time.monotonic() > deadline:
+                raise AssertionError(f"not seen in the person's document: {self.sources()}")
+            time.sleep(0.05)
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self._run_coro(self.client.stop())
+        self.loop.call_soon_threadsafe(self.loop.stop)
