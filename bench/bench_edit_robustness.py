@@ -1,19 +1,27 @@
 """Edit robustness: how often a drifted edit lands exactly, is refused, or lands WRONG.
 
-Edits are generated from real Python sources (the standard library and the packages installed
-in this interpreter's environment). Each case picks a region of a file and an intended change
-(one line gets a trailing comment, one comment line is inserted); the "model" then emits that
-change with one kind of realistic drift:
+Edits are generated from real sources in five languages, each with its own indentation:
+Python (the standard library and this environment's packages; 4 spaces), TypeScript (the
+extension's node_modules ``src/*.ts``, or ``$KLI_BENCH_TS_ROOT``; 2 spaces), JSON (the packages' ``*.json``; 2 spaces),
+Common Lisp (``/usr/share/common-lisp/source``, e.g. ``apt-get install cl-alexandria
+cl-ppcre``; forms aligned under an open paren) and Go (the Go tree's ``src``; tabs). A language
+whose sources are not on this machine is skipped and named. Each case picks a region of a file
+and an intended change (one line gets a trailing comment in the language's syntax — JSON
+gets ``//`` too: syntax checks are off —, one comment line is inserted); the "model" then
+emits that change with one kind of realistic drift:
 
   none              — what it read, exactly
   trailing_ws       — trailing blanks added to the lines it copied
   indent_shifted    — everything it emitted de-indented to column 0 (or indented by 4)
   indent_width      — everything it emitted re-indented at half the width (4 spaces → 2)
   blank_dropped     — blank lines dropped from the text it copied
+  blank_edges       — (ws_edit) old_str without the region's edge blank lines, new_str the
+                      region in full, re-emitting them (a loose quote of the region)
   gutter_pasted     — ws_read's ``%6d|`` gutter left on every copied line
   line_misremembered — one copied line that the edit does not change has one letter wrong
   line_offset       — (diff) hunk line numbers off by 1..20
   prefix_forgotten  — (diff) context lines' leading space missing
+  prefix_some       — (diff) the leading space missing on a random half of the context lines
   fenced            — (diff) wrapped in a Markdown fence with a line of prose after it
 
 Formats: ws_edit (search/replace: old_str unique in the file, as the contract asks) and
@@ -25,13 +33,15 @@ said no and the file is unchanged), ``WRONG`` (anything else: a different change
 one, or a claimed success with the wrong text). Syntax checking is disabled for ws_* so the
 match alone is measured.
 
-Run: ``python bench/bench_edit_robustness.py [--cases-per-kind 40] [--seed 7]``
+Run: ``python bench/bench_edit_robustness.py [--cases-per-kind 40] [--seed 7]
+[--languages python,typescript,json,lisp,go]``
 """
 
 from __future__ import annotations
 
 import argparse
 import difflib
+import glob
 import os
 import random
 import re
@@ -52,14 +62,60 @@ EDIT_DRIFTS = [
     "indent_shifted",
     "indent_width",
     "blank_dropped",
+    "blank_edges",
     "gutter_pasted",
     "line_misremembered",
 ]
-DIFF_DRIFTS = [*EDIT_DRIFTS, "line_offset", "prefix_forgotten", "fenced"]
+DIFF_DRIFTS = [
+    *(d for d in EDIT_DRIFTS if d != "blank_edges"),
+    "line_offset",
+    "prefix_forgotten",
+    "prefix_some",
+    "fenced",
+]
 MIN_FILE_LINES = 80
 MAX_FILE_LINES = 3000
 MAX_FILES = 400
-REL = "pkg/mod.py"
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+@dataclass(frozen=True)
+class Language:
+    name: str
+    suffix: str
+    comment: str  # what starts a line comment (the edit's marker)
+    tabs: bool = False  # sources indented with tabs (kept), not skipped
+
+
+LANGUAGES = {
+    "python": Language("Python", ".py", "#"),
+    "typescript": Language("TypeScript", ".ts", "//"),
+    "json": Language("JSON", ".json", "//"),
+    "lisp": Language("Lisp", ".lisp", ";"),
+    "go": Language("Go", ".go", "//", tabs=True),
+}
+
+
+def roots(lang: str) -> list[str]:
+    """Where the sources of ``lang`` are on this machine."""
+    purelib = sysconfig.get_paths()["purelib"]
+    if lang == "python":
+        return [sysconfig.get_paths()["stdlib"], purelib]
+    if lang == "typescript":
+        return [
+            os.environ.get("KLI_BENCH_TS_ROOT")
+            or os.path.join(HERE, "..", "labextension", "node_modules")
+        ]
+    if lang == "json":
+        return [purelib]
+    if lang == "lisp":
+        return ["/usr/share/common-lisp/source"]
+    goroot = ""
+    if shutil.which("go"):
+        out = subprocess.run(["go", "env", "GOROOT"], capture_output=True, text=True)
+        goroot = out.stdout.strip()
+    found = sorted(glob.glob("/usr/share/go*/src") + glob.glob("/usr/lib/go*/src"))
+    return [os.path.join(goroot, "src")] if goroot else found[-1:]
 
 
 @dataclass
@@ -70,15 +126,24 @@ class Case:
     last: int  # 0-based last line, inclusive
     expected: str
     new_region: list[str]
+    core: tuple[int, int] = (0, -1)  # blank_edges: the region without its edge blank lines
+    rel: str = "pkg/mod.py"  # where the case's file is written (the language's suffix)
 
 
-def source_files(rng: random.Random) -> list[str]:
-    roots = [sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["purelib"]]
+def source_files(rng: random.Random, lang: str) -> list[str]:
+    spec = LANGUAGES[lang]
+    skip = {"test", "tests", "__pycache__", "testdata", "vendor"}
     found = []
-    for root in roots:
+    for root in roots(lang):
         for dirpath, dirnames, filenames in os.walk(root):
-            dirnames[:] = sorted(d for d in dirnames if d not in ("test", "tests", "__pycache__"))
-            found += [os.path.join(dirpath, f) for f in sorted(filenames) if f.endswith(".py")]
+            dirnames[:] = sorted(d for d in dirnames if d not in skip)
+            if lang == "typescript" and os.sep + "src" not in dirpath:
+                continue  # packages' own sources, not their compiled .d.ts
+            found += [
+                os.path.join(dirpath, f)
+                for f in sorted(filenames)
+                if f.endswith(spec.suffix) and not f.endswith((".d.ts", "_test.go"))
+            ]
     rng.shuffle(found)
     out = []
     for path in found:
@@ -88,7 +153,8 @@ def source_files(rng: random.Random) -> list[str]:
         except (OSError, UnicodeDecodeError):
             continue
         n = text.count("\n")
-        if MIN_FILE_LINES <= n <= MAX_FILE_LINES and "\r" not in text and "\t" not in text:
+        tabs_ok = spec.tabs or "\t" not in text
+        if MIN_FILE_LINES <= n <= MAX_FILE_LINES and "\r" not in text and tabs_ok:
             out.append(path)
         if len(out) >= MAX_FILES:
             break
@@ -99,7 +165,17 @@ def _indent(line: str) -> str:
     return line[: len(line) - len(line.lstrip())]
 
 
-def make_case(rng: random.Random, path: str, drift: str) -> Case | None:
+def _blank_edges(lines: list[str], first: int, last: int) -> tuple[int, int]:
+    """The region widened over the blank lines right around it."""
+    while first > 0 and not lines[first - 1].strip():
+        first -= 1
+    while last + 1 < len(lines) and not lines[last + 1].strip():
+        last += 1
+    return first, last
+
+
+def make_case(rng: random.Random, path: str, drift: str, lang: str = "python") -> Case | None:
+    comment = LANGUAGES[lang].comment
     with open(path, encoding="utf-8") as fh:
         text = fh.read()
     lines = text.split("\n")[:-1] if text.endswith("\n") else text.split("\n")
@@ -119,16 +195,22 @@ def make_case(rng: random.Random, path: str, drift: str) -> Case | None:
             first, last = max(0, first - 1), min(len(lines) - 1, last + 1)
         if text.count("\n".join(lines[first : last + 1])) != 1:
             continue
+        core = (first, last)
+        if drift == "blank_edges":
+            first, last = _blank_edges(lines, first, last)
+            if (first, last) == core:
+                continue
         region = lines[first : last + 1]
         changed = [i for i, ln in enumerate(region) if ln.strip()]
         k = rng.choice(changed)
         new_region = list(region)
-        new_region[k] = region[k] + f"  # edited-{rng.randrange(10**6)}"
+        new_region[k] = region[k] + f"  {comment} edited-{rng.randrange(10**6)}"
         j = rng.choice(changed)
-        new_region.insert(j, _indent(region[j]) + f"# inserted-{rng.randrange(10**6)}")
+        new_region.insert(j, _indent(region[j]) + f"{comment} inserted-{rng.randrange(10**6)}")
         new_lines = lines[:first] + new_region + lines[last + 1 :]
         expected = "\n".join(new_lines) + ("\n" if text.endswith("\n") else "")
-        return Case(path, text, first, last, expected, new_region)
+        rel = "pkg/mod" + LANGUAGES[lang].suffix
+        return Case(path, text, first, last, expected, new_region, core, rel)
     return None
 
 
@@ -170,6 +252,8 @@ def edit_call(case: Case, drift: str, rng: random.Random) -> dict[str, object]:
         old, new = [halve_indent(ln) for ln in old], [halve_indent(ln) for ln in new]
     elif drift == "blank_dropped":
         old = [ln for ln in old if ln.strip()]
+    elif drift == "blank_edges":
+        old = case.text.split("\n")[case.core[0] : case.core[1] + 1]
     elif drift == "line_misremembered":
         # an unchanged line: as many copies in new_str as in old_str
         same = [i for i, ln in enumerate(old) if ln.strip() and old.count(ln) == new.count(ln)]
@@ -185,7 +269,7 @@ def edit_call(case: Case, drift: str, rng: random.Random) -> dict[str, object]:
         old = [f"{case.first + 1 + i:6d}|{ln}" for i, ln in enumerate(old)]
         new = [f"{numbered[ln]:6d}|{ln}" if ln in numbered else ln for ln in new]
     return {
-        "path": REL,
+        "path": case.rel,
         "old_str": "\n".join(old),
         "new_str": "\n".join(new),
         "disable_syntax_check": True,
@@ -195,7 +279,7 @@ def edit_call(case: Case, drift: str, rng: random.Random) -> dict[str, object]:
 def unified(case: Case) -> str:
     a = case.text.splitlines(keepends=True)
     b = case.expected.splitlines(keepends=True)
-    return "".join(difflib.unified_diff(a, b, f"a/{REL}", f"b/{REL}", n=3))
+    return "".join(difflib.unified_diff(a, b, f"a/{case.rel}", f"b/{case.rel}", n=3))
 
 
 HEADER = re.compile(r"^@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@")
@@ -241,6 +325,8 @@ def drift_diff(diff: str, drift: str, case: Case, rng: random.Random) -> str:
             body = f"{old_no:6d}|{body}"
         elif drift == "prefix_forgotten" and tag == " ":
             tag = ""
+        elif drift == "prefix_some" and tag == " " and rng.random() < 0.5:
+            tag = ""
         if tag in " -":
             old_no += 1
         out.append(tag + body)
@@ -260,7 +346,7 @@ def outcome(before: str, expected: str, after: str | None) -> str:
 
 
 def setup(tmp: str, case: Case) -> str:
-    path = os.path.join(tmp, REL)
+    path = os.path.join(tmp, case.rel)
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w", encoding="utf-8", newline="") as fh:
         fh.write(case.text)
@@ -330,38 +416,51 @@ def main() -> None:
     )
     ap.add_argument("--cases-per-kind", type=int, default=40)
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--languages", default=",".join(LANGUAGES))
     ap.add_argument("--show-wrong", action="store_true", help="print each WRONG ws_* case")
     opts = ap.parse_args()
     global SHOW_WRONG
     SHOW_WRONG = opts.show_wrong
     rng = random.Random(opts.seed)
-    files = source_files(rng)
     peers = {"GNU patch": shutil.which("patch"), "git apply": shutil.which("git")}
     started = time.perf_counter()
     tallies: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
+    by_lang: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
     rows = [("ws_edit", d) for d in EDIT_DRIFTS] + [("unified", d) for d in DIFF_DRIFTS]
-    fi = 0
-    for fmt, drift in rows:
-        made = 0
-        while made < opts.cases_per_kind:
-            path = files[fi % len(files)]
-            fi += 1
-            case = make_case(rng, path, drift)
-            if case is None:
-                continue
-            made += 1
-            if fmt == "ws_edit":
-                tallies[("ws_edit", drift)][
-                    run_ws("ws_edit", case, edit_call(case, drift, rng))
-                ] += 1
-                continue
-            diff = drift_diff(unified(case), drift, case, rng)
-            args = {"path": REL, "patch": diff, "disable_syntax_check": True}
-            tallies[("ws_patch", drift)][run_ws("ws_patch", case, args)] += 1
-            if peers["GNU patch"]:
-                tallies[("GNU patch", drift)][run_peer(GNU_PATCH, case, diff)] += 1
-            if peers["git apply"]:
-                tallies[("git apply", drift)][run_peer(GIT_APPLY, case, diff)] += 1
+    used: dict[str, int] = {}
+    missing = []
+    for lang in opts.languages.split(","):
+        files = source_files(rng, lang)
+        if not files:
+            missing.append(LANGUAGES[lang].name)
+            continue
+        fi = 0
+        for fmt, drift in rows:
+            made = tries = 0
+            while made < opts.cases_per_kind and tries < 50 * opts.cases_per_kind:
+                path = files[fi % len(files)]
+                fi += 1
+                tries += 1
+                case = make_case(rng, path, drift, lang)
+                if case is None:
+                    continue
+                made += 1
+                if fmt == "ws_edit":
+                    got = run_ws("ws_edit", case, edit_call(case, drift, rng))
+                    tallies[("ws_edit", drift)][got] += 1
+                    by_lang[("ws_edit", lang)][got] += 1
+                    continue
+                diff = drift_diff(unified(case), drift, case, rng)
+                args = {"path": case.rel, "patch": diff, "disable_syntax_check": True}
+                got = run_ws("ws_patch", case, args)
+                tallies[("ws_patch", drift)][got] += 1
+                by_lang[("ws_patch", lang)][got] += 1
+                for peer, argv in (("GNU patch", GNU_PATCH), ("git apply", GIT_APPLY)):
+                    if peers[peer]:
+                        got = run_peer(argv, case, diff)
+                        tallies[(peer, drift)][got] += 1
+                        by_lang[(peer, lang)][got] += 1
+        used[LANGUAGES[lang].name] = len(set(files[:fi]))
     elapsed = time.perf_counter() - started
 
     def cell(c: Counter[str]) -> str:
@@ -371,19 +470,22 @@ def main() -> None:
         )
 
     n_cases = sum(sum(c.values()) for (tool, _d), c in tallies.items() if tool.startswith("ws_"))
+    sources = ", ".join(f"{name} {n}" for name, n in used.items())
     print(
-        f"{n_cases} ws_* cases from {len({f for f in files[:fi]})} source files "
-        f"(Python {sys.version.split()[0]}, seed {opts.seed}), {elapsed:.1f} s in all\n"
+        f"{n_cases} ws_* cases from source files ({sources}; Python {sys.version.split()[0]}, "
+        f"seed {opts.seed}), {elapsed:.1f} s in all"
+        + (f"; no sources here for {', '.join(missing)}" if missing else "")
+        + "\n"
     )
     print("Cells: % applied exactly / % refused / % applied WRONG.\n")
-    print(
-        "| drift | ws_edit (search/replace) | ws_patch (unified) | GNU patch -p1 | git apply --recount |"
-    )
+    head = "| {} | ws_edit (search/replace) | ws_patch (unified) | GNU patch -p1 | git apply --recount |"
+    print(head.format("drift"))
     print("|---|---|---|---|---|")
-    for drift in DIFF_DRIFTS:
+    for drift in [*EDIT_DRIFTS, *(d for d in DIFF_DRIFTS if d not in EDIT_DRIFTS)]:
         edit = cell(tallies[("ws_edit", drift)]) if drift in EDIT_DRIFTS else "n/a"
+        patch = cell(tallies[("ws_patch", drift)]) if drift in DIFF_DRIFTS else "n/a"
         print(
-            f"| {drift} | {edit} | {cell(tallies[('ws_patch', drift)])} | "
+            f"| {drift} | {edit} | {patch} | "
             f"{cell(tallies[('GNU patch', drift)])} | {cell(tallies[('git apply', drift)])} |"
         )
     totals: dict[str, Counter[str]] = defaultdict(Counter)
@@ -393,6 +495,19 @@ def main() -> None:
         f"| **all** | {cell(totals['ws_edit'])} | {cell(totals['ws_patch'])} | "
         f"{cell(totals['GNU patch'])} | {cell(totals['git apply'])} |"
     )
+    print()
+    print(head.format("language"))
+    print("|---|---|---|---|---|")
+    for lang in opts.languages.split(","):
+        if LANGUAGES[lang].name in missing:
+            continue
+        print(
+            f"| {LANGUAGES[lang].name} | "
+            + " | ".join(
+                cell(by_lang[(t, lang)]) for t in ("ws_edit", "ws_patch", "GNU patch", "git apply")
+            )
+            + " |"
+        )
     wrong = {tool: c["WRONG"] for tool, c in totals.items()}
     print(f"\nWRONG counts: {dict(sorted(wrong.items()))}")
 

@@ -14,7 +14,7 @@ def reindent_lines(new_lines: Sequence[str], reindent: tuple[str, str] | None) -
     """Re-apply the file's leading whitespace to replacement lines.
 
     ``reindent`` is ``(old, file)``: lines written at the search text's indentation ``old``
-    move to the file's ``file``, keeping their indentation relative to it. Blank lines stay.
+    move to the file's ``file``, keeping their indentation relative to it. Empty lines stay empty.
     """
     if reindent is None:
         return list(new_lines)
@@ -22,7 +22,10 @@ def reindent_lines(new_lines: Sequence[str], reindent: tuple[str, str] | None) -
     out = []
     for line in new_lines:
         if not line.strip():
-            out.append(line)
+            # A whitespace-only line written at the search text's indentation moves with it
+            # (an empty one stays empty).
+            moves = bool(old) and line.startswith(old)
+            out.append(new + line[len(old) :] if moves else line)
         elif line.startswith(old):
             # The search text's indentation swapped for the file's, the rest kept: so a tab
             # after spaces ("  \t") stays after them.
@@ -50,7 +53,7 @@ def relevel_lines(new_lines: Sequence[str], levels: Sequence[tuple[str, str]]) -
     for line in new_lines:
         ind = leading_ws(line)
         if not line.strip():
-            out.append(line)
+            out.append(table[ind] if ind and ind in table else line)
         elif ind in table:
             out.append(table[ind] + line[len(ind) :])
         else:

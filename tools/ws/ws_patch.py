@@ -150,38 +150,103 @@ def _line_by_line(text: str, body: Body, alt_body: Body, window: ladder.Window |
     return [(tag, t if tag == "+" else next(old)) for tag, t in body]
 
 
+def _forgot_for_sure(hunk: Hunk, span_lines: list[str]) -> bool:
+    """Proof that the hunk's context lines lost their ' ' prefix rather than being re-indented:
+    the parser saw an unprefixed line; or a removed line with indentation stands verbatim in
+    the file (a '-' is never forgotten, so the hunk was not re-indented); or, of the landed
+    context lines, one is right as written at a non-zero indentation while another is right
+    only whole; or lines right only whole stand at two different indentations. Re-indented
+    code (a uniform shift, or widths scaled, 2 → 1) fits the whole reading at one indentation
+    at most, and as written only at column 0."""
+    alt = hunk.alt_body or []
+    if any(
+        tag == " " and t.strip() and t == w
+        for (tag, t), (_tag, w) in zip(hunk.body, alt, strict=False)
+    ):
+        return True
+    have = {ln.rstrip() for ln in span_lines}
+    if any(tag == "-" and t[:1].isspace() and t.rstrip() in have for tag, t in hunk.body):
+        return True
+    if len(alt) != len(hunk.body):
+        return False
+    old = [(tag, t, w) for (tag, t), (_tag, w) in zip(hunk.body, alt, strict=True) if tag != "+"]
+    landed = align(hunk.body, span_lines, pair_removals=False)
+    written_at: set[str] = set()
+    whole_at: set[str] = set()
+    for k, (tag, t, w) in enumerate(old):
+        j = landed.get(k)
+        if tag != " " or j is None or not t.strip() or t == w:
+            continue
+        file_indent = leading_ws(span_lines[j])
+        if leading_ws(t) == file_indent:
+            written_at.add(file_indent)
+        elif leading_ws(w) == file_indent:
+            whole_at.add(file_indent)
+    return bool(whole_at) and (any(written_at) or len(whole_at) > 1)
+
+
+def _settle_reading(
+    text: str,
+    hunk: Hunk,
+    window: ladder.Window | None,
+    span: ladder.Span,
+    span_lines: list[str],
+    chosen: list[str],
+) -> list[str] | None:
+    """The lines to write when the whole (or line-by-line) reading of a hunk's context lines
+    landed it; None to refuse. Two-space code halved to one space reads, with the diff's prefix
+    space, like the file at depth one, so that reading can land by coincidence: without proof
+    of a forgotten prefix (``_forgot_for_sure``), a hunk that as written lands on the same
+    lines and writes them differently is refused."""
+    if _forgot_for_sure(hunk, span_lines):
+        return chosen
+    old = [t for tag, t in hunk.body if tag != "+"]
+    main = ladder.seek(text, old, whole_lines=True, window=window)
+    if main.count != 1 or (main.spans[0].first_line, main.spans[0].last_line) != (
+        span.first_line,
+        span.last_line,
+    ):
+        return chosen
+    other, _why = render_hunk(
+        hunk.body, span_lines, main.spans[0], local_indent=main.rung == ladder.ANCHORED
+    )
+    return chosen if other is None or other == chosen else None
+
+
 def _prefix_aligned(body: Body, alt_body: Body, span_lines: list[str]) -> Body | None:
     """For a hunk that landed on a loose rung although some of its context lines forgot their
     leading space: each context line read the way (as written, or whole) whose indentation is
     that of the file line it landed on, so the added lines keep the indentation they were
     written with instead of taking their neighbours' one-column drift (Lisp forms aligned under
-    a paren, two-space code). None without evidence of forgotten prefixes — an unprefixed line
-    (the parser's ``forgotten_prefix``), lines of both kinds (some right as written, some
-    right whole), or more lines verbatim in the file whole than as written — since a hunk
-    shifted by one column throughout is re-indented like any other indentation drift."""
+    a paren, two-space code).
+
+    Only a forgotten prefix explains every landed line: each context line has the file's
+    indentation one way or the other, and each removed line (whose '-' nobody forgets) has it
+    as written. A hunk without removed lines needs the parser's own evidence, an unprefixed
+    line. Anything else is indentation drift (two-space code halved to one, where the extra
+    space of the whole reading can happen to fit a line), re-indented as the rung says; None."""
     old = [(tag, t, w) for (tag, t), (_tag, w) in zip(body, alt_body, strict=True) if tag != "+"]
     landed = align(body, span_lines, pair_removals=False)
-    have = {ln.rstrip() for ln in span_lines}
-    certain = any(tag == " " and t == w and t.strip() for tag, t, w in old)
-    as_written = whole = right_written = right_whole = 0
+    right_whole = 0
     chosen: list[str] = []
     for k, (tag, t, w) in enumerate(old):
         j = landed.get(k)
-        if tag != " " or t == w or j is None:
+        if j is None or not t.strip():
             chosen.append(t)
             continue
-        as_written += t.rstrip() in have
-        whole += w.rstrip() in have
         file_indent = leading_ws(span_lines[j])
-        if leading_ws(t) == file_indent:
-            right_written += 1
+        if tag == "-":
+            if leading_ws(t) != file_indent:
+                return None
+            chosen.append(t)
+        elif leading_ws(t) == file_indent:
             chosen.append(t)
         elif leading_ws(w) == file_indent:
             right_whole += 1
             chosen.append(w)
         else:
-            chosen.append(t)
-    if not right_whole or not (certain or right_written or whole > as_written):
+            return None
+    if not right_whole:
         return None
     it = iter(chosen)
     return [(tag, t if tag == "+" else next(it)) for tag, t in body]
@@ -208,6 +273,7 @@ def _fuzzed(text: str, hunk: Hunk, window: ladder.Window) -> tuple[ladder.Match,
         key=lambda ht: (ht[0] + ht[1], ht),
     )
     for head, tail in trims:
+        landed: list[tuple[ladder.Match, Body]] = []
         for body in bodies:
             old_at = [i for i, (tag, _t) in enumerate(body) if tag != "+"]
             if len(old_at) < head + tail + 2:
@@ -230,9 +296,11 @@ def _fuzzed(text: str, hunk: Hunk, window: ladder.Window) -> tuple[ladder.Match,
             shifted = (window[0] + head, window[1] + head)
             match = ladder.seek(text, old, whole_lines=True, window=shifted)
             if match.count and match.rung in FUZZ_RUNGS:
-                return match, trimmed, head + tail
-            if match.count:
-                continue
+                landed.append((match, trimmed))
+        if landed:
+            # the tightest rung of the two readings (as written first on a tie), as _best does
+            match, trimmed = min(landed, key=lambda mt: _RANK[mt[0].rung or ""])
+            return match, trimmed, head + tail
     return ladder.Match(None), hunk.body, 0
 
 
@@ -354,11 +422,17 @@ def plan_file(text: str, hunks: list[Hunk], *, window_lines: int = ANCHOR_WINDOW
         span = match.spans[0]
         a, b = span.first_line - 1, span.last_line - 1
         local_indent = match.rung == ladder.ANCHORED
+        unsure = False  # a forgotten-prefix reading changes the result, without proof
         if match.rung not in CLOSE_RUNGS and hunk.alt_body is not None:
             aligned = _prefix_aligned(hunk.body, hunk.alt_body, lines[a : b + 1])
-            if aligned is not None:
+            if aligned is not None and _forgot_for_sure(hunk, lines[a : b + 1]):
                 body, local_indent = aligned, True
                 plan.telemetry.append("ws_patch.repair.prefix_aligned")
+            elif aligned is not None:
+                as_aligned, _why = render_hunk(aligned, lines[a : b + 1], span, local_indent=True)
+                as_landed, _why = render_hunk(body, lines[a : b + 1], span,
+                                              local_indent=local_indent)
+                unsure = as_aligned is not None and as_aligned != as_landed
         new_lines, why = render_hunk(body, lines[a : b + 1], span, local_indent=local_indent)
         if new_lines is None:
             report.message = (
@@ -367,6 +441,21 @@ def plan_file(text: str, hunks: list[Hunk], *, window_lines: int = ANCHOR_WINDOW
                 f"({match.rung}), but {why}"
             )
             continue
+        settled = (
+            _settle_reading(working, hunk, window, span, lines[a : b + 1], new_lines)
+            if alt_used
+            else new_lines
+        )
+        if settled is None or unsure:
+            report.message = (
+                f"its old lines match lines {numbering.original(a + 1)}–"
+                f"{numbering.original(b + 1)}, but whether its context lines lost their "
+                "leading ' ' or were re-indented changes where its added lines go, and nothing "
+                "in the hunk says which; prefix every context line with exactly one space and "
+                "copy the indentation as ws_read shows it."
+            )
+            continue
+        new_lines = settled
         report.first, report.last = numbering.original(a + 1), numbering.original(b + 1)
         lines[a : b + 1] = new_lines
         numbering.splice(a, b, len(new_lines))
