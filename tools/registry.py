@@ -19,6 +19,7 @@ from kli.tools.image import (
     trace_read,
     untrace,
 )
+from kli.tools.notebook import run_cells
 from kli.tools.process import (
     bash,
     bash_jobs,
@@ -52,7 +53,7 @@ from kli.tools.ws.profile import SLMCODE_PROFILE
 _KLI: list[Tool] = [
     bash.TOOL, bash_output.TOOL, bash_kill.TOOL, bash_jobs.TOOL,
     eval_.TOOL, eval_frame.TOOL, eval_continue.TOOL, eval_abort.TOOL, redefine.TOOL,
-    read.TOOL, find.TOOL, search.TOOL, write.TOOL, edit.TOOL, cells.TOOL,
+    read.TOOL, find.TOOL, search.TOOL, write.TOOL, edit.TOOL, cells.TOOL, run_cells.TOOL,
     image_summary.TOOL, inspect_object.TOOL, trace.TOOL, untrace.TOOL, trace_read.TOOL,
     await_decision.TOOL,
 ]

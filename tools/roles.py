@@ -10,6 +10,7 @@ implementations named below conform (a typed assignment next to each implementat
 | RepairLanguage  | the modules ``file.repair.python`` and ``file.repair.lisp``         |
 | SyntaxChecker   | the checkers of ``ws.syntax.CHECKERS``                             |
 | NotebookStore   | ``notebook.disk.DiskNotebooks`` (on disk; a host may swap in another) |
+| CellRunner      | ``kli.kernel.notebook.runner.ShellRunner`` (the kernel; none elsewhere) |
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
     from kli.tools.core.result import ToolResult
     from kli.tools.file.repair.common import Fix, Scan
     from kli.tools.notebook.model import Notebook
+    from kli.tools.notebook.run_cells import CellRun
     from kli.tools.ws.syntax import Parse
 
 
@@ -111,3 +113,11 @@ class NotebookStore(Protocol):
         expected: Mapping[str, bytes | None] | None = None,
         /,
     ) -> None: ...
+
+
+class CellRunner(Protocol):
+    """Runs one notebook cell's source in the image as a cell (``Workspace.cell_runner``, the
+    ``run_cells`` tool): its outputs as nbformat outputs, its execution count, how it ended.
+    ``timeout`` seconds bound the run; it never raises for what the code does."""
+
+    def run(self, source: str, timeout: float, /) -> CellRun: ...

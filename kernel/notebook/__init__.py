@@ -21,6 +21,8 @@ from typing import Any
 def attach(kernel: Any) -> None:
     """Give the kernel's Workspace the live notebook store and the cell runner."""
     from kli.kernel.notebook.live import LiveNotebooks
+    from kli.kernel.notebook.runner import ShellRunner
 
     ws = kernel.workspace
     ws.notebooks = LiveNotebooks(ws.jail)
+    ws.cell_runner = ShellRunner(kernel)

@@ -78,6 +78,8 @@ class Workspace:
         self.file_lock = threading.RLock()
         # Where notebooks are loaded and changed: on disk unless the host puts a live store here.
         self.notebooks: NotebookStore = DiskNotebooks(self.jail)
+        # How run_cells runs a cell as a cell: the kernel host gives one; None elsewhere.
+        self.cell_runner: CellRunner | None = None
 
     # -- settings -------------------------------------------------------------------------
     @property
@@ -386,7 +388,7 @@ def _traceback() -> str:
 
 
 if TYPE_CHECKING:  # a Workspace is a Host (kli.tools.roles): mypy checks it conforms
-    from kli.tools.roles import Host, NotebookStore
+    from kli.tools.roles import CellRunner, Host, NotebookStore
 
     def _is_host(ws: Workspace) -> Host:
         return ws

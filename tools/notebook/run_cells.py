@@ -1,0 +1,187 @@
+"""``run_cells``: run notebook cells by id in the kernel's image, as cells (gate image/eval).
+
+Cells are named by id (``read path='nb.ipynb'`` shows them): ``cell`` (one id, or the path
+``nb.ipynb#ID``), ``cells`` (a list, run in the order given) or ``from`` (that cell and every cell
+after it, as "Run All Below"). Each cell's source is taken from the notebook as it is when the
+cell starts (the live document, or the file), run by the host's ``CellRunner`` — in the kernel,
+IPython runs it as a cell: it gets the next execution count, magics work — and its outputs and
+execution count are written into the notebook when it ends, through the workspace's store, so
+the person sees them where the cell is. Markdown and raw cells are skipped. The run stops at the
+first cell that fails, is interrupted or runs out of time; ``timeout`` is the whole call's
+budget (``eval``'s default and limit). The result shows each cell's outputs bounded
+(``notebook.outputs``: text head and tail, errors as ename / evalue and the last frames, one line
+per rich output, never base64). A call outside a kernel (no ``CellRunner``) is refused: it says
+to use eval. The tool touches the image, so in the kernel it waits for a running cell.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from kli.tools.core import approval
+from kli.tools.core.atomic import Busy, Stale
+from kli.tools.core.registry import GATE_EVAL, Call, Tool
+from kli.tools.core.result import ToolError, ToolResult
+from kli.tools.file import cellview
+from kli.tools.notebook import address, outputs
+from kli.tools.process.bash import DEFAULT_TIMEOUT, MAX_TIMEOUT, clamp_timeout
+
+STATUSES = ("ok", "error", "timeout", "interrupted")
+
+
+@dataclass
+class CellRun:
+    """What running one cell gave: its execution count (None when it did not run), its outputs
+    as nbformat outputs, and how it ended (``STATUSES``)."""
+
+    execution_count: int | None
+    outputs: list[dict[str, Any]] = field(default_factory=list)
+    status: str = "ok"
+
+
+def _ids(call: Call, loaded: cellview.Loaded, cell: str | None) -> list[str]:
+    args = call.args
+    given = [k for k in ("cell", "cells", "from") if args.get(k) not in (None, "", [])]
+    if cell is not None:
+        given = ["cell", *given]
+    if len(given) != 1:
+        raise ToolError(
+            f"run_cells needs exactly one of cell, cells or from (got {', '.join(given) or 'none'})"
+            f": e.g. run_cells path='{loaded.rel}' cell=ID, cells=[ID, ID], or from=ID for that "
+            f"cell and all after it. Read the notebook (read path='{loaded.rel}') for the ids.",
+            error="bad_arguments",
+            path=loaded.rel,
+        )
+    if given[0] == "cells":
+        wanted = args["cells"]
+        if isinstance(wanted, str):
+            wanted = [w.strip() for w in wanted.split(",") if w.strip()]
+    else:
+        wanted = [cell if cell is not None else str(args[given[0]])]
+    for cid in wanted:
+        cellview.find_cell(loaded, str(cid), verb="run_cells")
+    if given[0] == "from":
+        start = cellview.find_cell(loaded, str(wanted[0]), verb="run_cells")
+        return loaded.ids[start:]
+    return [str(c) for c in wanted]
+
+
+def _write_outputs(call: Call, rel: str, real: str, cid: str, run: CellRun) -> str | None:
+    """Put ``run``'s outputs and count into cell ``cid``; a note when they could not be."""
+    try:
+        with call.ws.writing([real], tool="run_cells", rel=rel):
+            nb = call.ws.notebooks.load(real).copy()
+            index = nb.index_of(cid)
+            if index is None:
+                return f"{rel}#{cid} is gone from the notebook; its outputs were not written"
+            cell = nb.cells[index]
+            cell["outputs"] = run.outputs
+            cell["execution_count"] = run.execution_count
+            call.ws.notebooks.commit([(real, nb)])
+    except ToolError as exc:
+        return exc.message
+    except (Stale, Busy) as exc:
+        return f"its outputs were not written: {exc.refusal('run_cells', rel)}"
+    except OSError as exc:
+        return f"its outputs were not written ({exc.strerror or exc})"
+    return None
+
+
+def _run(call: Call) -> ToolResult:
+    runner = getattr(call.ws, "cell_runner", None)
+    path, cell = address.split(str(call.args.get("path", "")))
+    if runner is None:
+        raise ToolError(
+            "run_cells runs cells in a kernel's image, and this workspace has no kernel (the CLI "
+            "or a script). Run the code with eval instead, or attach to the notebook's kernel.",
+            error="no_kernel",
+            path=path,
+        )
+    budget, clamp_note = clamp_timeout(call.args.get("timeout"))
+    loaded = cellview.load(call, path, verb="run_cells", write=True)
+    ids = _ids(call, loaded, cell)
+    deadline = time.monotonic() + budget
+    rows: list[str] = [clamp_note] if clamp_note else []
+    ran: list[dict[str, Any]] = []
+    stopped: str | None = None
+    for cid in ids:
+        now = cellview.load(call, path, verb="run_cells", write=True)
+        index = now.nb.index_of(cid)
+        target = f"{loaded.rel}#{cid}"
+        if index is None:
+            stopped = f"{target} is no longer in the notebook (deleted since); the run stopped"
+            break
+        kind = now.nb.cells[index].get("cell_type")
+        if kind != "code":
+            ran.append({"cell": cid, "status": "skipped", "type": kind})
+            rows.append(f"── {target} · {kind} · skipped (not a code cell)")
+            continue
+        left = deadline - time.monotonic()
+        if left <= 0:
+            stopped = f"the {budget:g} s budget was used up before {target}; the run stopped"
+            break
+        result = runner.run(now.nb.source(index), left)
+        note = _write_outputs(call, loaded.rel, loaded.real, cid, result)
+        count = f"In [{result.execution_count}]" if result.execution_count is not None else "In [ ]"
+        rows.append(f"── {target} · {count} · {result.status}")
+        rows.extend(outputs.render(result.outputs) or ["(no output)"])
+        if note:
+            rows.append(f"[{note}]")
+        ran.append({"cell": cid, "status": result.status,
+                    "execution_count": result.execution_count,
+                    "outputs": outputs.summary(result.outputs), "written": note is None})
+        if result.status != "ok":
+            stopped = f"{target} ended with {result.status}; the cells after it were not run"
+            break
+    if stopped:
+        rows.append(f"[{stopped}]")
+    ok = stopped is None
+    details: dict[str, Any] = {"path": loaded.rel, "cells": ran}
+    store_routes = getattr(call.ws.notebooks, "routes", None)
+    if isinstance(store_routes, dict) and loaded.real in store_routes:
+        details["document"] = store_routes[loaded.real].path
+    if not ok:
+        failed = ran[-1]["status"] if ran and ran[-1]["status"] in STATUSES[1:] else "stopped"
+        return ToolResult.error("\n".join(rows), error=failed, **details)
+    return ToolResult.success("\n".join(rows), **details)
+
+
+TOOL = Tool(
+    name="run_cells",
+    profile="kli",
+    gate=GATE_EVAL,
+    description=(
+        "Run notebook cells by id in the live kernel, as cells: outputs and execution counts "
+        "appear in the notebook where the person sees them, and you get them back bounded. "
+        "Cell ids are the ones read shows (read path='nb.ipynb').\n"
+        "  run_cells path='nb.ipynb' cell=ID          one cell (or path='nb.ipynb#ID')\n"
+        "  run_cells path='nb.ipynb' cells=[ID, ID]   these, in this order\n"
+        "  run_cells path='nb.ipynb' from=ID          that cell and every cell after it\n"
+        f"Markdown cells are skipped. The run stops at the first error. timeout (seconds, default "
+        f"{DEFAULT_TIMEOUT}, at most {MAX_TIMEOUT}) is for the whole call; a cell past it is "
+        "stopped and may have left the image partly changed. Waits for a cell the person is "
+        "running."
+    ),
+    parameters={
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "The notebook, e.g. analysis.ipynb "
+                     "(or nb.ipynb#ID for one cell)."},
+            "cell": {"type": "string", "description": "The id of one cell to run."},
+            "cells": {"type": "array", "items": {"type": "string"},
+                      "description": "Ids of cells to run, in order."},
+            "from": {"type": "string", "description": "Run this cell and every cell after it."},
+            "timeout": {"type": "number", "description": "Seconds for the whole call."},
+        },
+        "required": ["path"],
+        "additionalProperties": False,
+    },
+    run=_run,
+    main_arg="path",
+    aliases={"cell_id": "cell", "ids": "cells", "start": "from"},
+    mutates=True,
+    touches_image=True,
+    action=approval.EVAL,
+)
