@@ -197,18 +197,20 @@ class KliKernel(IPythonKernel):
         if self.session is None:
             return None
         idents, frames = self.session.feed_identities(msg, copy=False)
-        head = self.session.deserialize(frames, content=False, copy=False)["header"]
+        # content=False: checks the signature without recording it, as ipykernel's own peek
+        # does; a message not routed here is deserialized again by ipykernel.
+        peek = self.session.deserialize(frames, content=False, copy=False)
+        head = peek["header"]
         if head.get("msg_type") != "comm_open" or head.get("subshell_id"):
             return None
-        # In full now (this records the signature as seen; the re-signed message is new).
-        full = self.session.deserialize(frames, content=True, copy=False)
-        content = full.get("content")
+        content = self.session.unpack(peek["content"])
         if not isinstance(content, dict) or content.get("target_name") not in (AGENT_TARGET,
                                                                                 UI_TARGET):
             return None
         if self._control_subshell is None:
             self._control_subshell = self._new_subshell()
-        full["header"]["subshell_id"] = self._control_subshell
+        full = {**peek, "header": {**head, "subshell_id": self._control_subshell},
+                "content": content}
         return self._control_subshell, self.session.serialize(full, ident=idents)
 
     def _route(self, comm_id: str, data: Any, default: str | None) -> str | None:
@@ -277,10 +279,17 @@ class KliKernel(IPythonKernel):
 
     def _in_image(self, fn: Callable[[], T], done: Callable[[T | None, BaseException | None], None],
                   label: str) -> None:
+        def finished(value: T | None, exc: BaseException | None) -> None:
+            # Not busy any more before the reply goes out: a ping that follows the reply
+            # must not see this call still running.
+            with self._status_lock:
+                self._image_call = None
+            done(value, exc)
+
         with self._status_lock:
             self._image_call = {"kind": "tool call", "tool": label, "started": time.time()}
         try:
-            _finish(fn, done)
+            _finish(fn, finished)
         finally:
             with self._status_lock:
                 self._image_call = None

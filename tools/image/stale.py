@@ -22,6 +22,9 @@ if TYPE_CHECKING:
 MAX_PRIOR_CHARS = 1_048_576  # a prior text larger than this is not kept
 
 _prior: weakref.WeakKeyDictionary[Workspace, dict[str, str]] = weakref.WeakKeyDictionary()
+# A module's __file__ -> its real path: a thousand realpath calls per edit would cost more
+# than the edit (an imported file is rarely re-linked while the image runs).
+_real: dict[str, str] = {}
 
 
 def modules_from(ws: Workspace, real: str) -> list[str]:
@@ -30,11 +33,14 @@ def modules_from(ws: Workspace, real: str) -> list[str]:
     for name, module in list(ws.modules().items()):
         path = getattr(module, "__file__", None)
         if isinstance(path, str) and path.endswith(".py"):
-            try:
-                if os.path.realpath(path) == real:
-                    found.append(name)
-            except (OSError, ValueError):
-                continue
+            known = _real.get(path)
+            if known is None:
+                try:
+                    known = _real[path] = os.path.realpath(path)
+                except (OSError, ValueError):
+                    continue
+            if known == real:
+                found.append(name)
     return sorted(found)
 
 
