@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+from kli.tools.core import approval
 from kli.tools.core.registry import GATE_EVAL, Call, Tool
 from kli.tools.core.result import ToolError, ToolResult
 from kli.tools.process import eval as eval_
@@ -123,4 +124,5 @@ TOOL = Tool(
     run=_run,
     main_arg="park",
     mutates=True,
+    action=approval.EVAL,  # runs the rest of the evaluation (and a value's code)
 )

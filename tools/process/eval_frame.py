@@ -3,6 +3,7 @@ image/eval). See ``parked`` for what a frame's namespace is."""
 
 from __future__ import annotations
 
+from kli.tools.core import approval
 from kli.tools.core.registry import GATE_EVAL, Call, Tool
 from kli.tools.core.result import ToolError, ToolResult
 from kli.tools.process import eval as eval_
@@ -58,4 +59,5 @@ TOOL = Tool(
     run=_run,
     main_arg="code",
     mutates=True,
+    action=approval.EVAL,  # runs the agent's code in the image
 )
