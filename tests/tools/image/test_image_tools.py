@@ -217,3 +217,31 @@ def test_untrace_leaves_a_definition_made_after_trace_alone(image: Workspace) ->
 def test_inspect_of_code_outside_the_root_shows_its_source_as_text(image: Workspace) -> None:
     r = image.call("inspect", {"name": "f"})  # defined by an eval: <kli-eval-N>
     assert "shown as text, not anchors" in r.text and "return q + r" in r.text
+
+
+def test_the_stale_lookup_takes_each_real_path_once_and_still_sees_a_module_imported_later(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+    import types
+
+    from kli.tools.image import stale
+
+    modules: dict[str, object] = {}
+    for i in range(200):
+        mod = types.ModuleType(f"cached_{i}")
+        mod.__file__ = str(root / f"cached_{i}.py")
+        modules[mod.__name__] = mod
+    ws = Workspace(str(root), modules=lambda: dict(modules))
+    real = os.path.realpath(root / "late.py")
+    assert stale.modules_from(ws, real) == []  # the cache is built
+    calls: list[str] = []
+    realpath = os.path.realpath
+    monkeypatch.setattr(stale.os.path, "realpath",
+                        lambda p: calls.append(p) or realpath(p))
+    late = types.ModuleType("late_mod")
+    late.__file__ = str(root / "late.py")
+    modules["late_mod"] = late
+    assert stale.modules_from(ws, real) == ["late_mod"]
+    assert calls == [late.__file__]  # only the new module's path was resolved
+    assert stale.modules_from(ws, real) == ["late_mod"] and len(calls) == 1
