@@ -236,6 +236,13 @@ class AgentClient:
             return True
         return False
 
+    def stop_running(self) -> int:
+        """Stop in the kernel every request of this client it is running (``stop``); how many
+        were stopped. For a caller whose own wait was cancelled in another way (a thread)."""
+        with self._lock:
+            waiting = [w for k, w in self._waiting.items() if k != "hello"]
+        return sum(self.stop(w) for w in waiting)
+
     def call(self, tool: str, args: dict[str, Any] | None = None, *,
              timeout: float | None = None) -> ToolResult:
         reply = self.request({"op": "call", "tool": tool, "args": args or {}}, timeout)

@@ -14,6 +14,7 @@ from typing import Any
 
 from kli.kernel.client import (
     AgentClient,
+    KernelBusy,
     KernelDied,
     KernelError,
     KernelTimeout,
@@ -98,6 +99,8 @@ class Bridge:
                 client = self._attached(conn)
             except KernelDied as exc:
                 return self._death_result(conn, generation, tool, str(exc))
+            except KernelTimeout as exc:  # it answered, but not in time: alive, busy
+                return ToolResult.error(f"kli mcp: {exc}", error="kernel_busy")
             except KernelError as exc:
                 return ToolResult.error(
                     f"kli mcp: cannot reach {self.target.description}: {exc}. "
@@ -111,6 +114,8 @@ class Bridge:
                 return client.call(tool, args)
             except KernelDied as exc:
                 return self._death_result(conn, generation, tool, str(exc))
+            except KernelBusy as exc:  # a person's cell or another call holds the image
+                return ToolResult.error(f"kli mcp: {exc}", error="kernel_busy")
             except KernelTimeout as exc:
                 return ToolResult.error(f"kli mcp: {exc}", error="kernel_timeout")
             except ProtocolError as exc:
@@ -130,11 +135,29 @@ class Bridge:
             f"{why.rstrip('.')}). The call's outcome is unknown. Recovery: {after}",
             error="kernel_died")
 
+    def stop(self, key: str) -> int:
+        """Stop in the kernel what the connection of ``key`` is running (its MCP request was
+        cancelled, or its client went away): see ``AgentClient.stop_running``."""
+        with self._lock:
+            conn = self._conns.get(key)
+        client = conn.client if conn is not None else None
+        if client is None:
+            return 0
+        try:
+            return client.stop_running()
+        except Exception:
+            return 0
+
     def close(self) -> None:
         with self._lock:
             conns = list(self._conns.values())
             self._conns.clear()
         for conn in conns:
+            if conn.client is not None:  # the server stops: stop its calls' work too
+                try:
+                    conn.client.stop_running()
+                except Exception:
+                    pass
             _close_quietly(conn.client)
             conn.client = None
         self.target.close()

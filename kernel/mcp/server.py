@@ -13,6 +13,8 @@ from kli.tools.core.result import ToolResult
 
 SERVER_NAME = "kli"
 SESSION_PREFIX = "mcp: "
+# While a call runs, a progress notification this often (when the client gave a token).
+PROGRESS_EVERY = 5.0
 
 
 def pending_note(details: dict[str, Any]) -> str:
@@ -46,12 +48,21 @@ def _client_name(ctx: Any) -> str:
 
 
 def _session_key(ctx: Any, name: str) -> str:
-    """One kernel session per MCP session: the HTTP session id when there is one, else the
-    client's name (stdio has one client; stateless HTTP clients are told apart by name)."""
+    """One kernel session per MCP client. Over HTTP, a client proves it is the same one by its
+    ``Mcp-Session-Id``; without one (stateless / modern streamable HTTP), each connection is
+    its own client — two clients that share a name never share read anchors. Over stdio there
+    is one client."""
     request = getattr(ctx, "request", None)
+    if request is None:
+        return f"stdio:{name}"
     headers = getattr(request, "headers", None)
     sid = headers.get("mcp-session-id") if headers is not None else None
-    return f"http:{sid}" if sid else f"name:{name}"
+    if sid:
+        return f"http:{sid}"
+    peer = getattr(request, "client", None)
+    if peer is None:  # no peer address: nothing ties two requests together
+        return f"request:{id(request)}"
+    return f"conn:{peer.host}:{peer.port}:{name}"
 
 
 def build_server(bridge: Bridge) -> Any:
@@ -77,7 +88,8 @@ def build_server(bridge: Bridge) -> Any:
         schemas.update({s["name"]: s.get("parameters") or {"type": "object"} for s in specs})
         return types.ListToolsResult(tools=[
             types.Tool(name=s["name"], description=s.get("description") or "",
-                       input_schema=s.get("parameters") or {"type": "object"})
+                       input_schema=s.get("parameters") or {"type": "object"},
+                       **_annotations(types, s["name"]))
             for s in specs
         ])
 
@@ -94,13 +106,52 @@ def build_server(bridge: Bridge) -> Any:
                            f"Unknown tool: {params.name!r}. This kli server (profile "
                            f"{bridge.profile}) offers: {', '.join(sorted(names))}.")
         args = dict(params.arguments or {})
-        result: ToolResult = await in_thread(lambda: bridge.call(key, label, params.name, args))
+        result: ToolResult | None = None
+
+        async def report() -> None:
+            # Keeps a client's request timeout from ending a long call (the Inspector's is
+            # 60 s): a no-op unless the client sent a progressToken.
+            began = anyio.current_time()
+            while True:
+                await anyio.sleep(PROGRESS_EVERY)
+                seconds = anyio.current_time() - began
+                await ctx.session.report_progress(
+                    seconds, None, f"{params.name} still running in the kernel "
+                    f"({seconds:.0f} s)")
+
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(report)
+                result = await in_thread(lambda: bridge.call(key, label, params.name, args))
+                tg.cancel_scope.cancel()
+        except anyio.get_cancelled_exc_class():
+            # The client cancelled the request (notifications/cancelled) or went away: stop
+            # the work in the kernel too, not only our wait for it.
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(lambda: bridge.stop(key))
+            raise
+        assert result is not None
         text, is_error = result_content(result)
         return types.CallToolResult(content=[types.TextContent(text=text)], is_error=is_error)
 
     return Server(SERVER_NAME, version=_version(), instructions=instructions(bridge.profile),
                   get_tool_input_schema=schemas.get,
                   on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+def _annotations(types: Any, name: str) -> dict[str, Any]:
+    """The ``title`` and ``annotations`` of a tool, from its registry entry (none for a tool
+    the local registry does not know)."""
+    from kli.tools.registry import REGISTRY
+
+    entry = REGISTRY.tools.get(name)
+    if entry is None:
+        return {}
+    facts = entry.annotations()
+    return {"title": facts["title"], "annotations": types.ToolAnnotations(
+        title=facts["title"], read_only_hint=facts["readOnlyHint"],
+        destructive_hint=facts["destructiveHint"], idempotent_hint=facts["idempotentHint"],
+        open_world_hint=facts["openWorldHint"])}
 
 
 def _version() -> str:

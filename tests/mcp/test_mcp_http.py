@@ -190,3 +190,33 @@ def test_a_busy_port_is_refused_before_any_kernel_starts(tmp_path: Path) -> None
     assert out.returncode == 1
     assert f"cannot listen on 127.0.0.1:{port}" in out.stderr and "--port" in out.stderr
     assert "Kernel is running" not in out.stderr  # no kernel was started
+
+
+def test_two_http_clients_with_the_same_name_get_their_own_sessions(
+        tmp_path: Path, notebook: Notebook) -> None:
+    """Without an Mcp-Session-Id, a client is its connection: another client of the same name
+    cannot use the first one's read anchors."""
+    root = tmp_path / "root"
+    (root / "t.py").write_text("t = 1\n")
+    h = line_hash("t = 1")
+    patch = f"@@ t.py\n= 1:{h}..1:{h}\n~t = 2\n"
+    s = HttpServer(tmp_path, "--connection-file", notebook.connection_file)
+    try:
+        async def body() -> tuple[str, str]:
+            async with s.client() as a, s.client() as b:  # the same client name
+                assert not (await a.call_tool("read", {"path": "t.py"})).is_error
+                other = await b.call_tool("edit", {"input": patch})
+                own = await a.call_tool("edit", {"input": patch})
+                assert not own.is_error, text_of(own)
+                return text_of(other), text_of(own)
+
+        other, _ = run(body)
+    finally:
+        s.stop()
+    assert "read" in other.lower()  # refused: b never read t.py in its session
+    notebook.wait(lambda d: d.get("op") == "event" and d["event"]["tool"] == "edit"
+                  and d["event"]["ok"])
+    edits = [d["event"] for d in notebook.seen
+             if d.get("op") == "event" and d["event"]["tool"] == "edit"]
+    assert len({e["session"] for e in edits}) == 2  # one session per client
+    assert (root / "t.py").read_text() == "t = 2\n"

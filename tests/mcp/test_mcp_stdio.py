@@ -378,3 +378,100 @@ def test_the_started_kernel_listens_on_ipc_and_logs_no_unencrypted_tcp_warning(
     assert proc.stderr is not None
     log = proc.stderr.read()
     assert "without encryption" not in log, log
+
+
+def test_every_tool_carries_annotations_derived_from_its_registry_entry(tmp_path: Path) -> None:
+    from mcp import Client
+
+    from kli.tools.registry import REGISTRY
+
+    async def body() -> Any:
+        params = stdio_params(tmp_path, "--start", "--root", str(_root(tmp_path)),
+                              "--profile", "all")
+        async with Client(params, client_info=client_info()) as c:
+            return (await c.list_tools()).tools
+
+    tools = run(body)
+    assert len(tools) == len(REGISTRY.tools)
+    for tool in tools:
+        facts = REGISTRY.tools[tool.name].annotations()
+        a = tool.annotations
+        assert a is not None and tool.title == a.title == facts["title"] and a.title
+        assert (a.read_only_hint, a.destructive_hint, a.idempotent_hint, a.open_world_hint) == (
+            facts["readOnlyHint"], facts["destructiveHint"], facts["idempotentHint"],
+            facts["openWorldHint"])
+    by_name = {t.name: t.annotations for t in tools}
+    assert by_name["read"].read_only_hint and not by_name["read"].open_world_hint
+    assert not by_name["bash"].read_only_hint and by_name["bash"].open_world_hint
+    assert by_name["ws_delete"].destructive_hint and not by_name["ws_delete"].read_only_hint
+    assert by_name["write"].idempotent_hint and not by_name["edit"].idempotent_hint
+    assert by_name["git_status"].read_only_hint and not by_name["git_status"].destructive_hint
+
+
+def test_a_long_call_sends_progress_to_a_client_that_asked_for_it(tmp_path: Path) -> None:
+    from mcp import Client
+
+    seen: list[tuple[float, str | None]] = []
+
+    async def progress(value: float, total: float | None, message: str | None) -> None:
+        seen.append((value, message))
+
+    async def body() -> Any:
+        params = stdio_params(tmp_path, "--start", "--root", str(_root(tmp_path)))
+        async with Client(params, client_info=client_info()) as c:
+            return await c.call_tool("eval", {"code": "import time\ntime.sleep(11)\n'done'"},
+                                     progress_callback=progress)
+
+    result = run(body)
+    assert not result.is_error and "done" in text_of(result)
+    assert len(seen) >= 2, seen
+    assert all(m and "eval still running in the kernel" in m for _, m in seen)
+    assert [v for v, _ in seen] == sorted(v for v, _ in seen)
+
+
+def test_a_cancelled_call_stops_its_eval_and_the_kernel_is_idle_again_within_seconds(
+        tmp_path: Path) -> None:
+    import anyio
+    from mcp import Client
+
+    async def body() -> float:
+        params = stdio_params(tmp_path, "--start", "--root", str(_root(tmp_path)))
+        async with Client(params, client_info=client_info()) as c:
+            await c.call_tool("eval", {"code": "1"})  # the kernel is up
+            with anyio.move_on_after(3):  # the client gives up: notifications/cancelled
+                await c.call_tool("eval", {"code": "import time\ntime.sleep(100)",
+                                           "timeout": 200})
+                raise AssertionError("a 100 s sleep returned")
+            began = time.monotonic()
+            after = await c.call_tool("eval", {"code": "'idle again'"})
+            assert not after.is_error and "idle again" in text_of(after), text_of(after)
+            return time.monotonic() - began
+
+    assert run(body) < 8
+
+
+def test_attaching_while_a_persons_cell_runs_over_20_s_is_not_reported_as_dead(
+        tmp_path: Path, notebook: Notebook) -> None:
+    """The person's cell keeps the image for 30 s: kli mcp attaches at once, file and shell
+    tools answer, and nothing says the kernel is dead or to restart it (that would throw the
+    person's work away)."""
+    from mcp import Client
+
+    (tmp_path / "root" / "p.py").write_text("p = 1\n")
+    notebook.kc.execute("import time\ntime.sleep(30)")
+    time.sleep(0.5)
+
+    async def body() -> list[str]:
+        params = stdio_params(tmp_path, "--connection-file", notebook.connection_file)
+        async with Client(params, client_info=client_info()) as c:
+            read = await c.call_tool("read", {"path": "p.py"})
+            shell = await c.call_tool("bash", {"command": "echo alive"})
+            assert not read.is_error and not shell.is_error, (text_of(read), text_of(shell))
+            return [text_of(read), text_of(shell)]
+
+    began = time.monotonic()
+    texts = run(body, timeout=25)
+    assert time.monotonic() - began < 20  # the cell still runs: nothing waited for it
+    assert texts[0].endswith("|p = 1") and "alive" in texts[1]
+    assert not any("restart" in t or "died" in t for t in texts)
+    notebook.km.interrupt_kernel()

@@ -35,6 +35,22 @@ class Call:
     source: str = "api"
 
 
+# A derived title (``Tool.annotations``) is at most this long: the description's first clause.
+TITLE_CHARS = 48
+
+
+def _title(description: str) -> str:
+    """A short human title from a description: its first clause, cut at a word."""
+    first = description.strip().splitlines()[0] if description.strip() else ""
+    first = first.split(". ")[0].rstrip(".")
+    for stop in (": ", " (", "; ", " — ", ", ", " and return", " and get"):
+        if stop in first:
+            first = first.split(stop)[0]
+    if len(first) > TITLE_CHARS:
+        first = first[:TITLE_CHARS].rsplit(" ", 1)[0] + "…"
+    return first
+
+
 @dataclass(frozen=True)
 class Tool:
     """A registry entry.
@@ -66,10 +82,40 @@ class Tool:
     touches_image: bool = True
     action: str | None = None
     waits: bool = False
+    # MCP tool annotations (``annotations()``) are derived from the facts above; an entry
+    # states one of these only where the derivation would be wrong for it.
+    title: str | None = None
+    destructive: bool | None = None
+    idempotent: bool | None = None
+    open_world: bool | None = None
 
     def spec(self) -> dict[str, Any]:
         """The function-calling spec: name, description, JSON-Schema parameters."""
         return {"name": self.name, "description": self.description, "parameters": self.parameters}
+
+    def annotations(self) -> dict[str, Any]:
+        """MCP tool annotations (title and behaviour hints), derived from the entry's facts.
+
+        - read-only: the tool changes nothing (``mutates`` false) and runs no command or code
+          of the caller's (its ``action`` is not ``shell`` / ``eval``);
+        - destructive (only meaningful when not read-only): True unless the entry says its
+          changes are additive or reversible (``destructive=False``);
+        - idempotent: read-only tools are; a changing tool only when its entry says so (a
+          whole-file write repeated leaves the same file);
+        - open world: a shell command or code in the image can reach anything (network,
+          other processes); file and job tools stay inside the workspace and the session.
+        """
+        read_only = not self.mutates and self.action not in ("shell", "eval")
+        runs_anything = self.action in ("shell", "eval") or (
+            self.gate in ("process/exec", "image/eval") and self.mutates)
+        return {
+            "title": self.title or _title(self.description),
+            "readOnlyHint": read_only,
+            "destructiveHint": False if read_only else
+            (self.destructive if self.destructive is not None else True),
+            "idempotentHint": read_only if self.idempotent is None else self.idempotent,
+            "openWorldHint": runs_anything if self.open_world is None else self.open_world,
+        }
 
     @property
     def summary_args(self) -> tuple[str, ...]:

@@ -175,6 +175,7 @@ TOOL = Tool(
     main_arg="content",
     aliases={"file": "path", "file_path": "path", "text": "content"},
     mutates=True,
+    idempotent=True,  # the same content again leaves the same file
     touches_image=False,
     action=approval.FILE,
 )

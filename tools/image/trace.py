@@ -49,4 +49,5 @@ TOOL = Tool(
     run=_run,
     main_arg="function",
     mutates=True,
+    destructive=False, open_world=False,  # reversible (untrace), inside the image
 )

@@ -48,4 +48,5 @@ TOOL = Tool(
     run=_run,
     main_arg="function",
     mutates=True,
+    destructive=False, idempotent=True, open_world=False,  # restores the original
 )

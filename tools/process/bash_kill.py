@@ -45,5 +45,6 @@ TOOL = Tool(
     run=_run,
     main_arg="job_id",
     mutates=True,
+    open_world=False,  # signals only a job of this session
     touches_image=False,
 )

@@ -327,6 +327,7 @@ TOOL = Tool(
         "filename": "path",
     },
     mutates=True,
+    idempotent=True,  # the same content again leaves the same file
     touches_image=False,
     action=approval.FILE,
 )
