@@ -150,8 +150,8 @@ class Job:
             "signal": self.signal,
             "pid": self.proc.pid,
             "seconds": round(self.seconds(), 3),
-            "stdout_bytes": self.stdout.total,
-            "stderr_bytes": self.stderr.total,
+            "stdout_chars": self.stdout.total,  # characters (UTF-8 decoded), as bash counts
+            "stderr_chars": self.stderr.total,
             "unread": (self.stdout.total - self.stdout.cursor)
             + (self.stderr.total - self.stderr.cursor),
         }

@@ -46,7 +46,7 @@ def test_background_output_past_the_cap_is_counted_not_kept(ws: Workspace) -> No
     text = _wait_exit(ws, r.details["job_id"])
     listed = ws.call("bash_jobs", {})
     facts = listed.details["jobs"][0]
-    assert facts["stdout_bytes"] == 3_000_000
+    assert facts["stdout_chars"] == 3_000_000
     assert "dropped while running" in text
     assert "shown head and tail" in text
 
