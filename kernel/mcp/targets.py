@@ -178,10 +178,43 @@ class ServerKernel(Target):
         self.url, self.token, self.kernel_id, self.kernel_name = url, token, kernel_id, kernel_name
         which = f"kernel {kernel_id}" if kernel_id else f"the newest {kernel_name} kernel"
         self.description = f"{which} of the Jupyter server at {url}"
+        self._started: str | None = None  # the kernel this target started (and shuts down)
 
     def connect(self, label: str) -> AgentClient:
-        return connect_server(self.url, self.token, self.kernel_id, kernel_name=self.kernel_name,
-                              label=label, timeout=DEFAULT_TIMEOUT, ready_timeout=CONNECT_TIMEOUT)
+        """Without a kernel id, the first connection may start a kernel (no kli kernel runs, or
+        the server forbids listing them, as a Kernel Gateway at its defaults does): this target
+        then owns it, every later session attaches to it, and ``close`` shuts it down."""
+        started = None if self.kernel_id else self._started
+        try:
+            client = connect_server(self.url, self.token, self.kernel_id or started,
+                                    kernel_name=self.kernel_name, label=label,
+                                    timeout=DEFAULT_TIMEOUT, ready_timeout=CONNECT_TIMEOUT)
+        except KernelError:
+            if started is None:
+                raise
+            self._started = None  # the kernel it started is gone (404): find or start anew
+            return self.connect(label)
+        transport: Any = client.transport
+        if getattr(transport, "owned", False):
+            transport.owned = False  # the target's now, not this one session's
+            self._started = transport.kernel_id
+        return client
+
+    def close(self) -> None:
+        """Shut down the kernel this target started, if any."""
+        kernel_id, self._started = self._started, None
+        if kernel_id is None:
+            return
+        import urllib.request
+
+        req = urllib.request.Request(f"{self.url.rstrip('/')}/api/kernels/{kernel_id}",
+                                     method="DELETE")
+        if self.token:
+            req.add_header("Authorization", f"token {self.token}")
+        try:
+            urllib.request.urlopen(req, timeout=30).close()
+        except OSError:
+            pass  # gone already, or the server is: nothing left to shut down
 
     def advice(self) -> str:
         return (f"the Jupyter server at {self.url} restarts a dead kernel by itself; if it did "

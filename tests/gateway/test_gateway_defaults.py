@@ -86,3 +86,26 @@ def test_kli_mcp_with_server_url_and_no_kernel_id_serves_a_gateway_at_its_defaul
     assert pid == same  # one kernel for the server's lifetime, not one per call
     # kli mcp started that kernel, so it shut it down when it stopped.
     assert pid not in default_gateway.gateway_kernel_pids()
+
+
+def test_kli_mcp_s_server_target_shares_the_kernel_it_started_and_shuts_it_down(
+        default_gateway: Stack) -> None:
+    from kli.kernel.mcp.targets import ServerKernel
+
+    target = ServerKernel(default_gateway.gateway_url, GATEWAY_TOKEN)
+    a = target.connect("mcp: a")
+    b = target.connect("mcp: b")  # a second MCP session: the same kernel, not a new one
+    try:
+        assert a.transport.kernel_id == b.transport.kernel_id
+        pid = int(a.call("eval", {"code": "import os\nos.getpid()"}).text.split("] ", 1)[1])
+    finally:
+        a.close()
+        b.close()
+    assert pid in default_gateway.gateway_kernel_pids()  # sessions closed, the kernel stays
+    target.close()
+    import time
+
+    deadline = time.monotonic() + 15
+    while pid in default_gateway.gateway_kernel_pids() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert pid not in default_gateway.gateway_kernel_pids()
