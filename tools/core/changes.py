@@ -8,6 +8,7 @@ this shape (see docs/protocol.md), so a new tool gets its diff view for free.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 # Texts above this size are not carried for the diff view (the numbers still are).
@@ -58,6 +59,56 @@ def count_changes(before: str, after: str) -> tuple[int, int]:
         return len(b), len(a)
     grown = len(b) - len(a)
     return (d + grown) // 2, (d - grown) // 2
+
+
+Edit = tuple[int, int, str]  # ``before[start:end]`` became this text
+
+
+Run = tuple[Sequence[str] | str, Sequence[str] | str]
+
+
+def count_replaced(spans: Iterable[Run]) -> tuple[int, int]:
+    """Lines added and removed by a plan's replaced spans, each ``(old, new)`` counted on its
+    own with ``count_changes`` (a list is lines without their breaks; a string is a run of whole
+    lines): the edit knows what it replaced, so the rest of the file is never diffed. For one
+    span this equals ``count_changes`` over the whole texts (lines both texts share around a
+    span never change the fewest insertions and deletions)."""
+    added = removed = 0
+    for old, new in spans:
+        before = old if isinstance(old, str) else "".join(ln + "\n" for ln in old)
+        after = new if isinstance(new, str) else "".join(ln + "\n" for ln in new)
+        a, r = count_changes(before, after)
+        added, removed = added + a, removed + r
+    return added, removed
+
+
+def edited_lines(before: str, edits: Sequence[Edit]) -> list[tuple[str, str]]:
+    """The whole lines each of ``edits`` (disjoint, earliest first) touched in ``before`` and
+    what they became, as ``(old, new)`` runs for ``count_replaced``; edits that share a line
+    are one run. A run reaches to the end of the line where its edit ends, so what follows
+    it starts a line on both sides."""
+    runs: list[tuple[str, str]] = []
+    i = 0
+    while i < len(edits):
+        start, end, new = edits[i]
+        first = before.rfind("\n", 0, start) + 1
+        parts = [before[first:start], new]
+        pos, last = end, _line_end(before, end)
+        while i + 1 < len(edits) and edits[i + 1][0] < last:
+            i += 1
+            start, end, new = edits[i]
+            parts += [before[pos:start], new]
+            pos, last = end, _line_end(before, end)
+        parts.append(before[pos:last])
+        runs.append((before[first:last], "".join(parts)))
+        i += 1
+    return runs
+
+
+def _line_end(text: str, at: int) -> int:
+    """Just past the line break that ends the line ``at`` is in (the end of ``text`` if none)."""
+    nl = text.find("\n", at)
+    return len(text) if nl < 0 else nl + 1
 
 
 def _edit_distance(a: list[str], b: list[str], max_d: int, max_steps: int) -> int | None:

@@ -1,10 +1,12 @@
-"""Writing a ladder ``Match`` into the text: ``apply`` (ws_edit), ``replacement`` (the new text
-for one line-based span), ``choose_disjoint`` (what ``replace_all`` replaces)."""
+"""Writing a ladder ``Match`` into the text: ``apply`` / ``apply_plan`` (ws_edit; the plan's
+edits are what its changed lines are counted from), ``replacement`` (the new text for one
+line-based span), ``choose_disjoint`` (what ``replace_all`` replaces)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from kli.tools.core.changes import Edit
 from kli.tools.core.textfile import break_at, keep_bom, with_breaks
 from kli.tools.ws.hunk import line_diff, render_hunk
 from kli.tools.ws.ladder import ANCHORED, Match, Span
@@ -114,12 +116,22 @@ def blank_edges_trimmed(text: str, span: Span, old: str, new: str) -> str:
 def apply(
     text: str, match: Match, new: str, *, replace_all: bool = False, old: str | None = None
 ) -> tuple[str, int]:
+    """``apply_plan`` without the edits (see there)."""
+    after, replaced, _edits = apply_plan(text, match, new, replace_all=replace_all, old=old)
+    return after, replaced
+
+
+def apply_plan(
+    text: str, match: Match, new: str, *, replace_all: bool = False, old: str | None = None
+) -> tuple[str, int, list[Edit] | None]:
     """The text with ``new`` written over the match; returns ``(text, replacements)``.
 
     With ``old`` given, an anchored (rung 5) match is applied as the line diff ``old`` →
     ``new`` so the file's own unchanged lines survive (``DoesNotFit`` when that diff does not
     fit the span), and blank lines ``new`` re-emits at its edges over the file's own are not
-    written twice (``blank_edges_trimmed``, every rung). Raises ``ValueError`` for no match, or for an ambiguous match without
+    written twice (``blank_edges_trimmed``, every rung). Returns ``(text, replacements,
+    edits)``: ``edits`` are the character spans of ``text`` replaced and their new text (what
+    ``changes.count_replaced`` counts), None when a byte-order mark had to be moved. Raises ``ValueError`` for no match, or for an ambiguous match without
     ``replace_all``: an ambiguous match is never applied by accident.
     """
     if match.count == 0:
@@ -128,14 +140,19 @@ def apply(
         raise ValueError(f"ambiguous match ({match.count} candidates) without replace_all")
     spans = choose_disjoint(match.spans)
     pieces = []
+    edits: list[Edit] = []
     pos = 0
     for span in spans:
         pieces.append(text[pos : span.start])
         written = new if old is None else blank_edges_trimmed(text, span, old, new)
         if match.rung == ANCHORED and old is not None:
-            pieces.append(_anchored_replacement(text, span, old, written))
+            piece = _anchored_replacement(text, span, old, written)
         else:
-            pieces.append(replacement(written, span, match.whole_lines, text))
+            piece = replacement(written, span, match.whole_lines, text)
+        pieces.append(piece)
+        edits.append((span.start, span.end, piece))
         pos = span.end
     pieces.append(text[pos:])
-    return keep_bom(text, "".join(pieces)), len(spans)
+    joined = "".join(pieces)
+    after = keep_bom(text, joined)
+    return after, len(spans), (edits if after is joined else None)

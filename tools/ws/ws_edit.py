@@ -16,7 +16,7 @@ from typing import Any
 
 from kli.tools.core import approval
 from kli.tools.core.atomic import Stale, permission_hint
-from kli.tools.core.changes import file_change
+from kli.tools.core.changes import count_changes, count_replaced, edited_lines, file_change
 from kli.tools.core.jail import Resolved
 from kli.tools.core.registry import GATE_EDIT, Call, Tool
 from kli.tools.core.result import ToolError, ToolResult
@@ -144,7 +144,9 @@ def _refuse(
         call.session, [*(keys or ["ws_edit.calls"]), f"ws_edit.refused.{reason}"]
     )
     message = "\n".join([message, *(notes or [])])
-    change = file_change(rel, text, text, "rejected", reason=reason, message=message)
+    change = file_change(
+        rel, text, text, "rejected", added=0, removed=0, reason=reason, message=message
+    )
     return ToolError(message, error=reason, files=[change], telemetry=counted, **extra)
 
 
@@ -230,7 +232,9 @@ def _run(call: Call) -> ToolResult:
                 **ctx,
             )
         try:
-            after, replaced = splice.apply(text, match, new, replace_all=replace_all, old=old)
+            after, replaced, edits = splice.apply_plan(
+                text, match, new, replace_all=replace_all, old=old
+            )
         except splice.DoesNotFit as exc:
             span = match.spans[0]
             raise _refuse(
@@ -253,6 +257,11 @@ def _run(call: Call) -> ToolResult:
                 f"({match.rung} match at {_line_list(match.spans)}).",
                 **ctx,
             )
+        # Counted from what the edit replaced, not by diffing the whole file.
+        added, removed = (
+            count_replaced(edited_lines(text, edits)) if edits is not None
+            else count_changes(text, after)
+        )
         keys.append(f"ws_edit.rung.{match.rung}")
         if replace_all and match.count > 1:
             keys.append("ws_edit.replace_all")
@@ -293,7 +302,8 @@ def _run(call: Call) -> ToolResult:
         }
         if not wrote:
             change = file_change(
-                rel, text, after, "reverted", reason="syntax", message=outcome.message
+                rel, text, after, "reverted", reason="syntax", message=outcome.message,
+                added=added, removed=removed,
             )
             return ToolResult.error(syntax_note, error="syntax_reverted", files=[change], **common)
         head = f"edited {rel} ({replaced} replacement(s))"
@@ -303,7 +313,7 @@ def _run(call: Call) -> ToolResult:
         if cell is not None and ids_written:
             lines.append(cells.ids_note(cell, ids_written))
             common["ids_written"] = ids_written
-        change = file_change(rel, text, after, "written")
+        change = file_change(rel, text, after, "written", added=added, removed=removed)
         return ToolResult.success("\n".join(lines), files=[change], **common)
 
 

@@ -27,11 +27,11 @@ from typing import Any
 
 from kli.tools.core import approval
 from kli.tools.core.atomic import Stale, write_many
-from kli.tools.core.changes import file_change
+from kli.tools.core.changes import count_changes, count_replaced, file_change
 from kli.tools.core.jail import Resolved
 from kli.tools.core.registry import GATE_EDIT, Call, Tool
 from kli.tools.core.result import ToolError, ToolResult
-from kli.tools.core.textfile import encode, ending_near, keep_bom_lines
+from kli.tools.core.textfile import BOM, encode, ending_near, keep_bom_lines
 from kli.tools.file import cellview
 from kli.tools.notebook import address
 from kli.tools.notebook.model import Notebook
@@ -77,6 +77,9 @@ class FilePlan:
     after: str
     reports: list[HunkReport] = field(default_factory=list)
     telemetry: list[str] = field(default_factory=list)
+    # The runs of ``before``'s lines the hunks replaced and what they became (old lines, new
+    # lines), for ``changes.count_replaced``; None when a byte-order mark moved.
+    replaced: list[tuple[list[str], list[str]]] | None = None
 
     @property
     def ok(self) -> bool:
@@ -351,6 +354,7 @@ def plan_file(text: str, hunks: list[Hunk], *, window_lines: int = ANCHOR_WINDOW
     plan = FilePlan(text, text)
     total = len(lines)
     numbering = _Numbering(total)
+    origin: list[int | None] = list(range(total))  # each working line's original index
     prev: tuple[int, int] | None = None  # (old_start, end line in working numbering)
     for index, hunk in enumerate(hunks, 1):
         report = HunkReport(index, hunk.header, False)
@@ -386,6 +390,7 @@ def plan_file(text: str, hunks: list[Hunk], *, window_lines: int = ANCHOR_WINDOW
             if cr and new and at == len(lines) and not trailing_nl:
                 new[-1] = new[-1][: -len(cr)]  # the new last line: the file still has no final newline
             lines[at:at] = new
+            origin[at:at] = [None] * len(new)
             numbering.splice(at, at - 1, len(new))
             report.applied, report.rung = True, "pure-insertion"
             report.first, report.last = hunk.old_start, hunk.old_start
@@ -458,6 +463,7 @@ def plan_file(text: str, hunks: list[Hunk], *, window_lines: int = ANCHOR_WINDOW
         new_lines = settled
         report.first, report.last = numbering.original(a + 1), numbering.original(b + 1)
         lines[a : b + 1] = new_lines
+        origin[a : b + 1] = [None] * len(new_lines)
         numbering.splice(a, b, len(new_lines))
         report.applied, report.rung = True, match.rung
         if fuzz:
@@ -473,6 +479,8 @@ def plan_file(text: str, hunks: list[Hunk], *, window_lines: int = ANCHOR_WINDOW
         prev = (hunk.old_start or 0, a + len(new_lines))
     if plan.ok:
         eol = "\n"
+        if not (original and original[0].startswith(BOM)):
+            plan.replaced = _replaced_runs(original, lines, origin)
         keep_bom_lines(original, lines)  # a BOM stays at byte 0 whatever went before line 1
         if not ends_nl and total:
             # The old last line had no line break; one it has now ends as its neighbours do.
@@ -486,6 +494,23 @@ def plan_file(text: str, hunks: list[Hunk], *, window_lines: int = ANCHOR_WINDOW
                     break
         plan.after = eol.join(lines) + (eol if trailing_nl and lines else "")
     return plan
+
+
+def _replaced_runs(
+    original: list[str], lines: list[str], origin: list[int | None]
+) -> list[tuple[list[str], list[str]]]:
+    """Between the lines no hunk wrote (``origin``: their original index, in order), the
+    original lines that went and the lines written in their place."""
+    runs: list[tuple[list[str], list[str]]] = []
+    kept, written = -1, []
+    for i, at in enumerate([*origin, len(original)]):
+        if at is None:
+            written.append(lines[i])
+            continue
+        if at != kept + 1 or written:
+            runs.append((original[kept + 1 : at], written))
+        kept, written = at, []
+    return runs
 
 
 def _counts_old_lines(header: str) -> bool:
@@ -577,10 +602,21 @@ class _PatchFile:
     after: str
     syntax: SyntaxOutcome | None = None
     cell: cells.CellText | None = None  # a notebook cell (``--- a/nb.ipynb#CELL_ID``)
+    plans: int = 0  # sections of the patch landed on this file
+    replaced: list[tuple[list[str], list[str]]] | None = None  # the one plan's runs
 
     @property
     def rel(self) -> str:
         return self.cell.rel if self.cell is not None else self.resolved.rel
+
+    def counts(self) -> tuple[int, int]:
+        """Lines added and removed, counted from the hunks' runs (the whole texts are diffed
+        only when several sections landed in turn or a byte-order mark moved)."""
+        if self.plans == 1 and self.replaced is not None:
+            added, removed = count_replaced(self.replaced)
+        else:
+            added, removed = count_changes(self.before or "", self.after)
+        return added, removed
 
 
 @dataclass
@@ -681,6 +717,8 @@ def _plan(call: Call, patch: _Patch) -> None:
         patch.reports += [(pf.rel, r) for r in plan.reports]
         if plan.ok:
             pf.after = plan.after
+            pf.plans += 1
+            pf.replaced = plan.replaced
     failed = [r for _rel, r in patch.reports if not r.applied]
     if failed:
         raise _refuse(
@@ -693,7 +731,8 @@ def _plan(call: Call, patch: _Patch) -> None:
             + (f"\n{patch.gutter_note}" if patch.gutter_note else ""),
             patch.keys,
             files=[
-                file_change(pf.rel, pf.before, pf.before, "rejected", reason="hunk_failed")
+                file_change(pf.rel, pf.before, pf.before, "rejected", added=0, removed=0,
+                            reason="hunk_failed")
                 for pf in patch.files
             ],
             hunks=patch.hunks_json(),
@@ -722,6 +761,8 @@ def _reverted_result(call: Call, patch: _Patch, reverted: list[_PatchFile]) -> T
             "reverted" if pf in reverted else "rejected",
             reason="syntax",
             message=pf.syntax.message if pf.syntax else None,
+            added=pf.counts()[0],
+            removed=pf.counts()[1],
         )
         for pf in patch.files
     ]
@@ -753,8 +794,10 @@ def _write(call: Call, patch: _Patch) -> list[dict[str, Any]]:
             nb.set_source(pf.cell.index, pf.after)
         elif changed:
             writes.append((pf.resolved.real, encode(pf.after)))
+        added, removed = pf.counts()
         changes.append(
-            file_change(pf.rel, pf.before, pf.after, "written" if changed else "unchanged")
+            file_change(pf.rel, pf.before, pf.after, "written" if changed else "unchanged",
+                        added=added, removed=removed)
         )
     if not writes and not notebooks:
         telemetry.record(call.session, patch.keys)
