@@ -48,7 +48,11 @@ class Room:
 
     @property
     def alive(self) -> bool:
-        return bool(self.client.synced)
+        """Synced, and its connection still running (the client drops its task when the
+        websocket closes: the server stopped or the room went away). A dead room is joined
+        again on the next load, so a change never goes into a document nobody shares."""
+        return bool(self.client.synced) and getattr(self.client, "_NbModelClient__run", None) \
+            is not None
 
 
 class Rooms:
