@@ -9,6 +9,7 @@ import type { Kernel, KernelMessage } from '@jupyterlab/services';
 import { ISignal, Signal } from '@lumino/signaling';
 import {
   DEFAULT_REPLAY,
+  IApprovalMsg,
   IErrorMsg,
   IHelloMsg,
   IResolvedMsg,
@@ -24,7 +25,7 @@ export const REQUEST_TIMEOUT_MS = 60000;
 
 export type ConnectionStatus = 'idle' | 'opening' | 'open' | 'closed';
 
-type Reply = IResultMsg | IErrorMsg | IHelloMsg;
+type Reply = IResultMsg | IErrorMsg | IHelloMsg | IApprovalMsg;
 
 interface IWaiting {
   resolve: (reply: Reply) => void;
@@ -103,8 +104,29 @@ export class UiConnection {
     return this._request('accept', { candidate }) as Promise<IResultMsg | IErrorMsg>;
   }
 
-  reject(candidate: string): Promise<IResultMsg | IErrorMsg> {
-    return this._request('reject', { candidate }) as Promise<IResultMsg | IErrorMsg>;
+  /** Reject a pending proposal; `note` (optional) reaches the agent. */
+  reject(candidate: string, note = ''): Promise<IResultMsg | IErrorMsg> {
+    const fields: Record<string, unknown> = note ? { candidate, note } : { candidate };
+    return this._request('reject', fields) as Promise<IResultMsg | IErrorMsg>;
+  }
+
+  /** Accept or reject every pending proposal of one session and/or one file (none: all). */
+  bulk(
+    action: 'accept' | 'reject',
+    scope: { session?: string; path?: string; note?: string } = {}
+  ): Promise<IResultMsg | IErrorMsg> {
+    const fields: Record<string, unknown> = { action };
+    for (const [k, v] of Object.entries(scope)) {
+      if (v) {
+        fields[k] = v;
+      }
+    }
+    return this._request('bulk', fields) as Promise<IResultMsg | IErrorMsg>;
+  }
+
+  /** Switch approval mode live for one kind of action, or every kind. */
+  setApproval(mode: string, kind?: string): Promise<Reply> {
+    return this._request('approval', kind ? { mode, kind } : { mode });
   }
 
   /** Ask the kernel to replay recent events (answered by a new hello). */
@@ -154,7 +176,11 @@ export class UiConnection {
     if (!msg) {
       return;
     }
-    if (msg.op === 'result' || msg.op === 'error' || (msg.op === 'hello' && msg.id != null)) {
+    if (
+      msg.op === 'result' ||
+      msg.op === 'error' ||
+      ((msg.op === 'hello' || msg.op === 'approval') && msg.id != null)
+    ) {
       const id = String(msg.id);
       const waiting = this._waiting.get(id);
       if (waiting) {
@@ -174,6 +200,15 @@ export class UiConnection {
       case 'resolved':
         this._dispatch({ type: 'resolved', msg });
         this._resolved.emit(msg);
+        break;
+      case 'proposed':
+        this._dispatch({ type: 'proposed', candidate: msg.candidate });
+        break;
+      case 'expired':
+        this._dispatch({ type: 'expired', msg });
+        break;
+      case 'approval':
+        this._dispatch({ type: 'approval', approval: msg.approval });
         break;
       default:
         break;

@@ -8,9 +8,12 @@
  */
 import { PROTOCOL_VERSION } from './protocol.gen';
 import type {
+  IApprovalMsg,
   IErrorMsg,
   IEventMsg,
+  IExpiredMsg,
   IHelloMsg,
+  IProposedMsg,
   IResolvedMsg,
   IResultMsg,
   KernelMsg
@@ -34,6 +37,12 @@ export function parseKernelMsg(data: unknown): KernelMsg | null {
       return isObject((msg as IEventMsg).event) ? (msg as IEventMsg) : null;
     case 'resolved':
       return typeof (msg as IResolvedMsg).candidate === 'string' ? (msg as IResolvedMsg) : null;
+    case 'proposed':
+      return isObject((msg as IProposedMsg).candidate) ? (msg as IProposedMsg) : null;
+    case 'expired':
+      return Array.isArray((msg as IExpiredMsg).candidates) ? (msg as IExpiredMsg) : null;
+    case 'approval':
+      return isObject((msg as IApprovalMsg).approval) ? (msg as IApprovalMsg) : null;
     case 'result':
       return msg as IResultMsg;
     case 'error':

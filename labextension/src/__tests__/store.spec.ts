@@ -189,3 +189,92 @@ describe('filters', () => {
     expect(toolsSeen(s)).toEqual(['bash', 'edit']);
   });
 });
+
+describe('review queue', () => {
+  const held = {
+    candidate: 'p3',
+    kind: 'call',
+    path: '',
+    session: 's2',
+    session_label: 'bot',
+    tool: 'bash',
+    action: 'shell',
+    command: 'rm -rf build'
+  };
+  const ready = reduce(INITIAL_STATE, {
+    type: 'hello',
+    msg: {
+      op: 'hello',
+      protocol: 1,
+      events: [],
+      pending: [],
+      sessions: [],
+      tools: [],
+      approval: { file: 'review', shell: 'auto', eval: 'auto' }
+    }
+  });
+
+  it('hello carries the approval modes and an approval message replaces them', () => {
+    expect(ready.approval).toEqual({ file: 'review', shell: 'auto', eval: 'auto' });
+    const s = reduce(ready, { type: 'approval', approval: { file: 'auto', shell: 'review' } });
+    expect(s.approval).toEqual({ file: 'auto', shell: 'review' });
+  });
+
+  it('a proposed held call joins the one queue once, and its session is known', () => {
+    let s = reduce(ready, { type: 'proposed', candidate: held });
+    s = reduce(s, { type: 'proposed', candidate: { ...held, command: 'rm -rf dist' } });
+    expect(s.pending.map(c => c.candidate)).toEqual(['p3']);
+    expect(s.pending[0].command).toBe('rm -rf dist');
+    expect(s.sessions.map(x => x.id)).toEqual(['s2']);
+  });
+
+  it('expired marks the proposals of a closed session and keeps them pending', () => {
+    let s = reduce(ready, { type: 'proposed', candidate: held });
+    s = reduce(s, {
+      type: 'expired',
+      msg: {
+        op: 'expired',
+        candidates: ['p3'],
+        session: 's2',
+        session_label: 'bot',
+        text: 'expired — bot disconnected'
+      }
+    });
+    expect(s.pending[0].expired).toBe('expired — bot disconnected');
+  });
+
+  it('the file filter keeps the proposals that change that file, held multi-file calls too', () => {
+    const multi = {
+      candidate: 'p4',
+      kind: 'call',
+      path: 'a.py',
+      files: [
+        { path: 'a.py', status: 'preview' },
+        { path: 'b.py', status: 'preview' }
+      ]
+    };
+    let s = reduce(ready, { type: 'proposed', candidate: held });
+    s = reduce(s, { type: 'proposed', candidate: multi });
+    expect(
+      visiblePending(s, { session: '', tool: '', path: 'b.py' }).map(c => c.candidate)
+    ).toEqual(['p4']);
+    expect(visiblePending(s, { session: 's2', tool: '' }).map(c => c.candidate)).toEqual(['p3']);
+  });
+
+  it('a resolved proposal leaves the queue and a late proposed for it is ignored', () => {
+    let s = reduce(ready, { type: 'proposed', candidate: held });
+    s = reduce(s, {
+      type: 'resolved',
+      msg: {
+        op: 'resolved',
+        candidate: 'p3',
+        status: 'rejected',
+        text: '',
+        by: 'ui',
+        reason: 'rejected'
+      }
+    });
+    s = reduce(s, { type: 'proposed', candidate: held });
+    expect(s.pending).toEqual([]);
+  });
+});

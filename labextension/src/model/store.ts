@@ -1,9 +1,11 @@
 /**
- * The activity of one kernel as seen through its `kli.ui` comm: recent events, pending repair
- * previews, sessions, and how candidates were resolved. A pure reducer over kernel messages.
+ * The activity of one kernel as seen through its `kli.ui` comm: recent events, pending
+ * proposals (repair previews and calls held for review: one queue), sessions, how proposals
+ * were resolved, and the approval modes. A pure reducer over kernel messages.
  */
 import type {
   ICandidate,
+  IExpiredMsg,
   IHelloMsg,
   IResolvedMsg,
   ISessionInfo,
@@ -28,6 +30,8 @@ export interface IActivityState {
   resolved: Record<string, IResolution>;
   /** Each tool's `summary_args` (ToolInfo of the hello), by tool name. */
   summaryArgs: Record<string, string[]>;
+  /** The approval mode of each kind of action (`file`, `shell`, `eval`: `auto` / `review`). */
+  approval: Record<string, string>;
   /** True once the kernel's hello arrived. */
   ready: boolean;
 }
@@ -36,6 +40,9 @@ export type Action =
   | { type: 'hello'; msg: IHelloMsg }
   | { type: 'event'; event: IToolEvent }
   | { type: 'resolved'; msg: IResolvedMsg }
+  | { type: 'proposed'; candidate: ICandidate }
+  | { type: 'expired'; msg: IExpiredMsg }
+  | { type: 'approval'; approval: Record<string, string> }
   | { type: 'reset' };
 
 export const INITIAL_STATE: IActivityState = {
@@ -44,6 +51,7 @@ export const INITIAL_STATE: IActivityState = {
   sessions: [],
   resolved: {},
   summaryArgs: {},
+  approval: {},
   ready: false
 };
 
@@ -86,7 +94,8 @@ export function reduce(state: IActivityState, action: Action): IActivityState {
           summaryArgs[t.name] = t.summary_args;
         }
       }
-      return { ...state, events, pending, sessions, summaryArgs, ready: true };
+      const approval = action.msg.approval ?? state.approval;
+      return { ...state, events, pending, sessions, summaryArgs, approval, ready: true };
     }
     case 'event': {
       const e = action.event;
@@ -105,6 +114,31 @@ export function reduce(state: IActivityState, action: Action): IActivityState {
         sessions: addSession(state.sessions, e.session, e.session_label)
       };
     }
+    case 'proposed': {
+      const c = action.candidate;
+      if (typeof c.candidate !== 'string' || c.candidate in state.resolved) {
+        return state;
+      }
+      const at = state.pending.findIndex(p => p.candidate === c.candidate);
+      const pending =
+        at < 0 ? [...state.pending, c] : state.pending.map((p, i) => (i === at ? c : p));
+      return {
+        ...state,
+        pending,
+        sessions: addSession(state.sessions, c.session, c.session_label)
+      };
+    }
+    case 'expired': {
+      const ids = new Set(action.msg.candidates);
+      return {
+        ...state,
+        pending: state.pending.map(c =>
+          ids.has(c.candidate) ? { ...c, expired: action.msg.text } : c
+        )
+      };
+    }
+    case 'approval':
+      return { ...state, approval: { ...action.approval } };
     case 'resolved': {
       const { candidate, status, text, by } = action.msg;
       return {
@@ -126,6 +160,22 @@ export interface IFilter {
   session: string;
   /** A tool name, or '' for every tool. */
   tool: string;
+  /** A file path, or '' (absent) for every file: narrows the pending queue only. */
+  path?: string;
+}
+
+/** The files a pending proposal changes (a held file call may change several). */
+export function pathsOf(c: ICandidate): string[] {
+  const paths = (c.files ?? []).map(f => f.path.split('#')[0]);
+  if (c.path) {
+    paths.push(c.path.split('#')[0]);
+  }
+  return [...new Set(paths)];
+}
+
+/** The files pending proposals change, sorted, for the queue's file filter. */
+export function pendingPaths(state: IActivityState): string[] {
+  return [...new Set(state.pending.flatMap(pathsOf))].sort();
 }
 
 export function matches(filter: IFilter, item: { session?: string; tool?: string }): boolean {
@@ -140,9 +190,13 @@ export function visibleEvents(state: IActivityState, filter: IFilter): IToolEven
   return state.events.filter(e => matches(filter, e)).reverse();
 }
 
-/** The pending candidates that pass the session filter, oldest first. */
+/** The pending proposals that pass the session and file filters, oldest first. */
 export function visiblePending(state: IActivityState, filter: IFilter): ICandidate[] {
-  return state.pending.filter(c => !filter.session || c.session === filter.session);
+  return state.pending.filter(
+    c =>
+      (!filter.session || c.session === filter.session) &&
+      (!filter.path || pathsOf(c).includes(filter.path))
+  );
 }
 
 /** Tool names seen, sorted, for the tool filter. */

@@ -1,14 +1,24 @@
 /**
- * The activity panel: every tool call of one kernel (agent or magic) as a live list, pending
- * repair previews with Accept / Reject and Accept all / Reject all, filters by session and by
- * tool. It shows the kernel it is given (the plugin follows the current notebook).
+ * The activity panel: every tool call of one kernel (agent or magic) as a live list; the one
+ * queue of pending proposals — repair previews and agent calls held for review (approval
+ * mode): their diff or command, Accept / Reject (with a note), Accept all / Reject all of the
+ * session and file the filters choose, expired ones marked; the approval switch; filters by
+ * session and by tool. It shows the kernel it is given (the plugin follows the current
+ * notebook).
  */
 import type { IEditorLanguageRegistry } from '@jupyterlab/codemirror';
 import type { Kernel } from '@jupyterlab/services';
 import { Panel, PanelLayout, Widget } from '@lumino/widgets';
 import { UiConnection, connectionFor } from '../connection';
 import { eventToRow } from '../model/summary';
-import { IActivityState, IFilter, toolsSeen, visibleEvents, visiblePending } from '../model/store';
+import {
+  IActivityState,
+  IFilter,
+  pendingPaths,
+  toolsSeen,
+  visibleEvents,
+  visiblePending
+} from '../model/store';
 import type { ICandidate, IToolEvent } from '../protocol';
 import { FileChangeView } from './fileview';
 import { RepairControls, button } from './repair';
@@ -93,7 +103,17 @@ class EventRow extends Widget {
   private _body: Panel | null = null;
 }
 
-/** One pending repair preview: its diff when the kernel sent the file, and the controls. */
+/** The kinds of action approval mode holds, as the switch names them. */
+const APPROVAL_KINDS: [string, string][] = [
+  ['file', 'files'],
+  ['shell', 'shell'],
+  ['eval', 'eval']
+];
+
+/**
+ * One pending proposal: a repair preview or a held file call (its diffs, the exact texts
+ * Accept writes), or a held shell / eval call (the command Accept runs); then the controls.
+ */
 class PendingItem extends Widget {
   constructor(
     readonly candidate: ICandidate,
@@ -103,33 +123,69 @@ class PendingItem extends Widget {
     super({ node: document.createElement('li') });
     this.addClass('kli-Pending-item');
     this.node.dataset.candidate = candidate.candidate;
+    this.node.dataset.kind = candidate.kind ?? 'repair';
     const layout = (this.layout = new PanelLayout());
-    const file = candidate.file ?? {
-      path: candidate.path,
-      status: 'preview',
-      candidate: candidate.candidate,
-      reason: candidate.reason,
-      message: candidate.message
-    };
     const who = candidate.session_label || candidate.session;
-    if (who) {
-      const by = new Widget();
-      by.addClass('kli-Pending-session');
-      by.node.textContent = `from ${who}`;
-      layout.addWidget(by);
+    const head = new Widget();
+    head.addClass('kli-Pending-session');
+    const tool = candidate.tool ? `${candidate.tool} · ` : '';
+    head.node.textContent = `${tool}${candidate.candidate}${who ? ` from ${who}` : ''}`;
+    layout.addWidget(head);
+    this._expired = new Widget();
+    this._expired.addClass('kli-Pending-expired');
+    layout.addWidget(this._expired);
+    this.setExpired(candidate.expired ?? '');
+    if (typeof candidate.command === 'string') {
+      const pre = new Widget({ node: document.createElement('pre') });
+      pre.addClass('kli-Pending-command');
+      pre.node.dataset.action = candidate.action ?? '';
+      pre.node.textContent = candidate.command;
+      layout.addWidget(pre);
+      this._controls = new RepairControls(
+        { candidate: candidate.candidate, path: candidate.path, after: null },
+        `${candidate.tool ?? 'this call'} waits for your review; Accept runs it`,
+        lookup
+      );
+      layout.addWidget(this._controls);
+      return;
     }
-    this.view = new FileChangeView(
-      { ...file, status: 'preview', candidate: candidate.candidate },
-      { languages, lookup }
-    );
-    layout.addWidget(this.view);
+    const files = candidate.files?.length
+      ? candidate.files
+      : [
+          candidate.file ?? {
+            path: candidate.path,
+            status: 'preview',
+            candidate: candidate.candidate,
+            reason: candidate.reason,
+            message: candidate.message
+          }
+        ];
+    files.forEach((file, i) => {
+      // One set of controls per proposal: on the first file's view.
+      const view = new FileChangeView(
+        { ...file, status: 'preview', candidate: i === 0 ? candidate.candidate : null },
+        { languages, lookup: i === 0 ? lookup : undefined }
+      );
+      if (i === 0) {
+        this._controls = view.repair;
+      }
+      layout.addWidget(view);
+    });
   }
 
-  readonly view: FileChangeView;
+  /** Mark the proposal expired (its agent disconnected): it can still be decided. */
+  setExpired(text: string): void {
+    this._expired.node.textContent = text;
+    this._expired.setHidden(!text);
+    this.node.dataset.expired = String(!!text);
+  }
 
   get controls(): RepairControls | null {
-    return this.view.repair;
+    return this._controls;
   }
+
+  private _controls: RepairControls | null = null;
+  private _expired: Widget;
 }
 
 export class ActivityPanel extends Widget {
@@ -150,6 +206,26 @@ export class ActivityPanel extends Widget {
     this._where.className = 'kli-Activity-where';
     head.append(title, this._where);
 
+    const switches = document.createElement('div');
+    switches.className = 'kli-Approval';
+    switches.append('Review before running: ');
+    for (const [kind, label] of APPROVAL_KINDS) {
+      const wrap = document.createElement('label');
+      wrap.className = 'kli-Approval-kind';
+      const box = document.createElement('input');
+      box.type = 'checkbox';
+      box.className = `kli-Approval-${kind}`;
+      box.dataset.kind = kind;
+      box.title = `Hold an agent's ${label} calls until you accept them`;
+      box.addEventListener('change', () => {
+        void this._conn?.setApproval(box.checked ? 'review' : 'auto', kind);
+      });
+      wrap.append(box, ` ${label}`);
+      switches.append(wrap);
+      this._approval.set(kind, box);
+    }
+    head.append(switches);
+
     const filters = document.createElement('div');
     filters.className = 'kli-Activity-filters';
     this._sessionSelect = select('Session', 'kli-Filter-session', () => this._onFilter());
@@ -165,7 +241,17 @@ export class ActivityPanel extends Widget {
     this._rejectAll = button('Reject all', 'kli-Pending-rejectAll jp-mod-reject', () =>
       this._bulk('reject')
     );
-    pendingHead.append(this._pendingTitle, this._acceptAll, this._rejectAll);
+    this._pathSelect = select('File', 'kli-Filter-path', () => this._onFilter());
+    pendingHead.append(
+      this._pendingTitle,
+      this._pathSelect.parentElement!,
+      this._acceptAll,
+      this._rejectAll
+    );
+    this._bulkOutcome = document.createElement('p');
+    this._bulkOutcome.className = 'kli-Pending-outcome';
+    this._bulkOutcome.setAttribute('role', 'status');
+    pendingHead.append(this._bulkOutcome);
     this._pendingList = container('ul', 'kli-Pending-list');
     this._pendingSection = container('section', 'kli-Pending');
     (this._pendingSection.layout as PanelLayout).addWidget(new Widget({ node: pendingHead }));
@@ -229,18 +315,26 @@ export class ActivityPanel extends Widget {
   private _onFilter(): void {
     this._filter = {
       session: this._sessionSelect.value,
-      tool: this._toolSelect.value
+      tool: this._toolSelect.value,
+      path: this._pathSelect.value
     };
     this._render();
   }
 
+  /** Accept all / Reject all: every pending proposal of the chosen session and file, decided
+   * by the kernel in one `bulk` request (each item then learns its own outcome). */
   private async _bulk(action: 'accept' | 'reject'): Promise<void> {
-    const items = [...this._pending.values()].filter(
-      i => i.controls && i.controls.decision.state === 'open' && i.node.isConnected
-    );
-    for (const item of items) {
-      await item.controls!.decide(action);
+    const conn = this._conn;
+    if (!conn) {
+      return;
     }
+    this._acceptAll.disabled = this._rejectAll.disabled = true;
+    const reply = await conn.bulk(action, {
+      session: this._filter.session,
+      path: this._filter.path
+    });
+    this._bulkOutcome.textContent = reply.text ?? '';
+    this._render();
   }
 
   private _lookup = (): UiConnection | null => this._conn;
@@ -252,13 +346,14 @@ export class ActivityPanel extends Widget {
       ? `${this._whereText} · ${statusWords(conn)}`
       : this._whereText || 'Open a notebook with a kli kernel.';
     this._renderFilters(state);
+    this._renderApproval(state);
     this._renderPending(state);
     this._renderRows(state);
     const count = state ? state.pending.length : 0;
     this.title.dataset = count ? { 'kli-pending': String(count) } : {};
     this.title.label = '';
     this.title.caption = count
-      ? `kli activity — ${count} pending repair preview${count === 1 ? '' : 's'}`
+      ? `kli activity — ${count} pending proposal${count === 1 ? '' : 's'}`
       : 'kli activity';
   }
 
@@ -267,10 +362,20 @@ export class ActivityPanel extends Widget {
     const tools = state ? toolsSeen(state).map(t => [t, t]) : [];
     fill(this._sessionSelect, 'All sessions', sessions);
     fill(this._toolSelect, 'All tools', tools);
+    const paths = state ? pendingPaths(state).map(p => [p, p]) : [];
+    fill(this._pathSelect, 'All files', paths);
     this._filter = {
       session: this._sessionSelect.value,
-      tool: this._toolSelect.value
+      tool: this._toolSelect.value,
+      path: this._pathSelect.value
     };
+  }
+
+  private _renderApproval(state: IActivityState | null): void {
+    for (const [kind, box] of this._approval) {
+      box.checked = state?.approval[kind] === 'review';
+      box.disabled = !state?.ready || !(kind in (state?.approval ?? {}));
+    }
   }
 
   private _renderPending(state: IActivityState | null): void {
@@ -287,8 +392,11 @@ export class ActivityPanel extends Widget {
       }
     }
     for (const c of pending) {
-      if (!this._pending.has(c.candidate)) {
+      const item = this._pending.get(c.candidate);
+      if (!item) {
         this._pending.set(c.candidate, new PendingItem(c, this._languages, this._lookup));
+      } else {
+        item.setExpired(c.expired ?? '');
       }
     }
     const list = this._pendingList.layout as PanelLayout;
@@ -300,7 +408,7 @@ export class ActivityPanel extends Widget {
       i++;
     }
     const open = pending.length;
-    this._pendingTitle.textContent = `Pending repair previews (${open})`;
+    this._pendingTitle.textContent = `Pending (${open})`;
     this._pendingSection.setHidden(this._pending.size === 0);
     this._acceptAll.disabled = open === 0;
     this._rejectAll.disabled = open === 0;
@@ -349,7 +457,10 @@ export class ActivityPanel extends Widget {
 
   private _conn: UiConnection | null = null;
   private _whereText = '';
-  private _filter: IFilter = { session: '', tool: '' };
+  private _filter: IFilter = { session: '', tool: '', path: '' };
+  private _approval = new Map<string, HTMLInputElement>();
+  private _pathSelect: HTMLSelectElement;
+  private _bulkOutcome: HTMLParagraphElement;
   private _rows = new Map<string, EventRow>();
   private _pending = new Map<string, PendingItem>();
   private _where: HTMLDivElement;

@@ -41,11 +41,18 @@ export class RepairControls extends Widget {
     buttons.className = 'kli-Repair-buttons';
     this._accept = button('Accept', 'kli-Repair-accept jp-mod-accept', () => this.decide('accept'));
     this._reject = button('Reject', 'kli-Repair-reject jp-mod-reject', () => this.decide('reject'));
+    this._note = document.createElement('input');
+    this._note.type = 'text';
+    this._note.className = 'jp-mod-styled kli-Repair-note';
+    this._note.placeholder = 'Note for the agent (sent with Reject)';
+    this._note.setAttribute('aria-label', 'Note for the agent, sent with Reject');
+    this._note.maxLength = 2000;
+    this._note.addEventListener('keydown', event => event.stopPropagation());
     this._outcome = document.createElement('span');
     this._outcome.className = 'kli-Repair-outcome';
     this._outcome.setAttribute('role', 'status');
     this._outcome.setAttribute('aria-live', 'polite');
-    buttons.append(this._accept, this._reject, this._outcome);
+    buttons.append(this._accept, this._reject, this._note, this._outcome);
     this.node.append(reason, buttons);
     this._update();
   }
@@ -125,7 +132,9 @@ export class RepairControls extends Widget {
     }
     this.apply({ state: 'busy', text: '', by: 'ui' });
     const reply =
-      action === 'accept' ? await conn.accept(this.candidate) : await conn.reject(this.candidate);
+      action === 'accept'
+        ? await conn.accept(this.candidate)
+        : await conn.reject(this.candidate, this._note.value.trim());
     // A `resolved` that arrived first is authoritative; a reply only settles a busy view.
     if (this._decision.state === 'busy') {
       this._decision = OPEN;
@@ -137,6 +146,8 @@ export class RepairControls extends Widget {
     const enabled = buttonsEnabled(this._decision);
     this._accept.disabled = !enabled;
     this._reject.disabled = !enabled;
+    this._note.disabled = !enabled;
+    this._note.hidden = !enabled;
     this.node.dataset.state = this._decision.state;
     this._outcome.textContent = decisionText(this._decision);
   }
@@ -145,6 +156,7 @@ export class RepairControls extends Widget {
   private _conn: UiConnection | null = null;
   private _accept: HTMLButtonElement;
   private _reject: HTMLButtonElement;
+  private _note: HTMLInputElement;
   private _outcome: HTMLSpanElement;
   private _changed = new Signal<this, IDecision>(this);
 }
