@@ -273,7 +273,7 @@ def _propose(call: Call, plan: CallPlan) -> ToolResult:
     rel, real = _first_path(ws, plan) if plan.action == FILE else ("", "")
     first = plan.files[0] if plan.files else {}
     files = [{**f, "status": "preview", "candidate": pid, "reason": "approval_review",
-              "message": "waits for a person's review"} for f in plan.files]
+              "message": None} for f in plan.files]
     if plan.action == FILE and not files:
         files = [file_change(ws.jail.rel(p), None, None, "preview", candidate=pid,
                              reason="approval_review") for p in plan.state]

@@ -15,7 +15,8 @@ export const REASON_TEXT: Record<string, string> = {
   policy_reject: "the repair policy is 'reject'",
   policy_preview: "a preview was asked for (repair='preview')",
   repaired_local_stable: 'the repair is local to the edit',
-  balanced: 'the delimiters balance'
+  balanced: 'the delimiters balance',
+  approval_review: 'held for your review (approval mode); Accept writes exactly this'
 };
 
 export interface IDiffModel {

@@ -10,6 +10,7 @@ import type { IEditorLanguageRegistry } from '@jupyterlab/codemirror';
 import type { Kernel } from '@jupyterlab/services';
 import { Panel, PanelLayout, Widget } from '@lumino/widgets';
 import { UiConnection, connectionFor } from '../connection';
+import { OPEN } from '../model/decision';
 import { eventToRow } from '../model/summary';
 import {
   IActivityState,
@@ -329,10 +330,23 @@ export class ActivityPanel extends Widget {
       return;
     }
     this._acceptAll.disabled = this._rejectAll.disabled = true;
+    // The items the kernel will decide show as sending (and stay listed with their outcome).
+    const items = [...this._pending.values()].filter(
+      i => i.controls && i.controls.decision.state === 'open' && i.node.isConnected
+    );
+    for (const item of items) {
+      item.controls!.apply({ state: 'busy', text: '', by: 'ui' });
+    }
     const reply = await conn.bulk(action, {
       session: this._filter.session,
       path: this._filter.path
     });
+    for (const item of items) {
+      if (item.controls!.decision.state === 'busy') {
+        // Not decided (an Accept that failed, or no longer pending): open again.
+        item.controls!.apply(OPEN);
+      }
+    }
     this._bulkOutcome.textContent = reply.text ?? '';
     this._render();
   }
