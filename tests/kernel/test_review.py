@@ -127,3 +127,24 @@ def test_proposals_of_a_closed_agent_comm_stay_as_expired_and_can_be_applied(
     assert c["expired"] == "expired — leaver disconnected"
     assert kernel.request(ui, {"op": "accept", "candidate": pid})["ok"]
     assert (kroot / "left.txt").read_text() == "kept\n"
+
+
+def test_the_review_magics_show_switch_and_decide_and_the_agent_hears_of_it(
+    kernel: Any, kroot: Path, ui: str
+) -> None:
+    def out(code: str) -> str:
+        _, outputs = kernel.execute(code)
+        return "".join(o["content"].get("text", "") for o in outputs)
+
+    assert out("%kli approval review eval").startswith(
+        "approval: file review, shell review, eval review")
+    agent, _ = kernel.open_comm("kli.agent", {"label": "magic-bot"})
+    pid = kernel.call(agent, "write", {"path": "m.txt", "content": "m\n"})["details"]["proposal"]
+    assert f"{pid}  magic-bot" in out("%kli pending")
+    assert out(f"%kli reject {pid} use the docs folder").startswith(f"Rejected call {pid}")
+    nxt = kernel.call(agent, "read", {"path": "."})
+    assert f"[review] Proposal {pid} (write) was rejected by a person. Their note: use the " \
+        "docs folder" in nxt["text"]
+    assert "%kli approval: approval mode must be one of auto, review" in out(
+        "%kli approval later")
+    kernel.close_comm(agent)

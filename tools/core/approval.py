@@ -157,6 +157,9 @@ class _CapturingStore:
         self.ops = ops
         self.thread = threading.get_ident()
 
+    def __getattr__(self, name: str) -> Any:  # what a host's store has beyond the role
+        return getattr(self.inner, name)
+
     @property
     def live(self) -> bool:
         return bool(self.inner.live)

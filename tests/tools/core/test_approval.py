@@ -304,3 +304,37 @@ def test_approval_switches_live_per_kind_and_for_all(root: Path) -> None:
                                      source="agent").details
     with pytest.raises(ValueError):
         approval.set_mode(ws, "later")
+
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "notebook"
+
+
+@pytest.mark.parametrize("case", ["001_replace_line_in_code_cell",
+                                  "003_two_cells_one_patch_whole"])
+def test_a_held_notebook_cell_edit_writes_exactly_the_notebook_an_unheld_edit_writes(
+    root: Path, case: str
+) -> None:
+    folder = FIXTURES / case
+    (root / "nb.ipynb").write_bytes((folder / "input.ipynb").read_bytes())
+    ws = review(root)
+    agent = ws.open_session("agent")
+    assert ws.call("read", {"path": "nb.ipynb"}, agent, source="agent").ok
+    r = ws.call("edit", {"input": (folder / "patch.txt").read_text()}, agent, source="agent")
+    assert r.details.get("status") == "pending", r.text
+    assert (root / "nb.ipynb").read_bytes() == (folder / "input.ipynb").read_bytes()
+    assert approval.accept_any(ws, r.details["proposal"], "ui").ok
+    assert (root / "nb.ipynb").read_text() == (folder / "expected.ipynb").read_text()
+
+
+def test_a_held_cell_edit_is_refused_when_the_notebook_changed_since(root: Path) -> None:
+    folder = FIXTURES / "001_replace_line_in_code_cell"
+    (root / "nb.ipynb").write_bytes((folder / "input.ipynb").read_bytes())
+    ws = review(root)
+    agent = ws.open_session("agent")
+    assert ws.call("read", {"path": "nb.ipynb"}, agent, source="agent").ok
+    r = ws.call("edit", {"input": (folder / "patch.txt").read_text()}, agent, source="agent")
+    changed = (root / "nb.ipynb").read_text().replace('"metadata": {', '"metadata": {"x": 1, ', 1)
+    (root / "nb.ipynb").write_text(changed)
+    a = approval.accept_any(ws, r.details["proposal"], "ui")
+    assert not a.ok and "nb.ipynb changed since proposal" in a.text
+    assert (root / "nb.ipynb").read_text() == changed
