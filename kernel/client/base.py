@@ -81,7 +81,8 @@ def busy_with(running: dict[str, Any]) -> str:
         code = str(running.get("code") or "").strip().splitlines()
         first = f": {code[0][:80]}" if code else ""
         return f" Running: a notebook cell{since}{first}."
-    return f" Running: a {running.get('tool') or 'tool'} call{since}."
+    tool = f" ({running['tool']})" if running.get("tool") else ""
+    return f" Running: a tool call{tool}{since}."
 
 
 class _Waiter:

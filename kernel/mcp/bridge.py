@@ -135,6 +135,23 @@ class Bridge:
             f"{why.rstrip('.')}). The call's outcome is unknown. Recovery: {after}",
             error="kernel_died")
 
+    def busy_note(self, key: str) -> str:
+        """What holds the kernel's image, as the kernel says (``ping``), for a progress
+        message: "" when nothing does or the kernel does not say."""
+        from kli.kernel.client.base import PROBE_TIMEOUT, busy_with
+
+        with self._lock:
+            conn = self._conns.get(key)
+        client = conn.client if conn is not None else None
+        if client is None:
+            return ""
+        try:
+            status = client.request({"op": "ping"}, PROBE_TIMEOUT).get("status") or {}
+        except Exception:
+            return ""
+        running = status.get("running") if status.get("busy") else None
+        return busy_with(running).strip() if isinstance(running, dict) else ""
+
     def stop(self, key: str) -> int:
         """Stop in the kernel what the connection of ``key`` is running (its MCP request was
         cancelled, or its client went away): see ``AgentClient.stop_running``."""

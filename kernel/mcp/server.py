@@ -115,9 +115,10 @@ def build_server(bridge: Bridge) -> Any:
             while True:
                 await anyio.sleep(PROGRESS_EVERY)
                 seconds = anyio.current_time() - began
+                note = await in_thread(lambda: bridge.busy_note(key))
                 await ctx.session.report_progress(
                     seconds, None, f"{params.name} still running in the kernel "
-                    f"({seconds:.0f} s)")
+                    f"({seconds:.0f} s)" + (f". {note}" if note else ""))
 
         try:
             async with anyio.create_task_group() as tg:

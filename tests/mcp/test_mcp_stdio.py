@@ -475,3 +475,26 @@ def test_attaching_while_a_persons_cell_runs_over_20_s_is_not_reported_as_dead(
     assert texts[0].endswith("|p = 1") and "alive" in texts[1]
     assert not any("restart" in t or "died" in t for t in texts)
     notebook.km.interrupt_kernel()
+
+
+def test_progress_of_a_call_waiting_for_a_persons_cell_says_what_holds_the_kernel(
+        tmp_path: Path, notebook: Notebook) -> None:
+    from mcp import Client
+
+    messages: list[str] = []
+
+    async def progress(value: float, total: float | None, message: str | None) -> None:
+        messages.append(message or "")
+
+    notebook.kc.execute("import time\ntime.sleep(12)\nheld = 'cell done'")
+    time.sleep(0.5)
+
+    async def body() -> Any:
+        params = stdio_params(tmp_path, "--connection-file", notebook.connection_file)
+        async with Client(params, client_info=client_info()) as c:
+            return await c.call_tool("eval", {"code": "held"}, progress_callback=progress)
+
+    result = run(body)
+    assert not result.is_error and "cell done" in text_of(result)  # it waited for the cell
+    assert any("Running: a notebook cell for" in m and m.endswith(": import time.")
+               for m in messages), messages
