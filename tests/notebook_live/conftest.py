@@ -77,7 +77,9 @@ class CollabServer:
 
 
 @contextlib.contextmanager
-def start_collab_server(base: Path) -> Iterator[CollabServer]:
+def start_collab_server(base: Path, *, collaboration: bool = True) -> Iterator[CollabServer]:
+    """A jupyter_server on loopback with the kli kernelspec; ``collaboration=False`` turns the
+    jupyter-collaboration server extension off (a plain server)."""
     root, runtime, share = base / "root", base / "runtime", base / "share" / "jupyter"
     for d in (root, runtime, share):
         d.mkdir(parents=True)
@@ -97,6 +99,8 @@ def start_collab_server(base: Path) -> Iterator[CollabServer]:
            "--IdentityProvider.token=", "--ServerApp.password=",
            "--ServerApp.disable_check_xsrf=True", f"--ServerApp.root_dir={root}",
            f"--YDocExtension.document_save_delay={SAVE_DELAY}"]
+    if not collaboration:
+        cmd.append("--ServerApp.jpserver_extensions=jupyter_server_ydoc=False")
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         cmd.append("--allow-root")
     with open(log, "wb") as out:
@@ -125,6 +129,12 @@ def start_collab_server(base: Path) -> Iterator[CollabServer]:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+@pytest.fixture(scope="module")
+def plain_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CollabServer]:
+    with start_collab_server(tmp_path_factory.mktemp("plain"), collaboration=False) as server:
+        yield server
 
 
 @pytest.fixture(scope="module")
