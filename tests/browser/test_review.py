@@ -73,6 +73,8 @@ def test_review_holds_an_agents_changes_until_a_person_decides(lab: Any) -> None
         item.locator("input.kli-Repair-note").fill("call it README.md")
         item.get_by_role("button", name="Reject").click()
         item.locator(".kli-Repair[data-state='rejected']").wait_for()
+        assert "Note for the agent: call it README.md" in item.locator(
+            ".kli-Repair-outcome").inner_text()
         out = agent.call("await_decision", {"id": pid, "timeout": 10})
         assert out.details["status"] == "rejected" and out.details["note"] == "call it README.md"
         assert not (root / "notes.md").exists()

@@ -120,7 +120,20 @@ describe('merge', () => {
       reason: 'discarded'
     });
     expect(d.state).toBe('rejected');
-    expect(decisionText(d)).toBe('Discarded: the session that made it has closed.');
+    expect(decisionText(d)).toBe('Discarded by the kernel: too many proposals were pending.');
+  });
+
+  it('a reject with a note shows the note the agent receives', () => {
+    const d = fromResolved({
+      op: 'resolved',
+      candidate: 'p2',
+      status: 'rejected',
+      text: '',
+      by: 'ui',
+      reason: 'rejected',
+      note: 'use the docs folder'
+    });
+    expect(decisionText(d)).toBe('Rejected. Note for the agent: use the docs folder');
   });
 
   it('names who resolved it when it was not this UI', () => {

@@ -21,8 +21,10 @@ export interface IDecision {
   text: string;
   /** Who resolved it, when the kernel said (ui, agent, magic, widget, kernel). */
   by: string;
-  /** The kernel's refinement of the state (`discarded`: the owning session closed). */
+  /** The kernel's refinement of the state (`discarded`: dropped by a bound on the queue). */
   reason?: string;
+  /** A Reject's note from the person, for the agent. */
+  note?: string;
 }
 
 export const OPEN: IDecision = { state: 'open', text: '', by: '' };
@@ -59,7 +61,13 @@ export function fromReply(action: 'accept' | 'reject', reply: IResultMsg | IErro
   const details = reply.op === 'result' ? (reply.details ?? {}) : {};
   const resolved = resolvedOf(details);
   if (resolved) {
-    return { state: resolved.status, text, by: resolved.by ?? 'ui', reason: resolved.reason };
+    return {
+      state: resolved.status,
+      text,
+      by: resolved.by ?? 'ui',
+      reason: resolved.reason,
+      note: resolved.note
+    };
   }
   if (reply.op === 'result' && reply.ok) {
     return { state: action === 'accept' ? 'written' : 'rejected', text, by: 'ui' };
@@ -72,7 +80,13 @@ export function fromReply(action: 'accept' | 'reject', reply: IResultMsg | IErro
 }
 
 export function fromResolved(msg: IResolvedMsg): IDecision {
-  return { state: msg.status, text: msg.text ?? '', by: msg.by ?? '', reason: msg.reason };
+  return {
+    state: msg.status,
+    text: msg.text ?? '',
+    by: msg.by ?? '',
+    reason: msg.reason,
+    note: msg.note
+  };
 }
 
 /**
@@ -101,8 +115,8 @@ export function decisionText(d: IDecision): string {
       return `Written${by}.`;
     case 'rejected':
       return d.reason === 'discarded'
-        ? 'Discarded: the session that made it has closed.'
-        : `Rejected${by}.`;
+        ? 'Discarded by the kernel: too many proposals were pending.'
+        : `Rejected${by}.${d.note ? ` Note for the agent: ${d.note}` : ''}`;
     case 'refused':
       return `Refused${by}: ${d.text || 'the file changed since the preview.'}`;
     case 'gone':
