@@ -220,3 +220,24 @@ def test_two_http_clients_with_the_same_name_get_their_own_sessions(
              if d.get("op") == "event" and d["event"]["tool"] == "edit"]
     assert len({e["session"] for e in edits}) == 2  # one session per client
     assert (root / "t.py").read_text() == "t = 2\n"
+
+
+def test_an_http_client_that_gives_up_on_a_call_stops_its_eval_in_the_kernel(
+        server: HttpServer) -> None:
+    import time
+
+    import anyio
+
+    async def body() -> float:
+        async with server.client() as c:
+            await c.call_tool("eval", {"code": "1"})
+            with anyio.move_on_after(3):  # the client abandons the request
+                await c.call_tool("eval", {"code": "import time\ntime.sleep(100)",
+                                           "timeout": 200})
+                raise AssertionError("a 100 s sleep returned")
+            began = time.monotonic()
+            after = await c.call_tool("eval", {"code": "'idle again'"})
+            assert not after.is_error and "idle again" in text_of(after), text_of(after)
+            return time.monotonic() - began
+
+    assert run(body) < 8
