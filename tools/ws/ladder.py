@@ -125,7 +125,6 @@ def seek(
         needle, ends_nl = search_lines(old)
     if old.strip() == "":
         return Match(None, (), whole_lines)
-    lines = split_lines(text)
 
     def keep(spans: list[Span]) -> list[Span]:
         if window is None:
@@ -134,9 +133,10 @@ def seek(
         return [s for s in spans if lo <= s.first_line <= hi]
 
     if not whole_lines:
-        spans = keep(_exact_substring(text, old, lines))
+        spans = keep(_exact_substring(text, old))
         if spans:
             return Match(EXACT, tuple(spans), False)
+    lines = split_lines(text)  # only past rung 1: an exact match never splits a large file
     # 0-based indices a candidate's first line may have (the window, else every line).
     starts = range(0, len(lines.text)) if window is None else range(window[0] - 1, window[1])
     rungs: list[tuple[str, Callable[[Lines, list[str], bool, range], list[Span]]]] = [
@@ -155,35 +155,35 @@ def seek(
     return Match(None, (), whole_lines)
 
 
-def _line_of(lines: Lines, offset: int) -> int:
-    """1-based line number holding character ``offset``."""
-    lo, hi = 0, len(lines.starts) - 1
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if lines.starts[mid] <= offset:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo + 1
-
-
 def inside_indentation(text: str, pos: int) -> bool:
     """True when ``pos`` lies strictly inside the leading whitespace of its line."""
     start = text.rfind("\n", 0, pos) + 1
     return pos > start and text[start:pos].strip(" \t") == ""
 
 
-def _exact_substring(text: str, old: str, lines: Lines) -> list[Span]:
+def _exact_substring(text: str, old: str) -> list[Span]:
     """Every occurrence of ``old`` (overlapping ones too) — or none when ``old`` starts with
     whitespace and EVERY occurrence starts inside a line's indentation: that is a line
     re-emitted at a shallower indentation (its other lines would land wrong), which the
-    indentation rung handles."""
+    indentation rung handles. Line numbers are counted from one occurrence to the next, so the
+    file is never split into lines here."""
     spans = []
+    line, counted = 1, 0  # the line holding offset ``counted``
+
+    def line_at(offset: int) -> int:
+        nonlocal line, counted
+        if offset >= counted:
+            line += text.count("\n", counted, offset)
+        else:  # an overlapping occurrence starts before the last one ended
+            line -= text.count("\n", offset, counted)
+        counted = offset
+        return line
+
     pos = text.find(old)
     while pos >= 0:
         end = pos + len(old)
-        last = max(end - 1, pos)
-        spans.append(Span(pos, end, _line_of(lines, pos), _line_of(lines, last)))
+        first = line_at(pos)
+        spans.append(Span(pos, end, first, line_at(max(end - 1, pos))))
         pos = text.find(old, pos + 1)
     if old[:1] in (" ", "\t") and all(inside_indentation(text, sp.start) for sp in spans):
         return []

@@ -173,3 +173,31 @@ def test_ws_patch_counts_equal_the_whole_file_count(
     change = r.details["files"][0]
     assert (change["added"], change["removed"]) == count_changes(text, after), (text, after)
 
+
+
+def test_an_exact_ws_edit_match_never_splits_the_file_into_lines(
+    ws: Workspace, root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kli.tools.ws import ladder
+
+    splits: list[int] = []
+    real = ladder.split_lines
+    monkeypatch.setattr(ladder, "split_lines", lambda text: splits.append(len(text)) or real(text))
+    (root / "big.txt").write_text(BIG)
+    r = ws.call("ws_edit", {"path": "big.txt", "old_str": "the unique line\nline 1",
+                            "new_str": "the changed line\nline 1"})
+    assert r.ok and r.details["spans"] == [[25_001, 25_002]]
+    assert splits == []
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="ab\n\r ", max_size=40), st.text(alphabet="ab\n ", min_size=1, max_size=4))
+def test_exact_matches_are_numbered_by_the_lines_before_them(text: str, old: str) -> None:
+    from kli.tools.ws import ladder
+
+    match = ladder.seek(text, old)
+    if match.rung != ladder.EXACT or match.whole_lines:
+        return
+    for span in match.spans:
+        assert span.first_line == text.count("\n", 0, span.start) + 1
+        assert span.last_line == text.count("\n", 0, max(span.end - 1, span.start)) + 1
