@@ -70,17 +70,28 @@ class Rooms:
             return self._loop
 
     def run(self, fn: Callable[[], T], timeout: float = CALL_TIMEOUT) -> T:
+        """``fn()`` on the loop thread. When the loop does not start it within ``timeout``,
+        it is cancelled and never runs (``TimeoutError``): a change reported as not written is
+        not written later; once started it is waited for (it only touches memory)."""
         loop = self._ensure_loop()
         fut: concurrent.futures.Future[T] = concurrent.futures.Future()
 
         def call() -> None:
+            if not fut.set_running_or_notify_cancel():
+                return
             try:
                 fut.set_result(fn())
             except BaseException as exc:
                 fut.set_exception(exc)
 
         loop.call_soon_threadsafe(call)
-        return fut.result(timeout)
+        try:
+            return fut.result(timeout)
+        except concurrent.futures.TimeoutError:
+            if fut.cancel():
+                raise TimeoutError(f"the notebook rooms' thread did not answer in {timeout:g} s "
+                                   "(nothing was changed)") from None
+            return fut.result()
 
     def get(self, real: str) -> Room | None:
         room = self._rooms.get(real)
