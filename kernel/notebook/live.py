@@ -88,6 +88,10 @@ class LiveNotebooks:
             return Route(DISK, "it is not open on the server (no session)")
         return Route(YDOC, "open on a server with jupyter-collaboration")
 
+    def is_live(self, real: str) -> bool:
+        """Whether changes of notebook ``real`` go to a live document now (its room joined)."""
+        return self.rooms.get(real) is not None
+
     def _open_set(self, server: srv.Server) -> set[str]:
         at, found = self._open
         if time.monotonic() - at > OPEN_CACHE_S:
