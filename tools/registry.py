@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kli.tools.core import await_decision
+from kli.tools.core import await_decision, undo
 from kli.tools.core.registry import Profile, Tool
 from kli.tools.file import cells, edit, find, read, search, write
 from kli.tools.image import (
@@ -55,7 +55,7 @@ _KLI: list[Tool] = [
     eval_.TOOL, eval_frame.TOOL, eval_continue.TOOL, eval_abort.TOOL, redefine.TOOL,
     read.TOOL, find.TOOL, search.TOOL, write.TOOL, edit.TOOL, cells.TOOL, run_cells.TOOL,
     image_summary.TOOL, inspect_object.TOOL, trace.TOOL, untrace.TOOL, trace_read.TOOL,
-    await_decision.TOOL,
+    await_decision.TOOL, undo.CHANGES_TOOL, undo.UNDO_TOOL, undo.REDO_TOOL,
 ]
 
 # -- slmcode profile ---------------------------------------------------------------------------

@@ -173,7 +173,7 @@ def test_an_unknown_tool_is_an_error_result_the_model_sees(ws: Workspace) -> Non
     model = StandIn(reply(None, ("reed", {"path": "a"})), reply("sorry"))
     run = run_agent("read", model, ws)
     assert not run.steps[0].result.ok
-    assert "unknown tool 'reed'. Did you mean read?" in run.messages[3]["content"]
+    assert "unknown tool 'reed'. Did you mean read" in run.messages[3]["content"]
 
 
 def test_on_step_sees_each_call_as_it_happens(ws: Workspace) -> None:

@@ -453,6 +453,59 @@ def _captured() -> list[tuple[Any, ...]] | None:
     return ops
 
 
+# Undo (``kli.tools.core.undo``): on a thread that is observing, the writers below note each
+# path's bytes just before they change it (the expected bytes when the caller verified them).
+_observe = threading.local()
+OBSERVE_MAX_BYTES = 8 * 1024 * 1024  # a file's bytes before are kept up to this size
+NOT_KEPT: Any = object()  # the bytes before were not kept (over OBSERVE_MAX_BYTES, not a file)
+
+
+@contextlib.contextmanager
+def observing() -> Iterator[dict[str, Any]]:
+    """Note, in the yielded dict, each path's bytes before the first ``write_many`` /
+    ``write_atomic`` / ``remove`` / ``rename`` changed it on this thread inside the block
+    (None: it did not exist; ``NOT_KEPT``). A nested block's paths are added to the outer's
+    ``"\0inner"`` set (those changes are the nested call's)."""
+    seen: dict[str, Any] = {}
+    previous: dict[str, Any] | None = getattr(_observe, "seen", None)
+    _observe.seen = seen
+    try:
+        yield seen
+    finally:
+        _observe.seen = previous
+        if previous is not None:
+            inner = previous.setdefault("\0inner", set())
+            inner.update(p for p in seen if not p.startswith("\0"))
+            inner.update(seen.get("\0inner", ()))
+
+
+def _note_before(path: str, expected: object = ANY) -> None:
+    seen: dict[str, Any] | None = getattr(_observe, "seen", None)
+    if seen is None:
+        return
+    key = os.path.abspath(path)
+    if key in seen:
+        return
+    if expected is None or isinstance(expected, bytes):
+        seen[key] = expected
+        return
+    try:
+        st = os.lstat(key)
+    except FileNotFoundError:
+        seen[key] = None
+        return
+    except OSError:
+        seen[key] = NOT_KEPT
+        return
+    if not stat.S_ISREG(st.st_mode) or st.st_size > OBSERVE_MAX_BYTES:
+        seen[key] = NOT_KEPT
+        return
+    try:
+        seen[key] = read_bytes(key)
+    except OSError:
+        seen[key] = NOT_KEPT
+
+
 def write_atomic(path: str, data: bytes, expected: object = ANY) -> None:
     """Replace ``path`` with ``data`` so a reader sees the old file or the new one, never a mix.
     ``expected``: the bytes the caller verified (None: the file must not exist); ``Stale`` is
@@ -472,6 +525,7 @@ def remove(path: str, expected: object = ANY) -> None:
     if ops is not None:
         ops.append(("remove", path, expected))
         return
+    _note_before(path, expected)
     folders = _Folders()
     try:
         target = folders.via(path)
@@ -502,6 +556,8 @@ def rename(src: str, dst: str, *, replace: bool = True) -> None:
     if ops is not None:
         ops.append(("rename", src, dst, replace))
         return
+    _note_before(src)
+    _note_before(dst)
     folders = _Folders()
     try:
         a, b = folders.via(src), folders.via(dst)
@@ -534,6 +590,8 @@ def write_many(
     if ops is not None:
         ops.append(("write", list(changes), dict(expected or {})))
         return
+    for path, _data in changes:
+        _note_before(path, (expected or {}).get(path, ANY))
     folders = _Folders()
     try:
         _write_many(changes, folders, expected or {})

@@ -20,7 +20,7 @@ import types
 from collections.abc import Callable, Container, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from kli.tools.core import approval, atomic, interrupts
+from kli.tools.core import approval, atomic, interrupts, undo
 from kli.tools.core.atomic import permission_hint
 from kli.tools.core.jail import Jail
 from kli.tools.core.proposal import DISCARDED, KERNEL, REJECTED, Decision, Proposal
@@ -319,6 +319,15 @@ class Workspace:
                         return early
                     if tool.waits:  # waits for a person: must not hold the session up
                         result = tool.run(call)
+                    elif tool.mutates or tool.name in undo.DETECTED:
+                        with session.lock:  # every change recorded (undo), detected ones shown
+                            holding = approval.held(call, settings)
+                            if holding is not None:
+                                result = holding
+                            else:
+                                with undo.track(call, settings) as tracker:
+                                    result = tool.run(call)
+                                result = undo.finish(call, tracker, result, settings)
                     else:
                         with session.lock:
                             result = approval.held(call, settings) or tool.run(call)

@@ -13,7 +13,8 @@ context_window_tokens  32768      the model's context window; one ws_read is cap
                                   max_tool_chars
 read_before_edit       true       ws_write may overwrite only files read in this session
 file_checkpoints       true       ws_delete / ws_write overwrite / ws_mv keep the old bytes
-checkpoint_keep        200        checkpoints kept in .kli/checkpoints/ (oldest pruned)
+checkpoint_keep        2000       checkpoints kept in .kli/checkpoints/ (oldest pruned; the
+                                  store is shared with the undo timeline, core.undo)
 shell_timeout          120        ws_shell's default timeout in seconds
 shell_timeout_max      600        the harness cap on a per-call ``timeout``
 shell_policy           "build"    "readonly" | "build" | "any" (see shell_policy.py)
@@ -29,6 +30,7 @@ import os
 import re
 from typing import Any
 
+from kli.tools.core.checkpoints import DEFAULT_KEEP as DEFAULT_CHECKPOINT_KEEP
 from kli.tools.core.registry import Call
 from kli.tools.core.result import ToolError
 
@@ -39,7 +41,6 @@ CHARS_PER_TOKEN = 4
 READ_CEILING_FRACTION = 0.15  # "roughly 15% of the context window"
 DEFAULT_SHELL_TIMEOUT = 120  # 2 minutes
 DEFAULT_SHELL_TIMEOUT_MAX = 600
-DEFAULT_CHECKPOINT_KEEP = 200
 
 _DEFAULTS: dict[str, Any] = {
     "max_tool_chars": DEFAULT_MAX_TOOL_CHARS,

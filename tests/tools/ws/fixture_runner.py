@@ -20,7 +20,8 @@ def cases(tool: str) -> list[Path]:
 
 def tree(root: Path) -> dict[str, bytes]:
     return {
-        str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
+        str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
+        if p.is_file() and ".kli" not in p.relative_to(root).parts  # harness state (undo records)
     }
 
 

@@ -78,8 +78,8 @@ def test_store_prunes_to_checkpoint_keep(root: Path) -> None:
     for i in range(5):
         (root / f"f{i}.txt").write_text(f"{i}\n")
         assert ws.call("ws_delete", {"path": f"f{i}.txt"}).ok
-    kept = checkpoints.list_all(str(root.resolve()))
-    assert [c.path for c in kept] == ["f4.txt", "f3.txt", "f2.txt"]
+    kept = checkpoints.list_all(str(root.resolve()))  # the delete's and the undo timeline's
+    assert len(kept) == 3 and {c.path for c in kept} <= {"f4.txt", "f3.txt"}
 
 
 def test_checkpoints_stay_out_of_git_status(ws: Workspace, root: Path) -> None:

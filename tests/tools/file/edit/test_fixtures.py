@@ -23,7 +23,7 @@ def _tree(folder: Path) -> dict[str, bytes]:
     return {
         p.relative_to(folder).as_posix(): p.read_bytes()
         for p in sorted(folder.rglob("*"))
-        if p.is_file()
+        if p.is_file() and ".kli" not in p.relative_to(folder).parts  # harness state (undo)
     }
 
 

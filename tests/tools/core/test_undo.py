@@ -1,0 +1,162 @@
+"""Every change visible (detection after bash / ws_shell / eval) and undo / redo of recorded
+changes (kli.tools.core.snapshot, kli.tools.core.undo), through Workspace.call."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kli.tools.core import checkpoints, snapshot, undo
+from kli.tools.core.workspace import Workspace
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    r = tmp_path / "root"
+    r.mkdir()
+    return r.resolve()
+
+
+@pytest.fixture
+def ws(root: Path) -> Workspace:
+    return Workspace(str(root))
+
+
+def _files(result) -> dict[str, dict]:  # type: ignore[no-untyped-def]
+    return {f["path"]: f for f in result.details.get("files", [])}
+
+
+def test_bash_that_creates_modifies_and_deletes_shows_each_file_with_its_diff(ws: Workspace, root: Path) -> None:
+    (root / "keep.txt").write_text("one\n")
+    (root / "gone.txt").write_text("bye\n")
+    r = ws.call("bash", {"command": "echo two >> keep.txt; echo new > made.txt; rm gone.txt"})
+    files = _files(r)
+    assert files["made.txt"]["change_kind"] == "created" and files["made.txt"]["after"] == "new\n"
+    assert files["keep.txt"]["change_kind"] == "modified"
+    assert (files["keep.txt"]["before"], files["keep.txt"]["after"]) == ("one\n", "one\ntwo\n")
+    assert (files["keep.txt"]["added"], files["keep.txt"]["removed"]) == (1, 0)
+    assert files["gone.txt"]["change_kind"] == "deleted" and files["gone.txt"]["before"] == "bye\n"
+    assert all(f["detected"] for f in files.values())
+    assert r.details["detection"]["complete"] is True
+    assert "created made.txt" in r.text and r.details["change"] in r.text
+
+
+def test_eval_that_writes_a_file_is_detected(ws: Workspace, root: Path) -> None:
+    r = ws.call("eval", {"code": f"open({str(root / 'e.txt')!r}, 'w').write('from eval\\n')"})
+    assert _files(r)["e.txt"]["change_kind"] == "created"
+
+
+def test_a_call_that_changes_nothing_adds_no_files_and_no_change(ws: Workspace, root: Path) -> None:
+    (root / "a.txt").write_text("a\n")
+    r = ws.call("bash", {"command": "cat a.txt; touch a.txt"})
+    assert "files" not in r.details and "change" not in r.details
+    assert r.details["detection"]["complete"] is True
+
+
+def test_skipped_folders_are_not_watched(ws: Workspace, root: Path) -> None:
+    r = ws.call("bash", {"command": "mkdir -p .git node_modules && echo x > .git/x && echo y > node_modules/y"})
+    assert "files" not in r.details
+
+
+def test_the_entry_cap_is_said_in_the_details(ws: Workspace, root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(snapshot, "MAX_ENTRIES", 5)
+    for i in range(10):
+        (root / f"f{i}.txt").write_text(f"{i}\n")
+    r = ws.call("bash", {"command": "true"})
+    assert r.details["detection"]["complete"] is False
+    assert r.details["detection"]["reason"] == "over 5 files"
+
+
+def test_detection_can_be_turned_off(root: Path) -> None:
+    ws = Workspace(str(root), {"change_detection": False})
+    r = ws.call("bash", {"command": "echo x > new.txt"})
+    assert "detection" not in r.details and "files" not in r.details
+
+
+def test_undo_of_a_write_restores_the_exact_bytes_and_redo_puts_the_change_back(ws: Workspace, root: Path) -> None:
+    (root / "a.txt").write_bytes(b"old\r\nbytes\xe2\x82\xac\n")
+    ws.call("read", {"path": "a.txt"})
+    w = ws.call("write", {"path": "a.txt", "content": "new\n"})
+    assert w.ok, w.text
+    u = ws.call("undo", {"change": w.details["change"]})
+    assert u.ok, u.text
+    assert (root / "a.txt").read_bytes() == b"old\r\nbytes\xe2\x82\xac\n"
+    assert u.details["undoes"] == w.details["change"] and u.details["change"]
+    r = ws.call("redo", {"change": w.details["change"]})
+    assert r.ok, r.text
+    assert (root / "a.txt").read_bytes() == b"new\n"
+
+
+def test_undo_of_a_created_file_deletes_it_and_of_a_delete_brings_it_back(ws: Workspace, root: Path) -> None:
+    w = ws.call("write", {"path": "n.txt", "content": "n\n"})
+    assert ws.call("undo", {"change": w.details["change"]}).ok
+    assert not (root / "n.txt").exists()
+    (root / "d.txt").write_text("d\n")
+    d = ws.call("bash", {"command": "rm d.txt"})
+    assert ws.call("undo", {"change": d.details["change"]}).ok
+    assert (root / "d.txt").read_text() == "d\n"
+
+
+def test_undo_is_refused_naming_the_file_after_a_person_changed_it_and_force_overrides(ws: Workspace, root: Path) -> None:
+    (root / "a.txt").write_text("v1\n")
+    ws.call("read", {"path": "a.txt"})
+    w = ws.call("write", {"path": "a.txt", "content": "v2\n"})
+    (root / "a.txt").write_text("the person's\n")
+    u = ws.call("undo", {"change": w.details["change"]})
+    assert not u.ok and u.details["error"] == "changed" and "a.txt" in u.text
+    assert (root / "a.txt").read_text() == "the person's\n"
+    f = ws.call("undo", {"change": w.details["change"], "force": True})
+    assert f.ok and (root / "a.txt").read_text() == "v1\n"
+    back = ws.call("undo", {"change": f.details["change"]})  # the person's bytes were kept
+    assert back.ok and (root / "a.txt").read_text() == "the person's\n"
+
+
+def test_undo_everything_a_session_did_since_a_time_restores_the_state_before(root: Path) -> None:
+    ws = Workspace(str(root))
+    agent = ws.open_session("agent")
+    other = ws.open_session("person")
+    (root / "a.txt").write_text("start\n")
+    ws.call("write", {"path": "o.txt", "content": "other's\n"}, other)
+    import time as _t
+
+    since = _t.time() - 0.001
+    ws.call("bash", {"command": "echo 1 >> a.txt"}, agent)
+    ws.call("bash", {"command": "echo 2 >> a.txt; echo b > b.txt"}, agent)
+    u = ws.call("undo", {"session": "agent", "since": str(since)})
+    assert u.ok, u.text
+    assert (root / "a.txt").read_text() == "start\n" and not (root / "b.txt").exists()
+    assert (root / "o.txt").read_text() == "other's\n"
+    assert len(u.details["undone"]) == 2
+
+
+def test_changes_lists_the_timeline_of_one_session(root: Path) -> None:
+    ws = Workspace(str(root))
+    agent = ws.open_session("agent")
+    ws.call("write", {"path": "x.txt", "content": "x\n"}, agent)
+    ws.call("write", {"path": "y.txt", "content": "y\n"})
+    listed = ws.call("changes", {"session": "agent"})
+    assert [c["files"][0]["path"] for c in listed.details["changes"]] == ["x.txt"]
+    assert "created x.txt" in listed.text
+
+
+def test_the_store_evicts_the_oldest_beyond_its_byte_budget(root: Path) -> None:
+    ws = Workspace(str(root), {"checkpoint_budget_mb": 0.25})
+    for i in range(4):
+        (root / f"big{i}.bin").write_bytes(bytes([i]) * 100_000)
+        assert ws.call("bash", {"command": f"rm big{i}.bin"}).ok
+    kept = sorted(c.path for c in checkpoints.list_all(str(root)))
+    assert kept == ["big2.bin", "big3.bin"]  # 2 × 100 kB fit in 0.25 MiB, 3 do not
+    first = [c for c in undo.timeline(str(root)) if c.files[0].path == "big3.bin"]
+    assert first and ws.call("undo", {"change": first[0].id}).ok
+
+
+def test_a_file_too_large_to_keep_is_listed_but_its_undo_is_refused(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ws = Workspace(str(root))
+    monkeypatch.setattr(snapshot, "KEEP_FILE_BYTES", 10)
+    (root / "big.txt").write_text("x" * 100)
+    ws.call("bash", {"command": "true"})
+    r = ws.call("bash", {"command": "echo y >> big.txt"})
+    assert _files(r)["big.txt"]["before"] is None
+    u = ws.call("undo", {"change": r.details["change"]})
+    assert not u.ok and u.details["error"] == "not_kept" and "big.txt" in u.text

@@ -1,0 +1,213 @@
+"""The checkpoint store: the exact bytes of a file, kept before a tool deletes or replaces it.
+
+Layout, under the workspace root::
+
+    .kli/checkpoints/<id>/data       the file's bytes, exactly
+    .kli/checkpoints/<id>/meta.json  {"id", "path", "reason", "tool", "session", "time",
+                                      "size", "sha256", "mode", "kind", "link"}
+
+``kind`` is ``"file"`` or ``"symlink"`` (``link`` holds the link's target, ``data`` is empty).
+Ids sort by time (``cp-<UTC stamp>-<n>``). The store keeps the newest ``checkpoint_keep``
+checkpoints, and at most ``checkpoint_budget_mb`` MiB of ``data`` (``DEFAULT_BUDGET_MB``),
+pruning the oldest first when a new one is made. The tools write here themselves — the jail's
+``.kli/`` rule governs the paths a model names, not the harness's own state.
+
+The undo timeline (``kli.tools.core.undo``) is this same store: a checkpoint with a ``change``
+id is one file of one recorded change — ``data`` its bytes before (``existed`` False: the call
+created it), ``after_sha256`` / ``after_exists`` what the call left, ``kept`` False when the
+bytes before were not kept (too large, or not seen), ``undoes`` the change an undo took back.
+
+``restore`` gives the exact bytes (and permission bits) back; when the path exists with
+different bytes those are checkpointed first, so a restore can itself be undone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import itertools
+import json
+import os
+import shutil
+import stat
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from kli.tools.core.atomic import ANY, write_atomic
+from kli.tools.core.jail import Jail
+from kli.tools.core.result import ToolError
+from kli.tools.core.settings import CONTROL_DIR
+from kli.tools.core.textfile import read_bytes
+
+CHECKPOINT_DIR = os.path.join(CONTROL_DIR, "checkpoints")
+DEFAULT_KEEP = 2000  # checkpoints kept (setting checkpoint_keep); the oldest go first beyond
+DEFAULT_BUDGET_MB = 256  # the store's data, in MiB, beyond which the oldest checkpoints go
+_seq = itertools.count(1)
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    id: str
+    path: str  # root-relative, POSIX
+    reason: str
+    tool: str
+    session: str
+    time: float
+    size: int
+    sha256: str
+    mode: int
+    kind: str = "file"
+    link: str | None = None
+    change: str | None = None
+    session_label: str = ""
+    existed: bool = True
+    kept: bool = True
+    after_exists: bool = True
+    after_sha256: str | None = None
+    undoes: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+    def summary(self) -> str:
+        stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(self.time))
+        what = f"symlink → {self.link}" if self.kind == "symlink" else f"{self.size} bytes"
+        return f"{self.id}  {self.path}  ({what}, {self.reason} by {self.tool}, {stamp})"
+
+
+def store_dir(root: str) -> str:
+    return os.path.join(root, CHECKPOINT_DIR)
+
+
+def _new_id() -> str:
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+    return f"cp-{stamp}-{os.getpid() % 100000:05d}{next(_seq):05d}"
+
+
+def create(
+    root: str, real: str, rel: str, *, reason: str, tool: str, session: str, keep: int
+) -> Checkpoint:
+    """Save ``real`` (a file or a symlink) before it is changed; returns the checkpoint."""
+    kind = "symlink" if os.path.islink(real) else "file"
+    if kind == "symlink":
+        link: str | None = os.readlink(real)
+        data = b""
+        mode = 0o777
+    else:
+        link = None
+        data = read_bytes(real, Jail(root))  # never an outside file swapped in
+        mode = stat.S_IMODE(os.stat(real).st_mode)
+    cp = Checkpoint(
+        id=_new_id(),
+        path=rel,
+        reason=reason,
+        tool=tool,
+        session=session,
+        time=time.time(),
+        size=len(data),
+        sha256=hashlib.sha256(data).hexdigest(),
+        mode=mode,
+        kind=kind,
+        link=link,
+    )
+    return save(root, cp, data, keep)
+
+
+def save(root: str, cp: Checkpoint, data: bytes, keep: int, budget_mb: float | None = None) -> Checkpoint:
+    """Write ``cp`` and its ``data`` into the store, then prune it (``prune``)."""
+    base = store_dir(root)
+    if not os.path.isdir(base):
+        os.makedirs(base, exist_ok=True)
+        # Checkpoints are harness state: keep them out of the project's git status.
+        write_atomic(os.path.join(base, ".gitignore"), b"*\n")
+    folder = os.path.join(base, cp.id)
+    os.makedirs(folder, exist_ok=False)
+    write_atomic(os.path.join(folder, "data"), data)
+    write_atomic(os.path.join(folder, "meta.json"), json.dumps(cp.to_json(), indent=1).encode())
+    prune(root, keep, DEFAULT_BUDGET_MB if budget_mb is None else budget_mb)
+    return cp
+
+
+def new_id() -> str:
+    """A fresh checkpoint id (they sort by time)."""
+    return _new_id()
+
+
+def list_all(root: str) -> list[Checkpoint]:
+    """Every readable checkpoint, newest first."""
+    base = store_dir(root)
+    try:
+        names = os.listdir(base)
+    except OSError:
+        return []
+    found: list[Checkpoint] = []
+    for name in names:
+        try:
+            with open(os.path.join(base, name, "meta.json"), encoding="utf-8") as fh:
+                found.append(Checkpoint(**json.load(fh)))
+        except (OSError, ValueError, TypeError):
+            continue
+    found.sort(key=lambda c: (c.time, c.id), reverse=True)
+    return found
+
+
+def get(root: str, cp_id: str) -> Checkpoint:
+    for cp in list_all(root):
+        if cp.id == cp_id:
+            return cp
+    raise ToolError(
+        f"no checkpoint with id {cp_id!r}. List the checkpoints with "
+        'ws_checkpoints {"action":"list"} and copy an id from there.',
+        error="not_found",
+    )
+
+
+def data_of(root: str, cp: Checkpoint) -> bytes:
+    with open(os.path.join(store_dir(root), cp.id, "data"), "rb") as fh:
+        data = fh.read()
+    if hashlib.sha256(data).hexdigest() != cp.sha256:
+        raise ToolError(
+            f"checkpoint {cp.id} is damaged (its bytes no longer match the recorded sha256); "
+            "it cannot be restored exactly. Pick another checkpoint.",
+            error="damaged",
+        )
+    return data
+
+
+def restore_bytes(real: str, cp: Checkpoint, data: bytes, expected: object = ANY) -> None:
+    """Put the checkpoint's file (or symlink) at ``real``; ``expected`` as for
+    ``atomic.write_atomic`` (the bytes the caller saw there; ``Stale`` when they changed)."""
+    os.makedirs(os.path.dirname(real) or ".", exist_ok=True)
+    if cp.kind == "symlink":
+        if os.path.lexists(real):
+            os.unlink(real)
+        os.symlink(cp.link or "", real)
+        return
+    write_atomic(real, data, expected)
+    with contextlib.suppress(OSError):
+        os.chmod(real, cp.mode)
+
+
+def prune(root: str, keep: int, budget_mb: float = DEFAULT_BUDGET_MB) -> int:
+    """The eviction rule: keep the newest ``keep`` checkpoints whose data add up to at most
+    ``budget_mb`` MiB (the newest one is always kept); delete the rest, oldest first (by id:
+    ids sort by time). Returns how many were removed. Reads only names and sizes."""
+    base = store_dir(root)
+    try:
+        names = sorted((n for n in os.listdir(base) if n.startswith("cp-")), reverse=True)
+    except OSError:
+        return 0
+    budget = int(budget_mb * 1024 * 1024)
+    removed = 0
+    kept_bytes = 0
+    for index, name in enumerate(names):
+        try:
+            kept_bytes += os.stat(os.path.join(base, name, "data")).st_size
+        except OSError:
+            pass
+        if index == 0 or (index < keep and kept_bytes <= budget):
+            continue
+        shutil.rmtree(os.path.join(base, name), ignore_errors=True)
+        removed += 1
+    return removed

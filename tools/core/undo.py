@@ -1,0 +1,463 @@
+"""Every change made through the tools, recorded, shown, and taken back: the undo timeline.
+
+``Workspace._call`` wraps each call of a mutating tool (``Tool.mutates``: edit, write, cells,
+the ``ws_*`` writers, ``bash``, ``eval``…) and of ``ws_shell`` in ``track``:
+
+- the atomic writers note each path's bytes just before they change it
+  (``atomic.observing``);
+- for ``bash``, ``ws_shell`` and ``eval`` (``DETECTED``), the tree is snapshot before and after
+  (``kli.tools.core.snapshot``, bounded) and the files the call created, modified or deleted
+  are added to its result as file changes (``details["files"]``, each ``detected: true``), with
+  ``details["detection"]`` saying whether the walk was complete. The setting
+  ``change_detection`` (default true) turns the snapshot off.
+
+After the call each changed file becomes one checkpoint in the one store
+(``kli.tools.core.checkpoints``) with the call's change id: the bytes before and the hash
+after. ``details["change"]`` names the id. The timeline is those checkpoints, grouped by change,
+per session.
+
+``undo`` puts a change's bytes before back — refused, naming the file and touching nothing,
+when any of its files is no longer what the change left (a person edited it), unless
+``force``. An undo is a call like any other, so it is itself a recorded change (``undoes`` names
+what it took back), and ``redo`` is the undo of that undo.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import itertools
+import os
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from kli.tools.core import atomic, checkpoints, interrupts, snapshot
+from kli.tools.core.changes import file_change
+from kli.tools.core.checkpoints import Checkpoint
+from kli.tools.core.registry import GATE_WRITE, Call, Tool
+from kli.tools.core.result import ToolError, ToolResult
+from kli.tools.core.settings import is_control_name
+from kli.tools.core.textfile import NotText, decode, read_bytes
+
+if TYPE_CHECKING:
+    from kli.tools.core.workspace import Workspace
+
+DETECTED = frozenset({"bash", "ws_shell", "eval"})  # calls whose file changes are detected
+LIST_MAX = 50  # changes listed per call of ``changes``
+_ids = itertools.count(1)
+
+
+@dataclass
+class Tracker:
+    seen: dict[str, Any]
+    before: snapshot.Tree | None
+
+
+def _enabled(settings: dict[str, Any], name: str, default: bool) -> bool:
+    value = settings.get(name, default)
+    if not isinstance(value, bool):
+        raise ToolError(f"setting {name!r} must be true or false, got {value!r}; fix .kli/settings.json.",
+                        error="bad_settings")
+    return value
+
+
+def _number(settings: dict[str, Any], name: str, default: float) -> float:
+    value = settings.get(name, default)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        raise ToolError(f"setting {name!r} must be a positive number, got {value!r}; fix "
+                        ".kli/settings.json.", error="bad_settings")
+    return float(value)
+
+
+def _cache(ws: Workspace) -> snapshot.Cache:
+    cache = getattr(ws, "_snapshot_cache", None)
+    if cache is None:
+        cache = snapshot.Cache()
+        ws._snapshot_cache = cache  # type: ignore[attr-defined]
+    return cache
+
+
+@contextlib.contextmanager
+def track(call: Call, settings: dict[str, Any]) -> Iterator[Tracker]:
+    """Observe the writes of ``call`` (and snapshot the tree for a ``DETECTED`` tool)."""
+    before = None
+    if call.tool.name in DETECTED and _enabled(settings, "change_detection", True):
+        before = snapshot.take(call.ws.root, _cache(call.ws))
+    with atomic.observing() as seen:
+        yield Tracker(seen, before)
+
+
+def _under_root(ws: Workspace, real: str) -> str | None:
+    rel = ws.jail.rel(real)
+    if rel == "." or rel.startswith("../") or rel == "..":
+        return None
+    if any(is_control_name(part) for part in rel.split("/")[:-1]):
+        return None  # .kli/ state (scratch captures, checkpoints): the harness's, not a change
+    if atomic.is_temporary(os.path.basename(rel)):
+        return None
+    return rel
+
+
+def _state(real: str) -> tuple[bool, str | None]:
+    """Whether ``real`` exists as a file now, and the sha256 of its bytes."""
+    try:
+        data = read_bytes(real)
+    except FileNotFoundError:
+        return False, None
+    except OSError:
+        return os.path.lexists(real), None
+    return True, hashlib.sha256(data).hexdigest()
+
+
+def _text(data: bytes | None) -> str | None:
+    if data is None:
+        return None
+    try:
+        return decode(data)
+    except NotText:
+        return None
+
+
+def finish(call: Call, tracker: Tracker, result: ToolResult, settings: dict[str, Any]) -> ToolResult:
+    """Record what ``call`` changed as one change of the timeline; add the detected files and
+    the change id to ``result``. Never raises: a recording that fails is said in the details."""
+    try:
+        with interrupts.recording():  # the store's own writes are not the call's commits
+            return _finish(call, tracker, result, settings)
+    except ToolError as exc:
+        return ToolResult(result.ok, result.text, {**result.details, "change_error": exc.message})
+    except OSError as exc:
+        return ToolResult(result.ok, result.text,
+                          {**result.details, "change_error": f"not recorded: {exc.strerror or exc}"})
+
+
+def _finish(call: Call, tracker: Tracker, result: ToolResult, settings: dict[str, Any]) -> ToolResult:
+    ws = call.ws
+    record = _enabled(settings, "file_checkpoints", True)
+    befores: dict[str, Any] = {p: b for p, b in tracker.seen.items() if not p.startswith("\0")}
+    inner: set[str] = tracker.seen.get("\0inner", set())
+    detected: list[tuple[str, str, bytes | None]] = []
+    details = dict(result.details)
+    if tracker.before is not None:
+        cache = _cache(ws)
+        after = snapshot.take(ws.root)
+        detected = [d for d in snapshot.compare(tracker.before, after, cache)
+                    if d[0] not in befores and d[0] not in inner]
+        for path, kind, _b in detected:
+            if kind == "deleted":
+                cache.drop(path)
+        details["detection"] = {
+            "complete": tracker.before.complete and after.complete,
+            "reason": tracker.before.reason or after.reason,
+            "files_watched": len(after.files),
+            "seconds": round(tracker.before.seconds + after.seconds, 4),
+            **snapshot.bounds(),
+        }
+        for path, kind, data in detected:
+            befores[path] = data if data is not None else (None if kind == "created" else atomic.NOT_KEPT)
+    entries: list[tuple[str, str, Any]] = []
+    for real, data in befores.items():
+        rel = _under_root(ws, real)
+        if rel is not None:
+            entries.append((real, rel, data))
+    if not entries or not record:
+        if entries and detected:
+            details["files"] = [*(details.get("files") or []), *(
+                file_change(ws.jail.rel(p), _text(b) if k != "created" else None, None if k == "deleted"
+                            else _after_text(p), "deleted" if k == "deleted" else "written",
+                            detected=True, change_kind=k) for p, k, b in detected)]
+        return ToolResult(result.ok, result.text, details) if details != result.details else result
+    change_id = f"ch-{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}-{os.getpid() % 100000}-{next(_ids)}"
+    undoes = details.get("undoes")
+    keep = int(_number(settings, "checkpoint_keep", checkpoints.DEFAULT_KEEP))
+    budget = _number(settings, "checkpoint_budget_mb", checkpoints.DEFAULT_BUDGET_MB)
+    recorded: list[str] = []
+    now = time.time()
+    for real, rel, data in entries:
+        exists, digest = _state(real)
+        kept = data is not atomic.NOT_KEPT
+        existed = data is not None
+        raw = data if isinstance(data, bytes) else b""
+        if existed and kept and exists and digest == hashlib.sha256(raw).hexdigest():
+            continue  # written with the same bytes: no change
+        if not existed and not exists:
+            continue
+        cp = Checkpoint(
+            id=checkpoints.new_id(), path=rel, reason="change", tool=call.tool.name,
+            session=call.session.id, time=now, size=len(raw),
+            sha256=hashlib.sha256(raw).hexdigest(), mode=_mode(real), change=change_id,
+            session_label=call.session.label, existed=existed, kept=kept,
+            after_exists=exists, after_sha256=digest,
+            undoes=undoes if isinstance(undoes, str) else None,
+        )
+        checkpoints.save(ws.root, cp, raw, keep, budget)
+        recorded.append(rel)
+    if not recorded:
+        return ToolResult(result.ok, result.text, details) if details != result.details else result
+    details["change"] = change_id
+    text = result.text
+    if detected:
+        files = list(details.get("files") or [])
+        names: list[str] = []
+        for path, kind, data in detected:
+            rel = ws.jail.rel(path)
+            if rel not in recorded:
+                continue
+            names.append(f"{kind} {rel}")
+            after_text = _after_text(path) if kind != "deleted" else None
+            shown = data is not None or kind == "created"
+            files.append(file_change(
+                rel, _text(data) if kind != "created" else None,
+                after_text if kind != "deleted" else None,
+                "deleted" if kind == "deleted" else "written",
+                detected=True, change_kind=kind, shown=shown and (after_text is not None or kind == "deleted"),
+            ))
+        details["files"] = files
+        if names:
+            text += (f"\n[this call changed files: {', '.join(names[:20])}"
+                     f"{' …' if len(names) > 20 else ''} — change {change_id}; undo it with "
+                     f"undo change={change_id}]")
+    return ToolResult(result.ok, text, details)
+
+
+def _after_text(real: str) -> str | None:
+    try:
+        return _text(read_bytes(real, limit=snapshot.KEEP_FILE_BYTES))
+    except OSError:
+        return None
+
+
+def _mode(real: str) -> int:
+    try:
+        return os.stat(real).st_mode & 0o7777
+    except OSError:
+        return 0o644
+
+
+# -- the timeline ------------------------------------------------------------------------------
+@dataclass
+class Change:
+    id: str
+    tool: str
+    session: str
+    session_label: str
+    time: float
+    files: list[Checkpoint]
+    undoes: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "tool": self.tool, "session": self.session,
+                "session_label": self.session_label, "time": self.time, "undoes": self.undoes,
+                "files": [{"path": f.path, "existed": f.existed, "kept": f.kept,
+                           "after_exists": f.after_exists, "checkpoint": f.id} for f in self.files]}
+
+    def line(self) -> str:
+        stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(self.time))
+        what = ", ".join(
+            ("created " if not f.existed else "deleted " if not f.after_exists else "") + f.path
+            for f in self.files[:6]) + (" …" if len(self.files) > 6 else "")
+        extra = f" (undoes {self.undoes})" if self.undoes else ""
+        return f"{self.id}  {stamp}  {self.session_label or self.session}  {self.tool}: {what}{extra}"
+
+
+def timeline(root: str) -> list[Change]:
+    """Every recorded change still in the store, newest first."""
+    changes: dict[str, Change] = {}
+    for cp in checkpoints.list_all(root):
+        if cp.change is None:
+            continue
+        found = changes.get(cp.change)
+        if found is None:
+            changes[cp.change] = Change(cp.change, cp.tool, cp.session, cp.session_label, cp.time,
+                                        [cp], cp.undoes)
+        else:
+            found.files.append(cp)
+    return sorted(changes.values(), key=lambda c: (c.time, c.id), reverse=True)
+
+
+def _of_session(change: Change, session: str | None) -> bool:
+    return session is None or session in (change.session, change.session_label)
+
+
+def _since(value: Any) -> float:
+    """``since`` as a time: epoch seconds, ``HH:MM[:SS]`` today (local), or ISO 8601."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    text = str(value).strip()
+    import datetime as dt
+
+    with contextlib.suppress(ValueError):
+        return float(text)
+    try:
+        if len(text) <= 8 and ":" in text:
+            clock = dt.time.fromisoformat(text)
+            return dt.datetime.combine(dt.date.today(), clock).timestamp()
+        return dt.datetime.fromisoformat(text).timestamp()
+    except ValueError:
+        raise ToolError(f"undo: since={text!r} is not a time; give HH:MM (today), an ISO 8601 "
+                        "time, or epoch seconds.", error="bad_arguments") from None
+
+
+def run_changes(call: Call) -> ToolResult:
+    session = call.args.get("session")
+    found = [c for c in timeline(call.ws.root) if _of_session(c, session)]
+    if not found:
+        return ToolResult.success("(no recorded changes" + (f" of session {session}" if session else "")
+                                  + "; every change made through the tools is recorded)", changes=[])
+    shown = found[: int(call.args.get("limit", LIST_MAX))]
+    text = f"{len(found)} change(s), newest first:\n" + "\n".join(c.line() for c in shown)
+    text += "\nUndo one with undo change=<id>; everything of a session since a time with " \
+            "undo session=<label> since=HH:MM."
+    return ToolResult.success(text, changes=[c.to_json() for c in shown])
+
+
+def _current(real: str) -> bytes | None:
+    try:
+        return read_bytes(real)
+    except FileNotFoundError:
+        return None
+
+
+def _undo_changes(call: Call, targets: list[Change], force: bool, verb: str) -> ToolResult:
+    ws = call.ws
+    if not targets:
+        raise ToolError(f"{verb}: nothing to {verb} (no recorded change matches). List them "
+                        "with changes.", error="not_found")
+    newest: dict[str, Checkpoint] = {}
+    for change in targets:  # newest first: a file's newest change is what must be on disk
+        for cp in change.files:
+            newest.setdefault(cp.path, cp)
+            if not cp.kept:
+                raise ToolError(
+                    f"{verb} refused: the bytes of {cp.path} before change {change.id} were not "
+                    f"kept (over {atomic.OBSERVE_MAX_BYTES} bytes, or unseen). Nothing was "
+                    "changed.", error="not_kept", path=cp.path, change=change.id)
+    reals = {p: ws.jail.resolve(p, write=True).real for p in newest}
+    with ws.writing(list(reals.values()), tool=verb, rel=", ".join(sorted(reals))):
+        current = {p: _current(r) for p, r in reals.items()}
+        changed = []
+        for path, cp in newest.items():
+            now = current[path]
+            if (now is not None) != cp.after_exists or (
+                now is not None and hashlib.sha256(now).hexdigest() != cp.after_sha256):
+                changed.append(path)
+        if changed and not force:
+            raise ToolError(
+                f"{verb} refused: {', '.join(changed)} changed since change "
+                f"{newest[changed[0]].change} (someone edited it after). Nothing was changed. "
+                "Look at it first; to put the old bytes back anyway, repeat with force=true "
+                "(what is there now is kept, so that can be undone too).",
+                error="changed", paths=changed)
+        datas: dict[str, bytes | None] = {}
+        for change in targets:  # newest first; the oldest change's "before" is written last
+            for cp in change.files:
+                datas[cp.path] = checkpoints.data_of(ws.root, cp) if cp.existed else None
+        files = []
+        for path, data in datas.items():
+            real, now = reals[path], current[path]
+            try:
+                if data is None:
+                    if now is not None:
+                        atomic.remove(real, now)
+                else:
+                    atomic.write_atomic(real, data, now)
+            except atomic.Stale as exc:
+                raise ToolError(exc.refusal(verb, path), error="stale") from None
+            files.append(file_change(path, _text(now), _text(data),
+                                     "deleted" if data is None else "written"))
+    ids = [c.id for c in targets]
+    names = ", ".join(sorted(datas))
+    if verb == "redo":
+        text = (f"redo: {names} back as change {targets[0].undoes} left it (took back its undo "
+                f"{ids[0]}). This is itself a change (see changes).")
+    elif len(ids) == 1:
+        text = (f"undo: took back change {ids[0]}; {names} as before it. This is itself a change; "
+                f"redo it with redo change={ids[0]}.")
+    else:
+        text = (f"undo: took back {len(ids)} changes ({', '.join(ids[:5])}{' …' if len(ids) > 5 else ''}), "
+                f"newest first; {names} as before the oldest. This is itself a change (see changes).")
+    return ToolResult.success(text, files=files, undoes=ids[0] if len(ids) == 1 else None, undone=ids)
+
+
+def run_undo(call: Call) -> ToolResult:
+    args = call.args
+    all_changes = timeline(call.ws.root)
+    if args.get("change"):
+        targets = [c for c in all_changes if c.id == args["change"]]
+        if not targets:
+            raise ToolError(f"undo: no recorded change {args['change']!r}; list them with changes.",
+                            error="not_found")
+    elif args.get("since") is not None or args.get("session"):
+        if args.get("since") is None or not args.get("session"):
+            raise ToolError("undo: since needs session too (whose changes to take back), e.g. "
+                            "undo session=agent since=10:30.", error="bad_arguments")
+        start = _since(args["since"])
+        targets = [c for c in all_changes if _of_session(c, args["session"]) and c.time >= start]
+    else:
+        raise ToolError("undo needs change=<id>, or session=<label> since=<time>. List the "
+                        "changes with changes.", error="bad_arguments")
+    return _undo_changes(call, targets, bool(args.get("force")), "undo")
+
+
+def run_redo(call: Call) -> ToolResult:
+    wanted = call.args["change"]
+    all_changes = timeline(call.ws.root)
+    undo = next((c for c in all_changes if c.undoes == wanted), None)
+    if undo is None:
+        raise ToolError(f"redo: change {wanted!r} has not been undone (or its undo was evicted); "
+                        "list them with changes.", error="not_found")
+    return _undo_changes(call, [undo], bool(call.args.get("force")), "redo")
+
+
+_FORCE = {"type": "boolean", "description": "Undo even though a file changed since (a person confirmed)."}
+
+CHANGES_TOOL = Tool(
+    name="changes",
+    profile="kli",
+    gate=None,
+    description="List the recorded changes to files (every edit, write, delete, move, cell edit, "
+    "and files a bash/ws_shell/eval call changed), newest first, optionally of one session.",
+    parameters={"type": "object", "properties": {
+        "session": {"type": "string", "description": "Session id or label."},
+        "limit": {"type": "integer", "minimum": 1, "maximum": 500},
+    }, "additionalProperties": False},
+    run=run_changes,
+    main_arg="session",
+    touches_image=False,
+)
+
+UNDO_TOOL = Tool(
+    name="undo",
+    profile="kli",
+    gate=GATE_WRITE,
+    description="Take back a recorded change (change=<id> from changes), or everything a session "
+    "did since a time (session=<label> since=HH:MM). Refused, naming the file, when a file "
+    "changed since; force=true overrides. An undo is itself a change (redo takes it back).",
+    parameters={"type": "object", "properties": {
+        "change": {"type": "string", "description": "A change id (ch-…)."},
+        "session": {"type": "string", "description": "Session id or label (with since)."},
+        "since": {"type": "string", "description": "HH:MM today, ISO 8601, or epoch seconds."},
+        "force": _FORCE,
+    }, "additionalProperties": False},
+    run=run_undo,
+    main_arg="change",
+    mutates=True,
+    touches_image=False,
+)
+
+REDO_TOOL = Tool(
+    name="redo",
+    profile="kli",
+    gate=GATE_WRITE,
+    description="Put back a change that undo took back (change=<the undone change's id>).",
+    parameters={"type": "object", "properties": {
+        "change": {"type": "string", "description": "The id of the change that was undone."},
+        "force": _FORCE,
+    }, "required": ["change"], "additionalProperties": False},
+    run=run_redo,
+    main_arg="change",
+    mutates=True,
+    touches_image=False,
+)
