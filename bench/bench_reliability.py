@@ -1,10 +1,11 @@
 """Reliability figures of issue 18: how often a stale anchor is accepted, before and after the
-exact check, and how long counting an edit's changed lines takes on large files.
+exact check, how long counting an edit's changed lines takes on large files, and how often a
+count from an edit's plan is above the whole-file minimum.
 
     .venv/bin/python bench/bench_reliability.py [--cases 2000] [--big-mb 20] [--seed 18]
 
-Prints two Markdown tables (docs/reliability.md, "Stale means stale"; docs/benchmarks.md,
-"Large files").
+Prints three Markdown tables (docs/reliability.md, "Stale means stale"; docs/benchmarks.md,
+"Large files"; docs/reliability.md, "Bounded inputs, bounded time": the plan's counts).
 
 Stale anchors, on real lines (the ``.py`` files of the standard library, read through a real
 Workspace, changed on disk behind the session's back, then edited with the anchor the session
@@ -218,12 +219,70 @@ def large_table(big_mb: int) -> str:
     return head + "\n" + "\n".join(rows)
 
 
+def plan_count_table(trials: int, rng: random.Random) -> str:
+    """How often a count from the plan differs from the whole-file minimum: random
+    ``replace_all`` edits (each span counted alone) and random ``ws_patch`` patches (made by
+    ``difflib.unified_diff``) on small files of few distinct lines, where spans interact most."""
+    rows = []
+    with tempfile.TemporaryDirectory() as root:
+        ws = Workspace(root)
+        path = os.path.join(root, "f.txt")
+        edits = more = 0
+        for _ in range(trials):
+            lines = [rng.choice(["a", "b", "c", "ab", ""]) for _ in range(rng.randint(2, 12))]
+            text = "\n".join(lines) + "\n"
+            old = rng.choice(["a", "b", "a\nb", "b\n", "\na", "c"])
+            new = "".join(rng.choice(["a", "b", "c", "\n"]) for _ in range(rng.randint(0, 5)))
+            if text.count(old) < 2:
+                continue
+            with open(path, "w", encoding="utf-8", newline="") as fh:
+                fh.write(text)
+            r = ws.call("ws_edit", {"path": "f.txt", "old_str": old, "new_str": new,
+                                    "replace_all": True})
+            if not r.ok:
+                continue
+            edits += 1
+            with open(path, newline="") as fh:
+                after = fh.read()
+            change = r.details["files"][0]
+            more += (change["added"], change["removed"]) != count_changes(text, after)
+        rows.append(f"| ws_edit replace_all (2+ spans) | {edits} | {more} |")
+        patches = differ = 0
+        for _ in range(trials):
+            lines = [rng.choice(["a", "b", "c", "ab", "", "}"]) for _ in range(rng.randint(2, 40))]
+            edited = list(lines)
+            for _ in range(rng.randint(1, 5)):
+                at = rng.randint(0, len(edited))
+                edited[at : at + rng.randint(0, 3)] = [
+                    rng.choice(["a", "n", "", "}"]) for _ in range(rng.randint(0, 3))
+                ]
+            text = "\n".join(lines) + "\n"
+            want = "\n".join(edited) + ("\n" if edited else "")
+            patch = "".join(difflib.unified_diff(text.splitlines(True), want.splitlines(True),
+                                                 "a/f.txt", "b/f.txt"))
+            if not patch or not edited:
+                continue
+            with open(path, "w", encoding="utf-8", newline="") as fh:
+                fh.write(text)
+            r = ws.call("ws_patch", {"patch": patch})
+            if not r.ok:
+                continue
+            patches += 1
+            with open(path, newline="") as fh:
+                after = fh.read()
+            change = r.details["files"][0]
+            differ += (change["added"], change["removed"]) != count_changes(text, after)
+        rows.append(f"| ws_patch (difflib hunks) | {patches} | {differ} |")
+    head = "| edits | applied | counted above the whole-file minimum |\n|---|---:|---:|"
+    return head + "\n" + "\n".join(rows)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--cases", type=int, default=2000)
     parser.add_argument("--big-mb", type=int, default=20)
     parser.add_argument("--seed", type=int, default=18)
-    parser.add_argument("--only", choices=["stale", "large"], default=None)
+    parser.add_argument("--only", choices=["stale", "large", "counts"], default=None)
     args = parser.parse_args()
     rng = random.Random(args.seed)
     if args.only in (None, "stale"):
@@ -231,6 +290,9 @@ def main() -> None:
         print()
     if args.only in (None, "large"):
         print(large_table(args.big_mb))
+        print()
+    if args.only in (None, "counts"):
+        print(plan_count_table(args.cases, rng))
 
 
 if __name__ == "__main__":
