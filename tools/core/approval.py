@@ -143,6 +143,15 @@ def held(call: Call, settings: Mapping[str, Any]) -> ToolResult | None:
         return ToolResult.error(problem, error="bad_settings")
     if current[action] != REVIEW:
         return None
+    repair = call.args.get("accept_repair") if call.tool.name == "edit" else None
+    if isinstance(repair, str):  # the preview is already in the person's queue
+        return ToolResult.success(
+            f"Not written: under approval mode 'review' a person decides repair previews, and "
+            f"{repair} is waiting in their queue. Go on with other work, or wait for the "
+            f"decision: await_decision id='{repair}' timeout=60.",
+            status="pending",
+            candidate=repair,
+        )
     if action == FILE:
         return _hold_file(call)
     return _propose(call, CallPlan(call.tool.name, dict(call.args), action))

@@ -338,3 +338,20 @@ def test_a_held_cell_edit_is_refused_when_the_notebook_changed_since(root: Path)
     a = approval.accept_any(ws, r.details["proposal"], "ui")
     assert not a.ok and "nb.ipynb changed since proposal" in a.text
     assert (root / "nb.ipynb").read_text() == changed
+
+
+def test_under_review_an_agents_accept_repair_leaves_the_preview_to_the_person(root: Path) -> None:
+    lisp = "(defun f (x)\n  (let ((y 1))\n    (+ x y)))\n\n(defun g () 1)\n"
+    (root / "a.lisp").write_text(lisp)
+    ws = review(root)
+    agent = ws.open_session("agent")
+    assert ws.call("read", {"path": "a.lisp"}, agent, source="agent").ok
+    patch = f"@@ a.lisp\n= 5:{line_hash('(defun g () 1)')}\n~(defun g () (h 1)\n~(defun h (x) x)\n"
+    r = ws.call("edit", {"input": patch}, agent, source="agent")
+    cid = r.details["candidate"]  # a repair preview: nothing to hold, already in the queue
+    a = ws.call("edit", {"accept_repair": cid, "path": "a.lisp"}, agent, source="agent")
+    assert a.details["status"] == "pending" and f"await_decision id='{cid}'" in a.text
+    assert (root / "a.lisp").read_text() == lisp
+    assert [p.id for p in ws.pending_candidates()] == [cid]
+    assert approval.accept_any(ws, cid, "ui").ok
+    assert (root / "a.lisp").read_text() != lisp
