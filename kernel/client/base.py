@@ -223,12 +223,19 @@ class AgentClient:
 
     def stop(self, waiter: _Waiter) -> bool:
         """Stop the request of ``waiter`` in the kernel: interrupt the kernel if it is running
-        that request (a long eval ends 'interrupted', a bash command is killed). A request still
-        queued behind other work is left to run (an interrupt would stop the other work, e.g.
-        a person's cell). True when it interrupted."""
+        that request and nothing else (a long eval ends 'interrupted'). A request still queued
+        behind other work is left to run (an interrupt would stop the other work, e.g. a
+        person's cell), and so is a call of a tool that does not touch the image: it runs on a
+        kernel subshell thread, which an interrupt does not reach. True when it interrupted."""
         answered = waiter.future.done() and not waiter.future.cancelled()
         if answered or self._broken is not None or self._closed:
             return False
+        if waiter.tool is not None:
+            from kli.tools.registry import REGISTRY
+
+            entry = REGISTRY.tools.get(waiter.tool)
+            if entry is not None and not entry.touches_image:
+                return False
         if waiter.msg_id is not None and list(self._busy) == [waiter.msg_id]:
             try:
                 self.interrupt()
