@@ -376,7 +376,7 @@ def accept(ws: Workspace, proposal: Proposal, by: str, session: Session | None =
                 f"ask the agent to re-read {name} and make the change again."
             ))
         try:
-            _apply(ws, plan)
+            recorded = _recorded_apply(ws, plan, proposal, by)
         except atomic.Stale:
             return _refusal(ws, proposal, by, (
                 f"Accept refused: a file of proposal {proposal.id} changed while it was being "
@@ -391,12 +391,29 @@ def accept(ws: Workspace, proposal: Proposal, by: str, session: Session | None =
         if written_for is not None:
             written_for.views.update(plan.views)  # what the agent would have been shown
         files = [{**f, "status": "written"} for f in plan.files]
+        undo_id = recorded.details.get("change")
         text = (f"Accepted proposal {proposal.id}: wrote {plan.tool}'s change to "
                 f"{', '.join(str(f.get('path')) for f in plan.files)} exactly as proposed.")
         decision = Decision(WRITTEN, ACCEPTED, by, text)
         ws.decide(proposal, decision)
     return ToolResult.success(text, files=files, candidate=proposal.id,
-                              resolved=decision.to_json(proposal.id))
+                              resolved=decision.to_json(proposal.id),
+                              **({"change": undo_id} if undo_id else {}))
+
+
+def _recorded_apply(ws: Workspace, plan: CallPlan, proposal: Proposal, by: str) -> ToolResult:
+    """``_apply``, recorded as one change of the undo timeline (``kli.tools.core.undo``) in
+    the name of the proposal's tool and session."""
+    from kli.tools.core import undo
+    from kli.tools.core.registry import Call
+    from kli.tools.registry import REGISTRY
+
+    session = ws.sessions.get(proposal.session_id) or ws.default_session
+    call = Call(ws=ws, session=session, tool=REGISTRY.tools[plan.tool], args=plan.args, source=by)
+    settings = ws.settings
+    with undo.track(call, settings) as tracker:
+        _apply(ws, plan)
+    return undo.finish(call, tracker, ToolResult.success(""), settings)
 
 
 def _apply(ws: Workspace, plan: CallPlan) -> None:

@@ -160,3 +160,25 @@ def test_a_file_too_large_to_keep_is_listed_but_its_undo_is_refused(root: Path, 
     assert _files(r)["big.txt"]["before"] is None
     u = ws.call("undo", {"change": r.details["change"]})
     assert not u.ok and u.details["error"] == "not_kept" and "big.txt" in u.text
+
+
+def test_an_accepted_held_edit_is_a_recorded_change_that_undo_takes_back(root: Path) -> None:
+    import json
+
+    from kli.tools.core import approval
+    from kli.tools.file.anchors import line_hash
+
+    (root / ".kli").mkdir()
+    (root / ".kli" / "settings.json").write_text(json.dumps({"approval": "review"}))
+    (root / "a.py").write_text("def f():\n    return 1\n")
+    ws = Workspace(str(root))
+    agent = ws.open_session("agent")
+    assert ws.call("read", {"path": "a.py"}, agent, source="agent").ok
+    patch = f"@@ a.py\n= 2:{line_hash('    return 1')}\n~    return 10\n"
+    held = ws.call("edit", {"input": patch}, agent, source="agent")
+    assert "change" not in held.details  # nothing written yet, nothing recorded
+    a = approval.accept_any(ws, held.details["proposal"], "ui")
+    assert a.ok and a.details["change"], a.text
+    assert [c.tool for c in undo.timeline(str(root))] == ["edit"]
+    assert ws.call("undo", {"change": a.details["change"]}).ok
+    assert (root / "a.py").read_text() == "def f():\n    return 1\n"

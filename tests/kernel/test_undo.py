@@ -1,0 +1,68 @@
+"""Every change visible and undo in a real kernel, through jupyter_client: an agent's ``bash``
+that writes a file shows the file's diff in its result and in the UI's event; the person's
+``%kli undo`` of an agent's edit restores the exact bytes, and is refused after the person
+changed the file (docs/review.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kli.tools.file.anchors import line_hash
+
+pytestmark = pytest.mark.kernel
+
+
+def _text(outputs: list[dict[str, Any]]) -> str:
+    parts = []
+    for m in outputs:
+        c = m["content"]
+        parts.append(c.get("text") or (c.get("data") or {}).get("text/plain", ""))
+    return "\n".join(parts)
+
+
+def test_an_agents_bash_that_writes_a_file_shows_its_diff_in_result_and_event(kernel: Any, kroot: Path) -> None:
+    (kroot / "notes.txt").write_text("first\n")
+    ui, _ = kernel.open_comm("kli.ui", {"replay": 0})
+    agent, _ = kernel.open_comm("kli.agent", {"label": "shell-bot"})
+    start = len(kernel.seen)
+    r = kernel.call(agent, "bash", {"command": "echo second >> notes.txt && echo hi > made.txt"})
+    assert r["ok"], r["text"]
+    files = {f["path"]: f for f in r["details"]["files"]}
+    assert files["notes.txt"]["before"] == "first\n" and files["notes.txt"]["after"] == "first\nsecond\n"
+    assert files["made.txt"]["change_kind"] == "created" and "created made.txt" in r["text"]
+    kernel.settle(0.3)
+    [event] = [d["event"] for d in kernel.comm_data(ui, start)
+               if d["op"] == "event" and d["event"]["tool"] == "bash"]
+    shown = {f["path"]: f for f in event["details"]["files"]}
+    assert shown["notes.txt"]["added"] == 1 and shown["notes.txt"]["detected"] is True
+    assert event["details"]["change"] == r["details"]["change"]
+    kernel.close_comm(agent)
+    kernel.close_comm(ui)
+
+
+def test_undo_magic_restores_an_agents_edit_and_is_refused_after_the_person_changed_it(
+    kernel: Any, kroot: Path
+) -> None:
+    original = b"def f():\n    return 1\n"
+    (kroot / "u.py").write_bytes(original)
+    agent, _ = kernel.open_comm("kli.agent", {"label": "editor"})
+    assert kernel.call(agent, "read", {"path": "u.py"})["ok"]
+    patch = f"@@ u.py\n= 2:{line_hash('    return 1')}\n~    return 2\n"
+    e = kernel.call(agent, "edit", {"input": patch})
+    assert e["ok"], e["text"]
+    change = e["details"]["change"]
+    listed = _text(kernel.execute("%kli changes editor")[1])
+    assert change in listed and "edit: u.py" in listed
+    _reply, out = kernel.execute(f"%kli undo {change}")
+    assert (kroot / "u.py").read_bytes() == original, _text(out)
+    _reply, out = kernel.execute(f"%kli redo {change}")
+    assert (kroot / "u.py").read_text() == "def f():\n    return 2\n", _text(out)
+    (kroot / "u.py").write_text("# the person's\n")
+    redone = next(c for c in _text(kernel.execute("%kli changes")[1]).split() if c.startswith("ch-"))
+    _reply, out = kernel.execute(f"%kli undo {redone}")
+    assert "undo refused: u.py changed" in _text(out)
+    assert (kroot / "u.py").read_text() == "# the person's\n"
+    kernel.close_comm(agent)
