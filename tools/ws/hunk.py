@@ -170,6 +170,8 @@ class _Render:
         neighbour written at its own indentation (else the one before it), else the way the
         span was matched. None when both neighbours were written at this line's indentation
         but the file indents them differently: the drift lost which one it belongs with."""
+        if not text.strip():
+            return text  # an empty added line gets no indentation it did not have
         refs = self.refs.get(pos, [None, None])
         before = refs[0]
         if pos in self.stands_in and before is not None:
@@ -235,7 +237,7 @@ def _neighbours(
             refs[pos] = [last, None]
             waiting.append(pos)
             continue
-        if k in aligned:
+        if k in aligned and text.strip():  # a blank line says nothing about indentation
             last = (text, span_lines[aligned[k]])
             for w in waiting:
                 refs[w][1] = last
