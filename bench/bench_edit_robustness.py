@@ -13,7 +13,9 @@ emits that change with one kind of realistic drift:
   none              — what it read, exactly
   trailing_ws       — trailing blanks added to the lines it copied
   indent_shifted    — everything it emitted de-indented to column 0 (or indented by 4)
-  indent_width      — everything it emitted re-indented at half the width (4 spaces → 2)
+  indent_width      — everything it emitted re-indented at half the width (4 spaces → 2;
+                      regions with an odd indentation are not drawn: halving it loses
+                      which of two columns was meant, for any tool)
   blank_dropped     — blank lines dropped from the text it copied
   blank_edges       — (ws_edit) old_str without the region's edge blank lines, new_str the
                       region in full, re-emitting them (a loose quote of the region)
@@ -190,6 +192,8 @@ def make_case(rng: random.Random, path: str, drift: str, lang: str = "python") -
             continue
         if drift == "blank_dropped" and not any(not ln.strip() for ln in region):
             continue
+        if drift == "indent_width" and any(len(_indent(ln)) % 2 for ln in region):
+            continue  # halving an odd column loses which of two columns was meant
         # Make old_str unique as the contract asks: grow context until it is (or give up).
         while text.count("\n".join(lines[first : last + 1])) > 1 and last - first < 14:
             first, last = max(0, first - 1), min(len(lines) - 1, last + 1)

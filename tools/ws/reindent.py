@@ -52,8 +52,8 @@ def relevel_lines(new_lines: Sequence[str], levels: Sequence[tuple[str, str]]) -
     out = []
     for line in new_lines:
         ind = leading_ws(line)
-        if not line.strip():
-            out.append(table[ind] if ind and ind in table else line)
+        if not ind:
+            out.append(line)  # column 0, or an empty line
         elif ind in table:
             out.append(table[ind] + line[len(ind) :])
         else:
