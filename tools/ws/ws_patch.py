@@ -158,9 +158,8 @@ def _forgot_for_sure(hunk: Hunk, span_lines: list[str]) -> bool:
     the parser saw an unprefixed line; or a removed line with indentation stands verbatim in
     the file (a '-' is never forgotten, so the hunk was not re-indented); or, of the landed
     context lines, one is right as written at a non-zero indentation while another is right
-    only whole; or lines right only whole stand at two different indentations. Re-indented
-    code (a uniform shift, or widths scaled, 2 → 1) fits the whole reading at one indentation
-    at most, and as written only at column 0."""
+    only whole. Re-indented code fits as written only at column 0, and the whole reading at
+    any indentation the drift happens to map one column short (halving: columns 1 and 2)."""
     alt = hunk.alt_body or []
     if any(
         tag == " " and t.strip() and t == w
@@ -175,7 +174,7 @@ def _forgot_for_sure(hunk: Hunk, span_lines: list[str]) -> bool:
     old = [(tag, t, w) for (tag, t), (_tag, w) in zip(hunk.body, alt, strict=True) if tag != "+"]
     landed = align(hunk.body, span_lines, pair_removals=False)
     written_at: set[str] = set()
-    whole_at: set[str] = set()
+    whole_at: set[str] = set()  # (only whether there is one counts)
     for k, (tag, t, w) in enumerate(old):
         j = landed.get(k)
         if tag != " " or j is None or not t.strip() or t == w:
@@ -185,7 +184,7 @@ def _forgot_for_sure(hunk: Hunk, span_lines: list[str]) -> bool:
             written_at.add(file_indent)
         elif leading_ws(w) == file_indent:
             whole_at.add(file_indent)
-    return bool(whole_at) and (any(written_at) or len(whole_at) > 1)
+    return bool(whole_at) and any(written_at)
 
 
 def _settle_reading(
