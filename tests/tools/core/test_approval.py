@@ -355,3 +355,19 @@ def test_under_review_an_agents_accept_repair_leaves_the_preview_to_the_person(r
     assert [p.id for p in ws.pending_candidates()] == [cid]
     assert approval.accept_any(ws, cid, "ui").ok
     assert (root / "a.lisp").read_text() != lisp
+
+
+def test_a_held_call_records_no_change_until_it_is_accepted(
+    root: Path,
+) -> None:
+    (root / "a.py").write_text(TEXT)
+    ws = review(root)
+    agent = ws.open_session("agent")
+    r = agent_edit(ws, agent)
+    assert "change" not in r.details
+    assert "a.py" not in ws.call("changes", {}, source="ui").text
+    a = approval.accept_any(ws, r.details["proposal"], "ui")
+    assert a.ok and a.details.get("change"), a.details
+    assert "a.py" in ws.call("changes", {}, source="ui").text
+    assert ws.call("undo", {"change": a.details["change"]}, source="ui").ok
+    assert (root / "a.py").read_text() == TEXT
