@@ -379,6 +379,9 @@ class Hub:
         if request.op == "bulk":
             result = approval.bulk(self.ws, data["action"], "ui", session=data.get("session"),
                                    path=data.get("path"), note=data.get("note") or "")
+        elif request.op == "undo":  # the panel's Undo: the undo tool, as the person
+            args = {k: data[k] for k in ("change", "session", "since", "force") if k in data}
+            result = self.ws.call("undo", args, self.magic_session, source="ui")
         elif request.op == "accept":
             result = self.accept(data["candidate"], "ui")
         else:

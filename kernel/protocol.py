@@ -269,6 +269,10 @@ FILE = Shape("FileChange", "One file's change (`kli.tools.core.changes.file_chan
     Field("reason", nullable(STR), "named reason, e.g. `repair_outside_edit`", required=False),
     Field("message", nullable(STR), "human-readable reason", required=False),
     Field("marks", ListOf(Ref("Mark")), "ranges in `after` a repair changed", required=False),
+    Field("detected", BOOL, "found by the tree walk after a `bash` / `ws_shell` / `eval` call "
+          "(not reported by a file tool)", required=False),
+    Field("change_kind", STR, "of a detected file: `created`, `modified` or `deleted`",
+          required=False),
 ), extra=True)
 
 EVENT = Shape("ToolEvent", "One tool call, from any source.", (
@@ -282,8 +286,9 @@ EVENT = Shape("ToolEvent", "One tool call, from any source.", (
     Field("source", EventSource, required=False),
     Field("ok", BOOL),
     Field("text", STR, "the result text", required=False),
-    Field("details", MapOf(ANY), "the result details; `files`: list of FileChange",
-          required=False),
+    Field("details", MapOf(ANY), "the result details; `files`: list of FileChange; `change`: "
+          "the id of the recorded change (undo); `detection`: the tree walk's bounds and whether "
+          "it was complete", required=False),
     Field("duration_ms", NUM, required=False),
 ))
 
@@ -480,6 +485,19 @@ SET_APPROVAL = Shape("ApprovalRequest", "Switch approval mode live for one kind 
     Field("kind", ApprovalKind, "absent: every kind", required=False),
 ), op="approval", target=UI_TARGET, sender="client", extra=True)
 
+UNDO = Shape("UndoRequest", "Take back a recorded change (`details.change` of a call event), "
+             "or everything one session did since a time: the `undo` tool as the person "
+             "(docs/review.md); the reply is its `result` (refused, naming the file, when a file "
+             "changed since, unless `force`).", (
+    Field("id", ID),
+    Field("change", STR, "a change id (`ch-…`)", required=False),
+    Field("session", STR, "with `since`: whose changes (session id or label)", required=False),
+    Field("since", STR, "with `session`: HH:MM today, ISO 8601, or epoch seconds",
+          required=False),
+    Field("force", BOOL, "undo even though a file changed since (the person confirmed)",
+          required=False),
+), op="undo", target=UI_TARGET, sender="client", extra=True)
+
 REPLAY = Shape("ReplayRequest", "Send a new `hello` naming this request.", (
     Field("id", ID),
     Field("limit", INT, f"how many events (default {DEFAULT_REPLAY})", required=False),
@@ -488,7 +506,7 @@ REPLAY = Shape("ReplayRequest", "Send a new `hello` naming this request.", (
 OBJECTS = (MARK, FILE, EVENT, CANDIDATE, DECISION, SESSION, TOOL_INFO, EDIT_BUNDLE, AGENT_OPEN,
            UI_OPEN)
 MESSAGES = (AGENT_HELLO, UI_HELLO, RESULT, SPECS, PONG, ERROR, EVENT_MSG, RESOLVED, PROPOSED,
-            EXPIRED, APPROVAL, CALL, LIST, PING, ACCEPT, REJECT, REPLAY, BULK, SET_APPROVAL)
+            EXPIRED, APPROVAL, CALL, LIST, PING, ACCEPT, REJECT, REPLAY, BULK, SET_APPROVAL, UNDO)
 SHAPES = {s.name: s for s in (*OBJECTS, *MESSAGES)}
 # What the extension receives on kli.ui, as one union (``KernelMsg`` in TypeScript).
 UI_INCOMING = (UI_HELLO, EVENT_MSG, RESOLVED, PROPOSED, EXPIRED, APPROVAL, RESULT, ERROR)

@@ -89,6 +89,10 @@ export interface IFileChange {
   message?: string | null;
   /** ranges in `after` a repair changed */
   marks?: IMark[];
+  /** found by the tree walk after a `bash` / `ws_shell` / `eval` call (not reported by a file tool) */
+  detected?: boolean;
+  /** of a detected file: `created`, `modified` or `deleted` */
+  change_kind?: string;
   [extra: string]: unknown;
 }
 
@@ -109,7 +113,7 @@ export interface IToolEvent {
   ok: boolean;
   /** the result text */
   text?: string;
-  /** the result details; `files`: list of FileChange */
+  /** the result details; `files`: list of FileChange; `change`: the id of the recorded change (undo); `detection`: the tree walk's bounds and whether it was complete */
   details?: Record<string, unknown>;
   duration_ms?: number;
 }
@@ -443,6 +447,23 @@ export interface IApprovalRequest {
   mode: ApprovalMode;
   /** absent: every kind */
   kind?: ApprovalKind | string;
+}
+
+/** Take back a recorded change (`details.change` of a call event), or everything one session did since a time: the `undo` tool as the person (docs/review.md); the reply is its `result` (refused, naming the file, when a file changed since, unless `force`). */
+export interface IUndoRequest {
+  /** protocol version (absent: 1) */
+  v?: number;
+  /** the message kind */
+  op: 'undo';
+  id: string | number;
+  /** a change id (`ch-…`) */
+  change?: string;
+  /** with `since`: whose changes (session id or label) */
+  session?: string;
+  /** with `session`: HH:MM today, ISO 8601, or epoch seconds */
+  since?: string;
+  /** undo even though a file changed since (the person confirmed) */
+  force?: boolean;
 }
 
 /** What the extension receives on `kli.ui`. */

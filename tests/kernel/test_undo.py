@@ -66,3 +66,24 @@ def test_undo_magic_restores_an_agents_edit_and_is_refused_after_the_person_chan
     assert "undo refused: u.py changed" in _text(out)
     assert (kroot / "u.py").read_text() == "# the person's\n"
     kernel.close_comm(agent)
+
+
+def test_the_panels_undo_request_takes_back_an_agents_change_and_names_a_changed_file(
+    kernel: Any, kroot: Path
+) -> None:
+    ui, _ = kernel.open_comm("kli.ui", {"replay": 0})
+    agent, _ = kernel.open_comm("kli.agent", {"label": "panel-bot"})
+    r = kernel.call(agent, "bash", {"command": "echo one > p1.txt"})
+    change = r["details"]["change"]
+    reply = kernel.request(ui, {"op": "undo", "change": change})
+    assert reply["op"] == "result" and reply["ok"], reply["text"]
+    assert not (kroot / "p1.txt").exists()
+    kernel.call(agent, "bash", {"command": "echo two > p2.txt"})
+    (kroot / "p2.txt").write_text("the person's\n")
+    refused = kernel.request(ui, {"op": "undo", "session": "panel-bot", "since": "0"})
+    assert not refused["ok"] and "p2.txt" in refused["text"]
+    assert (kroot / "p2.txt").read_text() == "the person's\n"
+    bad = kernel.request(ui, {"op": "undo"})
+    assert bad["op"] == "error"
+    kernel.close_comm(agent)
+    kernel.close_comm(ui)

@@ -20,7 +20,7 @@ from kli.tools.core import approval
 PROTOCOL_VERSION = 1  # ``v`` of every message (kli.kernel.protocol lists it with the rest)
 AGENT_TARGET = "kli.agent"  # the comm target an agent opens on a kernel (kli.kernel.client)
 AGENT_OPS = ("call", "list", "ping")  # kli.agent and serve --stdio
-UI_OPS = ("accept", "reject", "replay", "bulk", "approval")  # kli.ui
+UI_OPS = ("accept", "reject", "replay", "bulk", "approval", "undo")  # kli.ui
 DEFAULT_OP = "call"  # an agent request without ``op``
 DEFAULT_PROFILE = "kli"  # ``list`` without ``profile``
 
@@ -141,4 +141,11 @@ def parse_request(
         ):
             return BadRequest(rid, BAD_REQUEST, "approval needs 'mode', \"auto\" or \"review\", "
                               "and optionally 'kind': \"file\", \"shell\" or \"eval\".")
+    if op == "undo":
+        wanted = [k for k in ("change", "session", "since") if data.get(k) is not None]
+        if not wanted or any(not isinstance(data[k], str) for k in wanted) or (
+            data.get("force") is not None and not isinstance(data.get("force"), bool)
+        ):
+            return BadRequest(rid, BAD_REQUEST, "undo needs 'change' (a change id), or 'session' "
+                              "and 'since' (strings), and optionally 'force' (a boolean).")
     return Request(rid, op, data=data)
