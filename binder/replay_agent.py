@@ -88,21 +88,6 @@ def connect_on_subshell(connection_file: str, *, label: str, timeout: float) -> 
             self.client.shell_channel.send(msg)
             return str(msg["header"]["msg_id"])
 
-        def _sync_iopub(self, timeout: float) -> None:
-            deadline = time.monotonic() + timeout
-            while time.monotonic() < deadline:
-                msg_id = self.send_shell("kernel_info_request", {})
-                until = time.monotonic() + 0.5
-                while time.monotonic() < until:
-                    try:
-                        msg = self.client.get_iopub_msg(timeout=0.1)
-                    except queue.Empty:
-                        continue
-                    if msg.get("parent_header", {}).get("msg_id") == msg_id:
-                        self._drain_shell()
-                        return
-            raise client.KernelError(f"the kernel did not answer within {timeout:g} s")
-
     kc = BlockingKernelClient(connection_file=connection_file)
     kc.load_connection_file()
     return AgentClient(SubshellTransport(kc), label=label, timeout=timeout)
