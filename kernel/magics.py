@@ -21,6 +21,7 @@ tool's options, from the same registry.
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -33,6 +34,7 @@ from kli.tools.registry import ALL, PROFILE_CHOICES
 if TYPE_CHECKING:
     from kli.kernel.comms import Hub
     from kli.tools.core.registry import Tool
+    from kli.tools.core.result import ToolResult
 
 SUBCOMMANDS = ("tools", "caps", "help", "approval", "pending", "accept", "reject")
 TOOLS_PROFILES = PROFILE_CHOICES
@@ -118,6 +120,107 @@ def positional_slots(tool: Tool, *, cell: bool) -> list[str]:
     if cell and tool.main_arg in slots:
         slots.remove(tool.main_arg)
     return slots
+
+
+def magic_call(tool: Tool, args: dict[str, Any]) -> str | None:
+    """The ``%kli`` line that makes the call ``args`` (``%kli read a.py --start 1 --end 8``):
+    bare words for the positional slots given in order, ``--option value`` for the rest — the
+    parser's own reading of the registry's argument info. None when a value cannot go on one
+    line (a patch of several lines goes in a ``%%kli`` cell)."""
+    props = _props(tool)
+    words: list[str] = []
+    rest = dict(args)
+    for slot in positional_slots(tool, cell=False):
+        if slot not in rest or not isinstance(rest[slot], str) or rest[slot].startswith("-"):
+            break
+        words.append(_word(rest.pop(slot)))
+    for name, value in rest.items():
+        if name not in props and name not in tool.aliases:
+            return None
+        flag = "--" + name.replace("_", "-")
+        if isinstance(value, bool):
+            words.append(flag if value else "--no-" + flag[2:])
+        elif isinstance(value, (int, float, str)):
+            words += [flag, _word(str(value))]
+        else:
+            return None
+    line = " ".join([f"%kli {tool.name}", *words])
+    return None if "\n" in line else line
+
+
+def _word(value: str) -> str:
+    """``value`` as one magic word: quoted only when the tokenizer would split or unquote it."""
+    if value and not any(c.isspace() or c in "'\"\\" for c in value):
+        return value
+    return shlex.quote(value)
+
+
+# A call written for the agent: ``read path='a.py' start=1 end=8`` (the arguments as Python
+# literals or bare words) or ``edit {"accept_repair": "c1", "path": "a.py"}`` (JSON).
+_KV = r"""\w+=(?:'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"|[^\s'",;)\]]+)"""
+_KV_ONE = re.compile(r"""(\w+)=('(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"|[^\s'",;)\]]+)""")
+
+
+def _agent_args(tool: Tool, written: str) -> dict[str, Any] | None:
+    """The arguments of an agent-syntax call's text (after the tool name), or None."""
+    import ast
+
+    if written.startswith("{"):
+        try:
+            args = json.loads(written)
+        except ValueError:
+            return None
+        return args if isinstance(args, dict) else None
+    args = {}
+    for m in _KV_ONE.finditer(written):
+        name, raw = m.group(1), m.group(2)
+        if raw[:1] in "'\"":
+            try:
+                args[name] = ast.literal_eval(raw)
+            except (ValueError, SyntaxError):
+                return None
+        else:
+            try:
+                args[name] = _convert(tool, name, raw)
+            except MagicUsageError:
+                return None
+    return args
+
+
+def for_person(text: str) -> str:
+    """``text`` with every call written for the agent (``read path='a.py' start=1``) said as
+    the magic a person types (``%kli read a.py --start 1``); a call that has no one-line magic
+    form stays as written. Results of magics are shown through this: the tools write their
+    hints once, for the agent."""
+    from kli.tools.registry import REGISTRY
+
+    names = "|".join(re.escape(n) for n in sorted(REGISTRY.tools, key=len, reverse=True))
+    pattern = re.compile(
+        rf"(?<![%\w.])({names})((?: {_KV})+|" + r""" \{[^{}\n]*\})"""
+    )
+
+    def spoken(m: re.Match[str]) -> str:
+        tool = REGISTRY.tools[m.group(1)]
+        args = _agent_args(tool, m.group(2).strip())
+        line = magic_call(tool, args) if args else None
+        return line or m.group(0)
+
+    return pattern.sub(spoken, text)
+
+
+def spoken_to_person(result: ToolResult) -> ToolResult:
+    """``result`` as a magic shows it: its text and its files' messages ``for_person``."""
+    from kli.tools.core.result import ToolResult
+
+    details = dict(result.details)
+    files = details.get("files")
+    if isinstance(files, list):
+        details["files"] = [
+            {**f, "message": for_person(f["message"])}
+            if isinstance(f, dict) and isinstance(f.get("message"), str) else f
+            for f in files
+        ]
+    return ToolResult(result.ok, for_person(result.text), details)
 
 
 def magic_usage(tool: Tool) -> str:
@@ -447,7 +550,7 @@ class KliMagics(Magics):
                 result = ToolResult(False, f"{result.text}\n{magic_usage(tool)}", result.details)
             elif cell is None and (hint := one_line_text_hint(tool, args, result.details)):
                 result = ToolResult(False, f"{result.text}\n{hint}", result.details)
-        show_result(self.hub, tool.name, result, session.id)
+        show_result(self.hub, tool.name, spoken_to_person(result), session.id)
 
     def _review(self, head: str, rest: str) -> None:
         """The review magics (docs/review.md): typed by the person, so never held."""

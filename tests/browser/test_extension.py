@@ -136,7 +136,8 @@ def test_repair_preview_accept_writes_reject_keeps_and_stale_accept_is_refused(l
     view.get_by_role("button", name="Accept").click()
     view.locator(".kli-Repair[data-state='refused']").wait_for()
     outcome = view.locator(".kli-Repair-outcome").inner_text()
-    assert outcome.startswith("Refused: ") and "changed since preview" in outcome
+    assert outcome.startswith("Refused: ") and "changed since this preview" in outcome
+    assert "run the edit again for a fresh preview" in outcome  # what the person can do
     assert view.get_by_role("button", name="Accept").is_disabled()
     assert (root / "stale.py").read_text() == "changed = True\n"
     lab.screenshot("repair-refused", cell)

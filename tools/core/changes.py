@@ -42,10 +42,15 @@ MAX_DIFF_STEPS = 4_000_000
 def count_changes(before: str, after: str) -> tuple[int, int]:
     """Lines added and removed between two texts: the fewest line insertions and deletions that
     turn one into the other (a changed line counts once each way), in time linear in the texts
-    plus the square of the changes; see ``MAX_CHANGED_LINES`` for the bound."""
+    plus the square of the changes; see ``MAX_CHANGED_LINES`` for the bound.
+
+    Lines end at ``\n`` only and keep it (a last line that gains or loses its newline changed;
+    a form feed is inside its line), as the extension's diff view splits them: its
+    ``countChanges`` (labextension/src/model/linediff.ts) gives the same numbers, both tested
+    against tests/fixtures/linecount/cases.json."""
     if before == after:
         return 0, 0
-    a, b = before.splitlines(), after.splitlines()
+    a, b = _lines(before), _lines(after)
     shortest = min(len(a), len(b))
     head = 0
     while head < shortest and a[head] == b[head]:
@@ -59,6 +64,15 @@ def count_changes(before: str, after: str) -> tuple[int, int]:
         return len(b), len(a)
     grown = len(b) - len(a)
     return (d + grown) // 2, (d - grown) // 2
+
+
+def _lines(text: str) -> list[str]:
+    """The lines of ``text``, each with its ``\n`` (the last one may have none)."""
+    parts = text.split("\n")
+    lines = [p + "\n" for p in parts[:-1]]
+    if parts[-1]:
+        lines.append(parts[-1])
+    return lines
 
 
 Edit = tuple[int, int, str]  # ``before[start:end]`` became this text
@@ -158,7 +172,9 @@ def file_change(
     ``before`` is the disk text before the call (None for a new file), ``after`` the text after
     it — for a preview, the candidate. ``marks`` are character ranges in ``after``
     (``{"from": a, "to": b, "note": "inserted ')'"}``) that a repair changed. Texts over
-    ``MAX_DIFF_TEXT`` are dropped (``too_large: true``) but the counts stay.
+    ``MAX_DIFF_TEXT`` are dropped (``too_large: true``) but the counts stay. Counts not given
+    are ``count_changes`` of the texts; a tool that gives them counts the lines that differ
+    from its own plan (``count_replaced``), never the range it replaced.
     """
     if status not in STATUSES:
         raise ValueError(f"unknown file status {status!r}")

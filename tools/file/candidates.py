@@ -114,9 +114,7 @@ def propose(
         rel,
         before,
         d.text,
-        "preview",
-        added=plan.added,
-        removed=plan.removed,
+        "preview",  # counted from the texts: the repair may change lines the plan did not
         candidate=cid,
         reason=d.reason,
         message=d.message,
@@ -297,9 +295,7 @@ def accept(call: Call, candidate_id: str) -> ToolResult:
         cand.path,
         cand.before,
         cand.after,
-        "written",
-        added=plan.file.added,
-        removed=plan.file.removed,
+        "written",  # counted from the texts, as its preview was
         candidate=candidate_id,
         reason=cand.reason,
         message=cand.message,

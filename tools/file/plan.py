@@ -36,6 +36,7 @@ import itertools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from kli.tools.core.changes import count_replaced
 from kli.tools.core.session import FileView, version_of
 from kli.tools.core.textfile import ending_near, keep_bom_lines, split_lines
 from kli.tools.file.anchors import line_hash
@@ -61,6 +62,21 @@ class PlanError(Exception):
         self.kind = kind
         self.path = path
         self.line = line
+
+
+def _replaced_runs(
+    lines: list[str], out: list[str], segments: list[tuple[int, int, int]], total: int
+) -> list[tuple[list[str], list[str]]]:
+    """``(old lines, new lines)`` of each stretch between the kept ``segments``."""
+    runs = []
+    old_at = new_at = 0
+    for start, count, at in segments:
+        if start > old_at or at > new_at:
+            runs.append((lines[old_at:start], out[new_at:at]))
+        old_at, new_at = start + count, at + count
+    if old_at < total or new_at < len(out):
+        runs.append((lines[old_at:total], out[new_at:]))
+    return runs
 
 
 @dataclass(frozen=True)
@@ -378,7 +394,6 @@ def plan_file(
     edited: list[tuple[int, int]] = []
     written: list[tuple[int, int]] = []
     cursor = 0
-    added = removed = 0
     for pos, is_range, _order, op in placed:
         if pos > cursor:
             segments.append((cursor, pos - cursor, len(out)))
@@ -392,10 +407,8 @@ def plan_file(
             edited.append((len(out) + 1, len(out) + len(payload)))
             written.append(edited[-1])
             out.extend(payload)
-            added += len(payload)
         if is_range:
             assert op.start is not None and op.end is not None
-            removed += op.end.line - op.start.line + 1
             cursor = op.end.line
             if not payload:
                 edited.append((max(1, len(out)), len(out) + 1))
@@ -412,6 +425,10 @@ def plan_file(
                 out[i] += cr_last
                 edited.append((i + 1, i + 1))
     keep_bom_lines(lines, out)  # a BOM stays at byte 0 whatever went before line 1
+    # The lines that differ, not the ranges replaced: lines 2..3 replaced by themselves and four
+    # more is +4 -0. Each run between kept segments is counted alone (count_replaced): the rest
+    # of the file is never diffed.
+    added, removed = count_replaced(_replaced_runs(lines, out, segments, total))
     after = "\n".join(out) + "\n" if out else ""
     if out:
         last = len(out)

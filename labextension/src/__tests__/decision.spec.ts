@@ -31,7 +31,8 @@ describe('fromReply', () => {
     });
     expect(d.state).toBe('refused');
     expect(d.reason).toBe('stale_candidate');
-    expect(decisionText(d)).toBe('Refused: a.lisp changed since the preview; edit it again.');
+    // The kernel's words are the agent's: the person is told what they can do.
+    expect(decisionText(d)).toMatch(/^Refused: the file changed since this preview was made/);
   });
 
   it('a refusal is read from the code, not from words in the text', () => {

@@ -103,6 +103,9 @@ export function merge(current: IDecision, next: IDecision, authoritative = false
   return next;
 }
 
+/** Refusal reasons that mean "the file is not as the preview saw it". */
+export const FILE_CHANGED = ['stale_candidate', 'file_changed'];
+
 /** The words shown after the buttons. */
 export function decisionText(d: IDecision): string {
   const by = d.by && d.by !== 'ui' ? ` (by ${d.by})` : '';
@@ -118,6 +121,14 @@ export function decisionText(d: IDecision): string {
         ? 'Discarded by the kernel: too many proposals were pending.'
         : `Rejected${by}.${d.note ? ` Note for the agent: ${d.note}` : ''}`;
     case 'refused':
+      if (d.reason && FILE_CHANGED.includes(d.reason)) {
+        // The kernel's words are for the agent (re-read, redo the edit): say what a person can do.
+        return (
+          `Refused${by}: the file changed since this preview was made, so nothing was written. ` +
+          'To apply the change, run the edit again for a fresh preview of the file as it is ' +
+          'now (or change the file by hand).'
+        );
+      }
       return `Refused${by}: ${d.text || 'the file changed since the preview.'}`;
     case 'gone':
       return `No longer pending: ${d.text || 'the kernel does not know this preview.'}`;
@@ -155,4 +166,18 @@ export function matchPending(
     return 'mismatch';
   }
   return 'match';
+}
+
+/** The head's word once every preview of a result is decided ('written', 'rejected'…), else null. */
+export function decidedWord(decisions: (IDecision | null)[]): string | null {
+  const states = decisions.filter((d): d is IDecision => d !== null).map(d => d.state);
+  if (!states.length || states.some(s => s === 'open' || s === 'busy' || s === 'failed')) {
+    return null;
+  }
+  const distinct = [...new Set(states)];
+  return distinct.length === 1
+    ? distinct[0] === 'gone'
+      ? 'no longer pending'
+      : distinct[0]
+    : 'decided';
 }

@@ -2,6 +2,7 @@
  * FILE (details.files[i]) → what the diff view shows. Pure: the widgets render this model.
  */
 import type { IFileChange } from '../protocol';
+import { countChanges } from './linediff';
 import { IRange, mapMarks } from './marks';
 
 export type StatusKind = 'written' | 'preview' | 'rejected' | 'refused' | 'other';
@@ -78,6 +79,52 @@ function statusKindOf(status: string): StatusKind {
   }
 }
 
+/**
+ * A file's +added -removed: counted from its texts when both are there (the lines the diff
+ * shows; a bundle saved by an older kernel may carry the range its patch replaced), else the
+ * kernel's numbers. The one count of the header and the activity panel's rows.
+ */
+export function fileCounts(
+  file: Pick<IFileChange, 'before' | 'after' | 'added' | 'removed' | 'too_large'>
+): { added: number; removed: number } {
+  if (!file.too_large && typeof file.before === 'string' && typeof file.after === 'string') {
+    return countChanges(file.before, file.after);
+  }
+  return { added: count(file.added), removed: count(file.removed) };
+}
+
+/**
+ * The two texts as the diff view shows them: a final line break both share is not a line (a
+ * text ending in "\n" would otherwise show a phantom empty last line). Repair marks are clipped to the
+ * text shown (mapMarks).
+ */
+export function displayTexts(
+  original: string,
+  modified: string
+): { original: string; modified: string } {
+  if (original.endsWith('\n') && modified.endsWith('\n')) {
+    return { original: original.slice(0, -1), modified: modified.slice(0, -1) };
+  }
+  if (original === '' && modified.endsWith('\n')) {
+    return { original, modified: modified.slice(0, -1) };
+  }
+  if (modified === '' && original.endsWith('\n')) {
+    return { original: original.slice(0, -1), modified };
+  }
+  return { original, modified };
+}
+
+/**
+ * The files a result's card list shows: a file refused before anything was proposed (a stale
+ * anchor, an unread file: no candidate text) has nothing to compare, and the result's text
+ * already says why — a card would repeat the message and show "+0 -0".
+ */
+export function shownFiles<T extends IFileChange>(files: T[]): T[] {
+  return files.filter(
+    f => !(f.status === 'rejected' && typeof f.after !== 'string' && !f.too_large)
+  );
+}
+
 export function fileToDiffModel(file: IFileChange): IDiffModel {
   const status = String(file.status ?? 'written');
   const before = typeof file.before === 'string' ? file.before : null;
@@ -92,16 +139,18 @@ export function fileToDiffModel(file: IFileChange): IDiffModel {
   } else if (isPreview) {
     statusText = 'preview (not written)';
   }
-  const modified = after ?? (status === 'deleted' ? '' : (before ?? ''));
+  const texts = displayTexts(before ?? '', after ?? (status === 'deleted' ? '' : (before ?? '')));
+  const modified = texts.modified;
+  const counts = fileCounts(file);
   return {
     path: String(file.path ?? ''),
     language: file.language ? String(file.language) : 'text',
-    added: count(file.added),
-    removed: count(file.removed),
+    added: counts.added,
+    removed: counts.removed,
     status,
     statusKind: statusKindOf(status),
     statusText,
-    original: before ?? '',
+    original: texts.original,
     modified,
     isNew: before === null && after !== null,
     noDiff,
@@ -119,4 +168,32 @@ export function fileToDiffModel(file: IFileChange): IDiffModel {
 /** "+3 -1" */
 export function countsText(model: Pick<IDiffModel, 'added' | 'removed'>): string {
   return `+${model.added} -${model.removed}`;
+}
+
+/** How a result's head reads: its outcome word and whether the result text is shown. */
+export interface IBundleHead {
+  /** 'ok', 'error', or 'preview' while every shown file is a pending preview. */
+  outcome: 'ok' | 'error' | 'preview';
+  /**
+   * The result text carries what the cards do not (errors, warnings, the summary of a call
+   * without files). A result of previews only is not shown: it is written for the agent (the
+   * "Not written", the call that accepts), and the cards say the same for a person — the
+   * reason next to Accept / Reject.
+   */
+  showText: boolean;
+}
+
+export function bundleHead(
+  ok: boolean | undefined,
+  text: string,
+  files: IFileChange[]
+): IBundleHead {
+  const previews = files.length > 0 && files.every(f => f.status === 'preview' && !!f.candidate);
+  if (previews) {
+    return { outcome: 'preview', showText: false };
+  }
+  return {
+    outcome: ok === false ? 'error' : 'ok',
+    showText: !!text && (ok === false || !files.length)
+  };
 }

@@ -169,3 +169,21 @@ export function lineStarts(lines: string[]): number[] {
   }
   return starts;
 }
+
+/**
+ * Lines added and removed between two texts: the lines that differ, counted as the diff view
+ * shows them (a changed line counts once each way). The same numbers as the kernel's
+ * `count_changes` (kli.tools.core.changes): both are tested against
+ * tests/fixtures/linecount/cases.json.
+ */
+export function countChanges(before: string, after: string): { added: number; removed: number } {
+  let added = 0;
+  let removed = 0;
+  if (before !== after) {
+    for (const h of lineHunks(splitLines(before), splitLines(after))) {
+      added += h.bTo - h.bFrom;
+      removed += h.aTo - h.aFrom;
+    }
+  }
+  return { added, removed };
+}

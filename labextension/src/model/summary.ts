@@ -2,6 +2,7 @@
  * EVENT → one row of the activity panel. Pure.
  */
 import type { IFileChange, IToolEvent } from '../protocol';
+import { fileCounts } from './diff';
 
 /** Longest one-line argument summary, in characters. */
 export const SUMMARY_MAX = 80;
@@ -10,6 +11,8 @@ export interface IRowSummary {
   id: string;
   tool: string;
   summary: string;
+  /** The summary is the files' paths: a narrow row elides it from the left (base.css). */
+  summaryIsPaths: boolean;
   ok: boolean;
   okText: 'ok' | 'error';
   duration: string;
@@ -21,6 +24,12 @@ export interface IRowSummary {
   /** "+3 -1" over all files, empty when the call changed no file. */
   counts: string;
   text: string;
+}
+
+/** Cut `s` to its last `max` characters, starting with an ellipsis when it was cut (paths:
+ * the file name stays). */
+export function clipStart(s: string, max: number = SUMMARY_MAX): string {
+  return s.length <= max ? s : '…' + s.slice(s.length - Math.max(0, max - 1));
 }
 
 /** Cut `s` to `max` characters, ending with an ellipsis when it was cut. */
@@ -108,8 +117,9 @@ export function eventToRow(event: IToolEvent, summaryArgs: readonly string[] = [
   let added = 0;
   let removed = 0;
   for (const f of files) {
-    added += typeof f.added === 'number' ? f.added : 0;
-    removed += typeof f.removed === 'number' ? f.removed : 0;
+    const c = fileCounts(f);
+    added += c.added;
+    removed += c.removed;
   }
   const session = event.session ?? '';
   return {
@@ -117,8 +127,9 @@ export function eventToRow(event: IToolEvent, summaryArgs: readonly string[] = [
     tool: String(event.tool ?? '?'),
     // A file-changing call is best told by the files it changed (a patch's text is not).
     summary: files.length
-      ? clip(files.map(f => f.path).join(', '))
+      ? clipStart(files.map(f => f.path).join(', '))
       : argSummary(event.args, summaryArgs),
+    summaryIsPaths: files.length > 0,
     ok: !!event.ok,
     okText: event.ok ? 'ok' : 'error',
     duration: formatDuration(event.duration_ms),

@@ -11,6 +11,7 @@ import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { LabIcon } from '@jupyterlab/ui-components';
 import { isKliKernel } from '../connection';
 import { ActivityPanel } from '../widgets/activity';
+import { keepPanelWidth } from '../widgets/panelwidth';
 
 const ICON_SVG = `<svg xmlns="http://www.w3.org/2000/svg" width="16" height="16" viewBox="0 0 24 24">
   <g class="jp-icon3" fill="#616161">
@@ -46,6 +47,7 @@ export const activityPlugin: JupyterFrontEndPlugin<void> = {
     const panel = new ActivityPanel(languages);
     panel.title.icon = activityIcon;
     app.shell.add(panel, 'right', { rank: 900 });
+    keepPanelWidth(panel, 'kli-kernel:activity-width');
     restorer?.add(panel, panel.id);
     app.commands.addCommand(SHOW_COMMAND, {
       label: 'Show kli activity',

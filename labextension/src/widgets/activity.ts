@@ -22,6 +22,7 @@ import {
 } from '../model/store';
 import type { ICandidate, IToolEvent } from '../protocol';
 import { FileChangeView } from './fileview';
+import { pathText } from './pathtext';
 import { RepairControls, button } from './repair';
 
 /** Rows kept in the DOM; older ones stay in the model and reappear when filtered in. */
@@ -62,6 +63,7 @@ class EventRow extends Widget {
       span.textContent = text;
       toggle.append(span);
     }
+    pathText(toggle.querySelector('.kli-Row-summary'), row.summaryIsPaths);
     toggle.title = [row.time, row.source, row.summary].filter(Boolean).join(' · ');
     toggle.addEventListener('click', () => this.setExpanded(!this._body));
     this._toggle = toggle;

@@ -19,6 +19,13 @@ const COLLAPSE = { margin: 3, minSize: 6 };
 
 const DIFF_CONFIG: DiffConfig = { override: lineFirstDiff };
 
+/**
+ * Below this width (px) a side-by-side view would hide the changed code behind horizontal
+ * scrollbars (two editors of ~half a narrow cell each): the view shows unified instead, and
+ * goes back to side by side when it is wide again.
+ */
+export const SPLIT_MIN_WIDTH = 640;
+
 class DeletionMark extends WidgetType {
   constructor(readonly note: string) {
     super();
@@ -96,10 +103,14 @@ export class DiffView extends Widget {
     this.addClass('kli-DiffView');
     this._mode = mode;
     this._render();
+    if (typeof ResizeObserver !== 'undefined') {
+      this._observer = new ResizeObserver(() => this._onResize());
+      this._observer.observe(this.node);
+    }
     void languageSupport(this._languages, model.path, model.language).then(support => {
       if (support && !this.isDisposed) {
         this._support = support;
-        if (this._mode === 'unified') {
+        if (this.shownMode === 'unified') {
           // The unified view draws its deleted lines once, with the language it has when it
           // is built; reconfiguring later would leave them unhighlighted. Build it again.
           this._render();
@@ -110,6 +121,7 @@ export class DiffView extends Widget {
     });
   }
 
+  /** The mode asked for (the toggle's); `shownMode` is what the view draws at its width. */
   get mode(): DiffMode {
     return this._mode;
   }
@@ -121,16 +133,48 @@ export class DiffView extends Widget {
     }
   }
 
+  get shownMode(): DiffMode {
+    return this._mode === 'split' && this._narrow ? 'unified' : this._mode;
+  }
+
+  /** Too narrow for side by side (see SPLIT_MIN_WIDTH). */
+  get narrow(): boolean {
+    return this._narrow;
+  }
+
+  /** Called when `narrow` changes (the file view greys its toggle). */
+  onNarrowChanged: ((narrow: boolean) => void) | null = null;
+
+  private _onResize(): void {
+    const width = this.node.clientWidth;
+    if (!width) {
+      return; // hidden (a collapsed output, a closed panel): keep what it was
+    }
+    const narrow = width < SPLIT_MIN_WIDTH;
+    if (narrow !== this._narrow) {
+      const before = this.shownMode;
+      this._narrow = narrow;
+      this.node.dataset.narrow = String(narrow);
+      if (this.shownMode !== before) {
+        this._render();
+      }
+      this.onNarrowChanged?.(narrow);
+    }
+  }
+
   dispose(): void {
+    this._observer?.disconnect();
+    this._observer = null;
     this._destroy();
     super.dispose();
   }
 
   private _render(): void {
     this._destroy();
-    this.node.dataset.mode = this._mode;
+    const shown = this.shownMode;
+    this.node.dataset.mode = shown;
     const m = this.model;
-    if (this._mode === 'unified') {
+    if (shown === 'unified') {
       this._unified = new EditorView({
         parent: this.node,
         state: EditorState.create({
@@ -194,6 +238,8 @@ export class DiffView extends Widget {
   }
 
   private _mode: DiffMode;
+  private _narrow = false;
+  private _observer: ResizeObserver | null = null;
   private _language = new Compartment();
   private _splitLangA: Compartment | null = null;
   private _support: Extension | null = null;

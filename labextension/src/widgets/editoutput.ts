@@ -7,6 +7,8 @@ import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import type { Kernel } from '@jupyterlab/services';
 import { PanelLayout, Widget } from '@lumino/widgets';
 import { UiConnection, connectionFor } from '../connection';
+import { bundleHead, shownFiles } from '../model/diff';
+import { decidedWord } from '../model/decision';
 import { EDIT_MIME, IEditBundle } from '../protocol';
 import { FileChangeView } from './fileview';
 
@@ -53,33 +55,48 @@ export class EditOutputRenderer extends Widget implements IRenderMime.IRenderer 
     for (const w of [...layout.widgets]) {
       w.dispose();
     }
-    const files = Array.isArray(bundle.files) ? bundle.files : [];
+    const files = shownFiles(
+      (Array.isArray(bundle.files) ? bundle.files : []).filter(f => f && typeof f === 'object')
+    );
+    const text = typeof bundle.text === 'string' ? bundle.text : '';
+    const how = bundleHead(bundle.ok, text, files);
     const head = new Widget();
     head.addClass('kli-EditOutput-head');
-    head.node.dataset.ok = String(bundle.ok !== false);
+    head.node.dataset.ok = String(how.outcome !== 'error');
+    head.node.dataset.outcome = how.outcome;
     const tool = document.createElement('span');
     tool.className = 'kli-EditOutput-tool';
     tool.textContent = bundle.tool ?? 'kli';
     const outcome = document.createElement('span');
     outcome.className = 'kli-EditOutput-outcome';
-    outcome.textContent = bundle.ok === false ? 'error' : 'ok';
+    outcome.textContent = how.outcome;
     head.node.append(tool, outcome);
     layout.addWidget(head);
-    // The result text carries what the diff does not: errors, warnings, the model's summary.
-    if (bundle.text && (bundle.ok === false || !files.length)) {
-      const text = new Widget({ node: document.createElement('pre') });
-      text.addClass('kli-EditOutput-text');
-      text.node.textContent = bundle.text;
-      layout.addWidget(text);
+    if (how.showText) {
+      const pre = new Widget({ node: document.createElement('pre') });
+      pre.addClass('kli-EditOutput-text');
+      pre.node.textContent = text;
+      layout.addWidget(pre);
     }
     const lookup = (): UiConnection | null => {
       const kernel = kernelOf(this, this._fallback);
       return kernel ? connectionFor(kernel) : null;
     };
-    for (const file of files) {
-      if (file && typeof file === 'object') {
-        layout.addWidget(new FileChangeView(file, { languages: this._languages, lookup }));
+    const views = files.map(
+      file => new FileChangeView(file, { languages: this._languages, lookup })
+    );
+    // A decided preview reads as decided: the head follows the decision of its previews.
+    const follow = (): void => {
+      const word = decidedWord(views.map(v => v.repair?.decision ?? null));
+      if (word) {
+        head.node.dataset.outcome = word;
+        head.node.dataset.ok = String(word !== 'refused');
+        outcome.textContent = word;
       }
+    };
+    for (const view of views) {
+      view.repair?.decisionChanged.connect(follow);
+      layout.addWidget(view);
     }
     return Promise.resolve();
   }

@@ -7,7 +7,8 @@ import { PanelLayout, Widget } from '@lumino/widgets';
 import { IDiffModel, countsText, fileToDiffModel } from '../model/diff';
 import type { IDecision } from '../model/decision';
 import type { IFileChange } from '../protocol';
-import { DiffMode, DiffView } from './diffview';
+import { DiffMode, DiffView, SPLIT_MIN_WIDTH } from './diffview';
+import { pathText } from './pathtext';
 import { ConnectionLookup, RepairControls, button } from './repair';
 
 export interface IFileViewOptions {
@@ -39,6 +40,7 @@ export class FileChangeView extends Widget {
     path.className = 'kli-FileChange-path';
     path.textContent = model.path;
     path.title = model.path;
+    pathText(path);
     const counts = document.createElement('span');
     counts.className = 'kli-FileChange-counts';
     const added = document.createElement('span');
@@ -66,6 +68,7 @@ export class FileChangeView extends Widget {
         diff.mode = diff.mode === 'unified' ? 'split' : 'unified';
         this._syncToggle(diff.mode);
       });
+      diff.onNarrowChanged = () => this._syncToggle(diff.mode, diff.narrow);
       this._syncToggle(diff.mode);
       header.node.append(this._toggle);
       layout.addWidget(diff);
@@ -100,12 +103,15 @@ export class FileChangeView extends Widget {
     this._status.textContent = text;
   }
 
-  private _syncToggle(mode: DiffMode): void {
+  private _syncToggle(mode: DiffMode, narrow = false): void {
     if (this._toggle) {
       this._toggle.textContent = mode === 'unified' ? 'Side by side' : 'Unified';
       this._toggle.setAttribute('aria-pressed', String(mode === 'split'));
       this._toggle.title =
         mode === 'unified' ? 'Show the old and new text side by side' : 'Show one unified diff';
+      if (narrow && mode === 'split') {
+        this._toggle.title = `Shown unified: side by side needs ${SPLIT_MIN_WIDTH} px`;
+      }
     }
   }
 

@@ -1,0 +1,156 @@
+import { readFileSync } from 'fs';
+import { join } from 'path';
+import { describe, expect, it } from 'vitest';
+import { countChanges } from '../model/linediff';
+import { bundleHead, displayTexts, fileToDiffModel, shownFiles } from '../model/diff';
+import { DecisionState, decidedWord, decisionText } from '../model/decision';
+import { clipStart, eventToRow } from '../model/summary';
+import { DEFAULT_PANEL_WIDTH, rememberedWidth, sizesWith } from '../model/width';
+
+interface ICase {
+  name: string;
+  before: string;
+  after: string;
+  added: number;
+  removed: number;
+}
+
+// The fixture the kernel's count_changes is tested against too (one count, two languages).
+const CASES: ICase[] = JSON.parse(
+  readFileSync(join(__dirname, '../../../tests/fixtures/linecount/cases.json'), 'utf8')
+).cases;
+
+describe('countChanges', () => {
+  it.each(CASES.map(c => [c.name, c] as const))('%s', (_, c) => {
+    expect(countChanges(c.before, c.after)).toEqual({ added: c.added, removed: c.removed });
+  });
+});
+
+describe('the diff header counts', () => {
+  it('count the lines that differ, not the range a patch replaced', () => {
+    const before = 'a\nb\nc\n';
+    const after = 'a\nb\nx\ny\nz\nw\nc\n';
+    const m = fileToDiffModel({
+      path: 'a.py',
+      status: 'preview',
+      before,
+      after,
+      added: 6,
+      removed: 2
+    });
+    expect([m.added, m.removed]).toEqual([4, 0]);
+  });
+
+  it('keep the kernel numbers when there are no texts to count', () => {
+    const m = fileToDiffModel({
+      path: 'big.py',
+      status: 'written',
+      too_large: true,
+      added: 7,
+      removed: 3
+    });
+    expect([m.added, m.removed]).toEqual([7, 3]);
+  });
+});
+
+describe('a diff shows no phantom last line', () => {
+  it('drops the final line break both texts share', () => {
+    const m = fileToDiffModel({
+      path: 'a.py',
+      status: 'written',
+      before: 'a\nb\n',
+      after: 'a\nc\n'
+    });
+    expect([m.original, m.modified]).toEqual(['a\nb', 'a\nc']);
+  });
+
+  it('keeps a difference in the final line break', () => {
+    const m = fileToDiffModel({ path: 'a.py', status: 'written', before: 'a\nb', after: 'a\nb\n' });
+    expect([m.original, m.modified]).toEqual(['a\nb', 'a\nb\n']);
+  });
+
+  it('drops it for a new file', () => {
+    expect(displayTexts('', 'x\n')).toEqual({ original: '', modified: 'x' });
+  });
+});
+
+describe('one decided preview reads as one decided preview', () => {
+  const stale = { path: 'a.py', status: 'rejected', before: 'a\n', after: null, reason: 'stale' };
+  const unread = { path: 'u.py', status: 'rejected', before: null, after: null, reason: 'unread' };
+  const preview = { path: 'a.py', status: 'preview', before: 'a\n', after: 'b\n', candidate: 'c1' };
+
+  it('shows no card for a file refused before anything was proposed', () => {
+    expect(shownFiles([stale, unread])).toEqual([]);
+    const collateral = { ...stale, after: 'x\n', reason: 'patch_rejected' };
+    expect(shownFiles([collateral])).toEqual([collateral]);
+  });
+
+  it('a result of previews reads as a preview without its text for the agent', () => {
+    expect(bundleHead(false, 'Not written: … edit {"accept_repair": "c1"}', [preview])).toEqual({
+      outcome: 'preview',
+      showText: false
+    });
+    expect(bundleHead(false, 'edit rejected: stale anchor', [])).toEqual({
+      outcome: 'error',
+      showText: true
+    });
+  });
+
+  it('the head takes the decision once every preview is decided', () => {
+    const d = (state: DecisionState) => ({ state, text: '', by: '' });
+    expect(decidedWord([d('open')])).toBeNull();
+    expect(decidedWord([d('written')])).toBe('written');
+    expect(decidedWord([d('rejected'), d('rejected')])).toBe('rejected');
+    expect(decidedWord([d('written'), d('busy')])).toBeNull();
+    expect(decidedWord([d('written'), d('rejected')])).toBe('decided');
+    expect(decidedWord([])).toBeNull();
+  });
+});
+
+describe('the activity panel width', () => {
+  it('opens at a usable width unless one was remembered', () => {
+    expect(rememberedWidth(null)).toBe(DEFAULT_PANEL_WIDTH);
+    expect(DEFAULT_PANEL_WIDTH).toBeGreaterThanOrEqual(400);
+    expect(rememberedWidth('512.4')).toBe(512);
+    expect(rememberedWidth('12')).toBe(DEFAULT_PANEL_WIDTH);
+    expect(rememberedWidth('wide')).toBe(DEFAULT_PANEL_WIDTH);
+  });
+
+  it('takes the room from the widest other area', () => {
+    expect(sizesWith([200, 1085, 215], 2, 420)).toEqual([200, 880, 420]);
+    expect(sizesWith([0, 1300, 420], 2, 420)).toBeNull();
+    // never more than MAX_PANEL_SHARE of the whole
+    expect(sizesWith([0, 1000, 200], 2, 5000)).toEqual([0, 480, 720]);
+  });
+});
+
+describe('a row of file paths', () => {
+  it('is cut from the left, keeping the file name', () => {
+    const path =
+      'deeply/nested/package/with/many/levels/of/folders/and/more/folders/module_name.py';
+    const row = eventToRow({
+      id: 1,
+      tool: 'edit',
+      ok: true,
+      details: { files: [{ path: path + 'x', status: 'written' }] }
+    } as never);
+    expect(row.summaryIsPaths).toBe(true);
+    expect(row.summary.endsWith('module_name.pyx')).toBe(true);
+    expect(row.summary.startsWith('…')).toBe(true);
+    expect(clipStart('abc', 80)).toBe('abc');
+  });
+});
+
+describe('an Accept refused because the file changed', () => {
+  it('says what the person can do, not what the agent should', () => {
+    const text = decisionText({
+      state: 'refused',
+      text: 'accept_repair refused: a.py changed since preview c1 was made… Re-read a.py and redo the edit.',
+      by: 'ui',
+      reason: 'stale_candidate'
+    });
+    expect(text).toContain('changed since this preview was made');
+    expect(text).toContain('run the edit again for a fresh preview');
+    expect(text).not.toContain('Re-read');
+  });
+});

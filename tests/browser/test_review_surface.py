@@ -1,0 +1,185 @@
+"""The review surface as a person sees it, in a real JupyterLab and Chromium: the diff header
+counts the lines that differ, a decided preview reads as decided, a refusal before anything
+was proposed is said once with no empty card, a narrow notebook shows unified diffs, diffs
+have no phantom last line, and the activity panel opens wide enough, keeps its width across a
+reload and keeps file names visible. Screenshots go to tests/artifacts/ (docs/img/review-*)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kli.tools.file.anchors import line_hash
+
+
+def wait_until(check: Callable[[], bool], what: str, timeout: float = 15.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.1)
+
+
+def added_lines(scope: Any) -> list[str]:
+    return [t.strip() for t in scope.locator(
+        ".cm-line.cm-changedLine, .cm-line.cm-inlineChangedLine").all_inner_texts()]
+
+pytestmark = pytest.mark.browser
+
+FUNC = "def f():\n    x = 1\n    return x\n"
+
+
+def keep_and_add_patch(name: str) -> str:
+    """Replace lines 2..3 with themselves and one unbalanced line between: the patch replaces
+    2 lines with 3, the texts differ by one added line (after the repair closes the bracket)."""
+    h2, h3 = line_hash("    x = 1"), line_hash("    return x")
+    return (f"%%kli edit --repair preview\n@@ {name}\n= 2:{h2}..3:{h3}\n"
+            "~    x = 1\n~    y = [1, 2\n~    return x\n")
+
+
+def test_a_preview_counts_the_lines_that_differ_and_reads_as_decided_once_accepted(lab: Any) -> None:
+    root: Path = lab.server.root
+    (root / "count.py").write_text(FUNC)
+    lab.open("counts.ipynb")
+    lab.run("%kli read count.py").locator(".jp-OutputArea-output").wait_for()
+    cell = lab.run(keep_and_add_patch("count.py"))
+    view = cell.locator(".kli-FileChange")
+    view.locator(".kli-Repair").wait_for()
+    view.locator(".kli-DiffView .cm-editor").wait_for()
+    # The patch replaced 2 lines with 3; the diff shows one added line, and so does the header.
+    assert added_lines(view) == ["y = [1, 2]"]
+    assert view.locator(".kli-Added").inner_text() == "+1"
+    assert view.locator(".kli-Removed").inner_text() == "-0"
+    # No phantom empty last line: the file's four lines, the last one its last line.
+    lines = view.locator(".cm-content .cm-line").all_inner_texts()
+    assert [t.strip() for t in lines] == ["def f():", "x = 1", "y = [1, 2]", "return x"]
+    # A preview reads as a preview: no red error, no agent text ("Not written", the call).
+    head = cell.locator(".kli-EditOutput-head")
+    assert head.locator(".kli-EditOutput-outcome").inner_text() == "preview"
+    assert cell.locator(".kli-EditOutput-text").count() == 0
+    text = cell.locator(".kli-EditOutput").inner_text()
+    assert "Not written" not in text and "accept_repair" not in text
+    # The explanation of the repair is said once (next to Accept / Reject).
+    assert text.count("inserted ']'") == 1
+    lab.screenshot("review-preview-counts", cell)
+
+    # The activity panel's row repeats the header's numbers.
+    lab.command("kli-kernel:show-activity")
+    panel = lab.page.locator("#kli-activity")
+    row = panel.locator(".kli-Row[data-tool='edit']", has_text="count.py")
+    row.first.wait_for()
+    assert row.first.locator(".kli-Row-counts").inner_text() == "+1 -0"
+
+    view.get_by_role("button", name="Accept").click()
+    wait_until(lambda: (root / "count.py").read_text() == FUNC.replace(
+        "    return x", "    y = [1, 2]\n    return x"), "count.py to be written")
+    view.locator(".kli-Repair[data-state='written']").wait_for()
+    head.locator(".kli-EditOutput-outcome:text-is('written')").wait_for()
+    assert head.get_attribute("data-ok") == "true"
+    assert view.locator(".kli-FileChange-status").inner_text() == "written"
+    lab.screenshot("review-decided", cell)
+    assert lab.console_errors() == []
+
+
+def test_a_refusal_before_anything_was_proposed_is_said_once_with_no_empty_card(lab: Any) -> None:
+    root: Path = lab.server.root
+    (root / "st.py").write_text(FUNC)
+    (root / "unread.py").write_text(FUNC)
+    lab.open("refusals.ipynb")
+    lab.run("%kli read st.py").locator(".jp-OutputArea-output").wait_for()
+    (root / "st.py").write_text(FUNC.replace("x = 1", "x = 2"))
+    h = line_hash("    x = 1")
+    cell = lab.run(f"%%kli edit\n@@ st.py\n= 2:{h}\n~    x = 3\n")
+    out = cell.locator(".kli-EditOutput")
+    out.locator(".kli-EditOutput-text").wait_for()
+    assert out.locator(".kli-FileChange").count() == 0
+    text = out.inner_text()
+    assert text.count("stale anchor") == 1 and "+0" not in text
+    lab.screenshot("review-stale-refusal", cell)
+
+    cell = lab.run(f"%%kli edit\n@@ unread.py\n= 2:{h}\n~    x = 3\n")
+    out = cell.locator(".kli-EditOutput")
+    out.locator(".kli-EditOutput-text").wait_for()
+    assert out.locator(".kli-FileChange").count() == 0
+    assert "No text to compare" not in out.inner_text()
+    assert "has not been read" in out.inner_text()
+    assert lab.console_errors() == []
+
+
+def test_a_narrow_notebook_shows_side_by_side_as_unified(lab: Any) -> None:
+    root: Path = lab.server.root
+    (root / "narrow.py").write_text(FUNC)
+    lab.open("narrow.ipynb")
+    lab.run("%kli read narrow.py").locator(".jp-OutputArea-output").wait_for()
+    h = line_hash("    x = 1")
+    cell = lab.run(f"%%kli edit\n@@ narrow.py\n= 2:{h}\n~    x = 'a much longer value than before'\n")
+    view = cell.locator(".kli-FileChange")
+    diff = view.locator(".kli-DiffView")
+    diff.locator(".cm-editor").wait_for()
+    view.locator("button.kli-FileChange-mode").click()
+    view.locator(".cm-mergeView").wait_for()
+    assert diff.get_attribute("data-mode") == "split"
+    lab.page.set_viewport_size({"width": 760, "height": 900})
+    lab.page.wait_for_selector(".kli-DiffView[data-mode='unified'][data-narrow='true']")
+    assert view.locator(".cm-mergeView").count() == 0
+    assert added_lines(view) == ["x = 'a much longer value than before'"]
+    assert "needs" in (view.locator("button.kli-FileChange-mode").get_attribute("title") or "")
+    lab.screenshot("review-narrow-unified", cell)
+    lab.page.set_viewport_size({"width": 1500, "height": 950})
+    view.locator(".kli-DiffView[data-mode='split'] .cm-mergeView").wait_for()
+    assert lab.console_errors() == []
+
+
+_PANEL_WIDTH_JS = "() => document.getElementById('kli-activity').getBoundingClientRect().width"
+
+# Whether the last character of an element's text is drawn inside the element's box.
+_END_VISIBLE_JS = """
+(el) => {
+  const node = el.querySelector('bdi') || el;
+  const text = node.firstChild;
+  const range = document.createRange();
+  range.setStart(text, text.length - 1);
+  range.setEnd(text, text.length);
+  const r = range.getBoundingClientRect(), box = el.getBoundingClientRect();
+  return r.width > 0 && r.left >= box.left - 1 && r.right <= box.right + 1;
+}
+"""
+
+
+def test_the_activity_panel_opens_wide_keeps_its_width_and_shows_file_names(lab: Any) -> None:
+    root: Path = lab.server.root
+    deep = "deeply/nested/package/with/many/levels/of/folders"
+    (root / deep).mkdir(parents=True)
+    (root / deep / "module_name.py").write_text(FUNC)
+    lab.open("panel.ipynb")
+    lab.run(f"%kli read {deep}/module_name.py").locator(".jp-OutputArea-output").wait_for()
+    h = line_hash("    x = 1")
+    lab.run(f"%%kli edit\n@@ {deep}/module_name.py\n= 2:{h}\n~    x = 2\n").locator(
+        ".kli-FileChange").wait_for()
+    lab.command("kli-kernel:show-activity")
+    panel = lab.page.locator("#kli-activity")
+    row = panel.locator(".kli-Row[data-tool='edit']").first
+    row.wait_for()
+    wait_until(lambda: lab.page.evaluate(_PANEL_WIDTH_JS) >= 400, "the panel to open wide")
+    summary = row.locator(".kli-Row-summary")
+    # The row is cut from the left: the file name is what shows.
+    assert summary.evaluate("el => el.scrollWidth > el.clientWidth")
+    assert summary.evaluate(_END_VISIBLE_JS)
+    lab.screenshot("review-activity-panel", lab.page)
+
+    lab.widen_right_sidebar(120)
+    wide = lab.page.evaluate(_PANEL_WIDTH_JS)
+    assert wide > 500
+    lab.page.wait_for_timeout(800)  # the width is remembered after a short quiet time
+    lab.command("docmanager:save")
+    lab.page.reload()
+    lab.page.wait_for_selector(".jp-Notebook .jp-Cell", state="visible")
+    lab.command("kli-kernel:show-activity")
+    lab.page.locator("#kli-activity").wait_for()
+    wait_until(lambda: abs(lab.page.evaluate(_PANEL_WIDTH_JS) - wide) <= 4,
+               f"the panel to reopen at {wide:.0f} px")
+    assert lab.console_errors() == []

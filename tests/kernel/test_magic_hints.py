@@ -1,0 +1,53 @@
+"""Hints shown to a person say the magic they would type, generated from the registry's
+argument info (the tools write each hint once, for the agent)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kli.kernel.magics import for_person, magic_call, parse_magic_args, spoken_to_person
+from kli.tools.core.result import ToolResult
+from kli.tools.registry import REGISTRY
+
+
+def test_an_agent_call_in_a_hint_is_said_as_the_magic() -> None:
+    text = "Re-read line 2 of a.py (read path='a.py' start=1 end=8) and redo the patch."
+    assert for_person(text) == "Re-read line 2 of a.py (%kli read a.py --start 1 --end 8) and redo the patch."
+    json_form = 'To write this candidate exactly as shown: edit {"accept_repair": "c1", "path": "a.py"}'
+    assert for_person(json_form).endswith("%kli edit --accept-repair c1 --path a.py")
+    assert for_person("Read it first (read path='u.py', or a search)") == (
+        "Read it first (%kli read u.py, or a search)")
+
+
+def test_text_without_an_agent_call_is_unchanged() -> None:
+    for text in ("Edited a.py: +1 -1", "%kli read a.py --start 2", "a read of path names", ""):
+        assert for_person(text) == text
+
+
+@pytest.mark.parametrize(("tool", "args"), [
+    ("read", {"path": "a.py", "start": 1, "end": 8}),
+    ("read", {"path": "nb.ipynb#c3", "start": 41}),
+    ("read", {"path": "with space.py", "raw": True}),
+    ("edit", {"accept_repair": "c1", "path": "a.py"}),
+    ("bash", {"command": "ls -la 'x y'", "timeout": 5}),
+])
+def test_the_magic_form_parses_back_to_the_same_call(tool: str, args: dict[str, Any]) -> None:
+    t = REGISTRY.tools[tool]
+    line = magic_call(t, args)
+    assert line is not None and line.startswith(f"%kli {tool} ")
+    assert parse_magic_args(t, line[len(f"%kli {tool} "):]) == args
+
+
+def test_a_value_of_several_lines_has_no_one_line_magic() -> None:
+    assert magic_call(REGISTRY.tools["edit"], {"input": "@@ a.py\n= 1:ab\n~x\n"}) is None
+
+
+def test_a_magic_result_shows_its_text_and_file_messages_for_a_person() -> None:
+    result = ToolResult(False, "stale: read path='a.py' start=1 end=7", {
+        "files": [{"path": "a.py", "status": "rejected", "message": "read path='a.py' start=1"}]})
+    shown = spoken_to_person(result)
+    assert shown.text == "stale: %kli read a.py --start 1 --end 7"
+    assert shown.details["files"][0]["message"] == "%kli read a.py --start 1"
+    assert result.text.endswith("end=7")  # the agent's result is not changed
