@@ -124,6 +124,23 @@ export class UiConnection {
     return this._request('bulk', fields) as Promise<IResultMsg | IErrorMsg>;
   }
 
+  /** Take back a recorded change, or everything one session did since a time (the kernel
+   * runs the `undo` tool as the person); `force` after the person confirmed a refusal. */
+  undo(scope: {
+    change?: string;
+    session?: string;
+    since?: string;
+    force?: boolean;
+  }): Promise<IResultMsg | IErrorMsg> {
+    const fields: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(scope)) {
+      if (v !== undefined && v !== '') {
+        fields[k] = v;
+      }
+    }
+    return this._request('undo', fields) as Promise<IResultMsg | IErrorMsg>;
+  }
+
   /** Switch approval mode live for one kind of action, or every kind. */
   setApproval(mode: string, kind?: string): Promise<Reply> {
     return this._request('approval', kind ? { mode, kind } : { mode });

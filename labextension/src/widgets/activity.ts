@@ -98,8 +98,60 @@ class EventRow extends Widget {
         })
       );
     }
+    const change = this.event.details?.change;
+    if (typeof change === 'string') {
+      body.addWidget(this._undoControls(change));
+    }
     this._body = body;
     (this.layout as PanelLayout).addWidget(body);
+  }
+
+  /** Undo this change, or everything its session did since it; a refusal (a file changed
+   * since) offers "Undo anyway", which is the person's confirmation (`force`). */
+  private _undoControls(change: string): Widget {
+    const bar = new Widget({ node: document.createElement('div') });
+    bar.addClass('kli-Row-undo');
+    const outcome = document.createElement('p');
+    outcome.className = 'kli-Row-undoOutcome';
+    outcome.setAttribute('role', 'status');
+    const who = this.event.session_label || this.event.session || '';
+    const since = String(this.event.time ?? '');
+    const at = this.event.time ? new Date(this.event.time * 1000).toLocaleTimeString() : '';
+    let force: HTMLButtonElement | null = null;
+    const run = async (scope: {
+      change?: string;
+      session?: string;
+      since?: string;
+      force?: boolean;
+    }): Promise<void> => {
+      const conn = this._lookup();
+      if (!conn) {
+        outcome.textContent = 'Not connected to the kernel.';
+        return;
+      }
+      const reply = await conn.undo(scope);
+      outcome.textContent = reply.text ?? '';
+      force?.remove();
+      force = null;
+      if (reply.op === 'result' && !reply.ok && reply.details?.error === 'changed') {
+        force = button(
+          'Undo anyway',
+          'kli-Row-undoForce',
+          () => void run({ ...scope, force: true })
+        );
+        bar.node.insertBefore(force, outcome);
+      }
+    };
+    bar.node.append(
+      button('Undo this change', 'kli-Row-undoOne', () => void run({ change })),
+      button(
+        `Undo everything ${who} did since ${at}`,
+        'kli-Row-undoSince',
+        () => void run({ session: this.event.session || who, since })
+      ),
+      outcome
+    );
+    return bar;
   }
 
   private _toggle: HTMLButtonElement;

@@ -1,0 +1,66 @@
+"""Undo from the activity panel in a real JupyterLab, in Chromium (docs/review.md): an agent's
+``bash`` that writes a file shows the file's diff in its row; "Undo this change" takes it back;
+after the person changed a file the undo is refused naming it, and "Undo anyway" restores the
+bytes."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+
+def wait_until(check: Callable[[], bool], what: str, timeout: float = 15.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.05)
+
+
+def test_the_panel_shows_a_bash_change_and_undoes_it(lab: Any) -> None:
+    from kli import client
+
+    root: Path = lab.server.root
+    (root / "log.txt").write_text("first\n")
+    lab.open("undo.ipynb")
+    lab.run("%kli changes").locator(".jp-OutputArea-output").wait_for()
+    lab.command("kli-kernel:show-activity")
+    panel = lab.page.locator("#kli-activity")
+    lab.widen_right_sidebar(320)
+    agent = client.connect(str(lab.server.connection_file(lab.notebook)), label="undo agent",
+                           timeout=30)
+    try:
+        r = agent.call("bash", {"command": "echo second >> log.txt"})
+        assert r.details["files"][0]["change_kind"] == "modified", r.text
+        last = panel.locator(".kli-Row[data-tool='bash']").last
+        last.wait_for()
+        first_id = last.get_attribute("data-id")
+        row = panel.locator(f".kli-Row[data-id='{first_id}']")
+        row.locator(".kli-Row-toggle").click()
+        assert "second" in row.locator(".kli-Row-body").inner_text()
+        lab.screenshot("undo-row", panel)
+        row.get_by_role("button", name="Undo this change").click()
+        wait_until(lambda: (root / "log.txt").read_text() == "first\n", "the undo")
+        assert "took back change" in row.locator(".kli-Row-undoOutcome").inner_text()
+
+        r2 = agent.call("bash", {"command": "echo third > log.txt"})
+        (root / "log.txt").write_text("the person's\n")
+        others = panel.locator(f".kli-Row[data-tool='bash']:not([data-id='{first_id}'])")
+        others.first.wait_for()
+        row2 = panel.locator(f".kli-Row[data-id='{others.first.get_attribute('data-id')}']")
+        row2.locator(".kli-Row-toggle").click()
+        row2.get_by_role("button", name="Undo this change").click()
+        outcome = row2.locator(".kli-Row-undoOutcome")
+        wait_until(lambda: "undo refused: log.txt changed" in outcome.inner_text(), "the refusal")
+        assert (root / "log.txt").read_text() == "the person's\n"
+        row2.get_by_role("button", name="Undo anyway").click()
+        wait_until(lambda: (root / "log.txt").read_text() == "first\n", "the forced undo")
+        assert r2.details["change"]
+    finally:
+        agent.close()
