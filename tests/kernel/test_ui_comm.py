@@ -109,6 +109,12 @@ def test_reject_from_the_ui_discards_without_writing(kernel: Any, kroot: Path, a
     assert (kroot / "rej.py").read_text() == "a = 1\nb = 2\nc = 3\n"
     note = resolved_on(kernel, ui, cid, start)
     assert note["status"] == "rejected" and note["by"] == "ui"
+    kernel.settle(0.3)
+    data = kernel.comm_data(ui, start)
+    calls = [d["event"] for d in data if d["op"] == "event"]
+    assert [(e["tool"], e["source"], e["args"]) for e in calls] == [
+        ("edit", "ui", {"reject_repair": cid})]  # a row in the activity panel, as an accept
+    assert [d["candidate"] for d in data if d["op"] == "resolved"] == [cid]  # and one resolved
     accept = kernel.call(agent, "edit", {"accept_repair": cid, "path": "rej.py"})
     assert not accept["ok"]
     kernel.close_comm(ui)

@@ -143,6 +143,8 @@ def held(call: Call, settings: Mapping[str, Any]) -> ToolResult | None:
         return ToolResult.error(problem, error="bad_settings")
     if current[action] != REVIEW:
         return None
+    if call.tool.name == "edit" and call.args.get("reject_repair"):
+        return None  # withdrawing a proposal writes nothing: never held
     repair = call.args.get("accept_repair") if call.tool.name == "edit" else None
     if isinstance(repair, str):  # the preview is already in the person's queue
         return ToolResult.success(
@@ -461,13 +463,33 @@ def clean_note(note: Any) -> str:
 
 
 def reject(ws: Workspace, proposal_id: str, by: str, note: str = "") -> ToolResult:
-    """Reject any pending proposal (a held call or a repair candidate); nothing is written or
-    run. ``note`` reaches the agent (``await_decision``, and its session's next result)."""
-    note = clean_note(note)
+    """Reject any pending proposal (a held call or a repair candidate) from any host (the UI,
+    the widget, a magic): ``edit`` with ``reject_repair`` through ``Workspace.call`` in the
+    proposal's session (the default one once it expired), so the reject is one call event, as
+    an accept is, and one ``resolved``."""
+    proposal = ws.find_candidate(proposal_id)
+    session = ws.sessions.get(proposal.session_id) if proposal is not None else None
+    args: dict[str, Any] = {"reject_repair": proposal_id}
+    if clean_note(note):
+        args["note"] = clean_note(note)
+    return ws.call("edit", args, session or ws.default_session, source=by)
+
+
+def reject_call(call: Call, proposal_id: str) -> ToolResult:
+    """``edit`` with ``reject_repair``: reject pending proposal ``proposal_id``; nothing is
+    written or run. ``note`` reaches the agent (``await_decision``, and its session's next
+    result). An agent (``HELD_SOURCE``) may withdraw only its own session's proposals."""
+    ws, by = call.ws, call.source
+    note = clean_note(call.args.get("note"))
     with ws.file_lock:
         proposal = ws.find_candidate(proposal_id)
         if proposal is None:
             return _unknown(proposal_id)
+        if by == HELD_SOURCE and proposal.session_id != call.session.id:
+            return ToolResult.error(
+                f"reject_repair refused: proposal {proposal_id} belongs to another session; "
+                "a person decides it. Nothing was changed.",
+                error="not_yours", candidate=proposal_id)
         what = "call" if proposal.kind == KIND else "repair candidate"
         text = f"Rejected {what} {proposal_id}" + (f" for {proposal.path}" if proposal.path else "")
         text += "; nothing was written or run." + (f" Note from the person: {note}" if note else "")

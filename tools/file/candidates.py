@@ -3,8 +3,9 @@
 
 Lifecycle: ``propose`` stores a candidate — with its plan, the ``FilePlan`` and the
 ``RepairDecision`` as made — in the calling session when the patch pipeline (``edit.py``)
-returns a preview; ``accept`` writes it (``edit`` with ``accept_repair``); ``reject`` discards
-it. Every end of a candidate is one ``Workspace.decide`` (one ``resolved`` event, whoever
+returns a preview; ``accept`` writes it (``edit`` with ``accept_repair``); ``edit`` with
+``reject_repair`` discards it (``kli.tools.core.approval.reject``, one path for every kind of
+proposal). Every end of a candidate is one ``Workspace.decide`` (one ``resolved`` event, whoever
 decided); its ``Decision`` is also returned in ``details.resolved``. A candidate is written only
 if its file still holds exactly the text the preview was computed against and the candidate
 still parses.
@@ -29,8 +30,6 @@ from kli.tools.core.changes import file_change
 from kli.tools.core.proposal import (
     ACCEPTED,
     REFUSED,
-    REJECTED,
-    REJECTED_ON_REQUEST,
     WRITTEN,
     Decision,
     Proposal,
@@ -148,26 +147,6 @@ def propose(
         f"your anchors for {rel} are still valid)."
     )
     return cid, change, text
-
-
-def reject(ws: Workspace, candidate_id: str, by: str) -> ToolResult:
-    """Discard pending candidate ``candidate_id`` (the UI's or the widget's Reject); nothing on
-    disk changes. An id that is not pending is the ``unknown_candidate`` error."""
-    with ws.file_lock:
-        cand = ws.find_candidate(candidate_id)
-        if cand is None:
-            error = unknown(candidate_id, "Nothing was written.")
-            return ToolResult.error(error.message, **error.details)
-        text = f"Rejected repair candidate {candidate_id} for {cand.path}; nothing was written."
-        decision = Decision(REJECTED, REJECTED_ON_REQUEST, by, text)
-        ws.decide(cand, decision)
-    return ToolResult.success(
-        text,
-        candidate=candidate_id,
-        path=cand.path,
-        status=REJECTED,
-        resolved=decision.to_json(candidate_id),
-    )
 
 
 def _refuse(call: Call, cand: Proposal, reason: str, message: str, **details: Any) -> ToolError:

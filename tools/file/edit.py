@@ -483,7 +483,16 @@ def _previews(
 # -- the tool ----------------------------------------------------------------------------------
 def _run(call: Call) -> ToolResult:
     accept = call.args.get("accept_repair")
+    reject = call.args.get("reject_repair")
     patch_text = call.args.get("input")
+    if reject:
+        if patch_text or accept:
+            raise ToolError(
+                "edit takes one of input (a patch), accept_repair or reject_repair. Send the "
+                "reject alone, then the rest.",
+                error="bad_arguments",
+            )
+        return approval.reject_call(call, reject)
     if accept:
         if patch_text:
             raise ToolError(
@@ -528,7 +537,8 @@ TOOL = Tool(
         "repair: 'safe' (default) writes only repairs inside your edited lines that keep the "
         "top-level form count; otherwise it returns a preview with a candidate id; 'preview' "
         "always returns the candidate; 'reject' errors. Write a preview with "
-        "accept_repair=ID and path=PATH; it is refused if the file changed since the preview."
+        "accept_repair=ID and path=PATH; it is refused if the file changed since the preview. "
+        "reject_repair=ID discards a pending proposal of your session (nothing is written)."
     ),
     parameters={
         "type": "object",
@@ -548,6 +558,15 @@ TOOL = Tool(
                 "type": "string",
                 "description": "Candidate id returned by a "
                 "repair preview, to write it. Needs path.",
+            },
+            "reject_repair": {
+                "type": "string",
+                "description": "A pending proposal id (a repair preview or a held call), to "
+                "discard it; nothing is written.",
+            },
+            "note": {
+                "type": "string",
+                "description": "With reject_repair: why, for the proposal's owner.",
             },
             "path": {"type": "string", "description": "With accept_repair: the candidate's file."},
         },

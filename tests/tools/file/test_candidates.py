@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from kli.tools import Workspace
+from kli.tools.core import approval
 from kli.tools.core.proposal import Decision
 from kli.tools.file import candidates
 from kli.tools.file.anchors import line_hash
@@ -65,12 +66,40 @@ def test_accept_records_the_decision_on_the_candidate_and_emits_one_resolved(
 def test_reject_emits_one_resolved_event(ws: Workspace, root: Path) -> None:
     cid = preview(ws, root)
     events = listen(ws)
-    r = candidates.reject(ws, cid, "ui")
+    r = approval.reject(ws, cid, "ui")
     assert r.ok and (root / "a.lisp").read_text() == LISP
     (note,) = resolved(events)
     assert (note["status"], note["reason"], note["by"]) == ("rejected", "rejected", "ui")
     assert r.details["resolved"] == {"candidate": cid, "status": "rejected", "reason": "rejected",
                                      "by": "ui"}
+
+
+def test_a_reject_from_a_host_is_one_call_event_and_one_resolved_as_an_accept_is(
+        ws: Workspace, root: Path) -> None:
+    cid = preview(ws, root)
+    owner = ws.find_candidate(cid)
+    assert owner is not None
+    events = listen(ws)
+    r = approval.reject(ws, cid, "ui", "  not like this ")
+    assert r.ok, r.text
+    calls = [e for e in events if e["kind"] == "call"]
+    assert [(e["tool"], e["source"], e["args"], e["session"]) for e in calls] == [
+        ("edit", "ui", {"reject_repair": cid, "note": "not like this"}, owner.session_id)]
+    assert calls[0]["details"]["resolved"]["status"] == "rejected"
+    (note,) = resolved(events)
+    assert (note["candidate"], note["by"], note["note"]) == (cid, "ui", "not like this")
+
+
+def test_an_agent_withdraws_its_own_preview_with_reject_repair_but_not_another_sessions(
+        ws: Workspace, root: Path) -> None:
+    cid = preview(ws, root)
+    other = ws.open_session("other")
+    refused = ws.call("edit", {"reject_repair": cid}, other, source="agent")
+    assert not refused.ok and refused.details["error"] == "not_yours"
+    assert ws.find_candidate(cid) is not None
+    mine = ws.call("edit", {"reject_repair": cid}, source="agent")
+    assert mine.ok and ws.find_candidate(cid) is None
+    assert (root / "a.lisp").read_text() == LISP
 
 
 def test_a_refused_accept_is_decided_with_the_error_code_as_reason(ws: Workspace, root: Path) -> None:
@@ -136,7 +165,7 @@ def test_a_candidate_dropped_by_the_session_bound_is_announced_as_discarded(
 def test_an_unknown_id_is_one_code_from_accept_and_reject(ws: Workspace, root: Path) -> None:
     (root / "a.lisp").write_text(LISP)
     accept = ws.call("edit", {"accept_repair": "c999999", "path": "a.lisp"})
-    reject = candidates.reject(ws, "c999999", "ui")
+    reject = approval.reject(ws, "c999999", "ui")
     assert accept.details["error"] == reject.details["error"] == candidates.UNKNOWN
     assert "no pending repair candidate 'c999999'" in accept.text
     assert "no pending repair candidate 'c999999'" in reject.text

@@ -13,10 +13,11 @@ import pytest
 
 from kli.tools import Workspace
 from kli.tools.core import atomic
+from kli.tools.core.approval import reject
 from kli.tools.file import candidates as candidates_module
 from kli.tools.file import edit as edit_module
 from kli.tools.file.anchors import line_hash
-from kli.tools.file.candidates import accept_call, reject
+from kli.tools.file.candidates import accept_call
 from kli.tools.file.read import MAX_LINE_CHARS
 
 LISP = "(defun f (x)\n  (let ((y 1))\n    (+ x y)))\n\n(defun g () 1)\n"
