@@ -259,12 +259,26 @@ def _first_path(ws: Workspace, plan: CallPlan) -> tuple[str, str]:
 
 
 def command_of(plan: CallPlan) -> str:
-    """What a held shell or eval call would run, as the person reads it."""
-    for key in ("command", "code", "cmd", "source"):
-        value = plan.args.get(key)
-        if isinstance(value, str):
-            return value
-    return " ".join(f"{k}={v!r}" for k, v in plan.args.items())
+    """What a held shell or eval call would run, as the person reads it: the tool's main
+    argument alone when it is all the call sent (a ``bash`` command), else every argument in
+    the order of the tool's parameters (``redefine``'s definition, target, reload and code),
+    ``key=value``, or ``key:`` and its lines for text of several lines."""
+    from kli.tools.registry import REGISTRY
+
+    tool = REGISTRY.tools.get(plan.tool)
+    main = tool.main_arg if tool is not None else None
+    if main is not None and set(plan.args) == {main} and isinstance(plan.args[main], str):
+        return str(plan.args[main])
+    order = list((tool.parameters.get("properties") or {}) if tool is not None else {})
+    keys = sorted(plan.args, key=lambda k: (order.index(k) if k in order else len(order), k))
+    rows = []
+    for key in keys:
+        value = plan.args[key]
+        if isinstance(value, str) and "\n" in value:
+            rows.append(f"{key}:\n{value.rstrip(chr(10))}")
+        else:
+            rows.append(f"{key}={value if isinstance(value, str) else repr(value)}")
+    return "\n".join(rows)
 
 
 def _diff_rows(change: Mapping[str, Any]) -> list[str]:

@@ -157,6 +157,28 @@ def test_a_held_eval_is_not_run_until_accepted(root: Path) -> None:
     assert ws.namespace["x"] == 42
 
 
+def test_a_held_redefine_shows_what_it_redefines_not_only_its_code(root: Path) -> None:
+    ws = review(root, {"eval": "review"})
+    agent = ws.open_session("agent")
+    args = {"definition": "def f(x):\n    return x + 1\n", "target": "mod.f", "reload": "mod",
+            "code": "f(1)"}
+    r = ws.call("redefine", args, agent, source="agent")
+    assert r.details["status"] == "pending", r.text
+    assert r.details["command"] == (
+        "definition:\ndef f(x):\n    return x + 1\ntarget=mod.f\nreload=mod\ncode=f(1)")
+    assert "target=mod.f" in r.text and "reload=mod" in r.text
+
+
+def test_a_held_call_shows_every_argument_it_was_sent_for_every_shell_and_eval_tool() -> None:
+    held = [t for t in REGISTRY.tools.values() if t.action in (approval.SHELL, approval.EVAL)]
+    assert {"bash", "eval", "redefine"} <= {t.name for t in held}
+    for tool in held:
+        props = tool.parameters.get("properties") or {}
+        args = {k: f"<{k} sent>" for k, v in props.items() if v.get("type") == "string"}
+        shown = approval.command_of(approval.CallPlan(tool.name, args, str(tool.action)))
+        assert all(value in shown for value in args.values()), (tool.name, shown)
+
+
 def test_only_the_kinds_under_review_are_held(root: Path) -> None:
     ws = review(root, {"shell": "review"})
     agent = ws.open_session("agent")
