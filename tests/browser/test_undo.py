@@ -1,5 +1,6 @@
 """Undo from the activity panel in a real JupyterLab, in Chromium (docs/review.md): an agent's
-``bash`` that writes a file shows the file's diff in its row; "Undo this change" takes it back;
+``bash`` that writes a file shows the file's diff in its row; "Undo this change" takes it back
+and "Redo" puts it back;
 after the person changed a file the undo is refused naming it, and "Undo anyway" restores the
 bytes."""
 
@@ -48,6 +49,8 @@ def test_the_panel_shows_a_bash_change_and_undoes_it(lab: Any) -> None:
         row.get_by_role("button", name="Undo this change").click()
         wait_until(lambda: (root / "log.txt").read_text() == "first\n", "the undo")
         assert "took back change" in row.locator(".kli-Row-undoOutcome").inner_text()
+        row.get_by_role("button", name="Redo").click()
+        wait_until(lambda: (root / "log.txt").read_text() == "first\nsecond\n", "the redo")
 
         r2 = agent.call("bash", {"command": "echo third > log.txt"})
         (root / "log.txt").write_text("the person's\n")
@@ -60,7 +63,7 @@ def test_the_panel_shows_a_bash_change_and_undoes_it(lab: Any) -> None:
         wait_until(lambda: "undo refused: log.txt changed" in outcome.inner_text(), "the refusal")
         assert (root / "log.txt").read_text() == "the person's\n"
         row2.get_by_role("button", name="Undo anyway").click()
-        wait_until(lambda: (root / "log.txt").read_text() == "first\n", "the forced undo")
+        wait_until(lambda: (root / "log.txt").read_text() == "first\nsecond\n", "the forced undo")
         assert r2.details["change"]
     finally:
         agent.close()

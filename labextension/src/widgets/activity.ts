@@ -107,7 +107,8 @@ class EventRow extends Widget {
   }
 
   /** Undo this change, or everything its session did since it; a refusal (a file changed
-   * since) offers "Undo anyway", which is the person's confirmation (`force`). */
+   * since) offers "Undo anyway", which is the person's confirmation (`force`); a done undo
+   * offers "Redo" (the undo of that undo). */
   private _undoControls(change: string): Widget {
     const bar = new Widget({ node: document.createElement('div') });
     bar.addClass('kli-Row-undo');
@@ -133,7 +134,12 @@ class EventRow extends Widget {
       outcome.textContent = reply.text ?? '';
       force?.remove();
       force = null;
-      if (reply.op === 'result' && !reply.ok && reply.details?.error === 'changed') {
+      const undone = reply.op === 'result' && reply.ok ? reply.details?.change : undefined;
+      if (typeof undone === 'string') {
+        // The undo is itself a change: undoing it is the redo.
+        force = button('Redo', 'kli-Row-redo', () => void run({ change: undone }));
+        bar.node.insertBefore(force, outcome);
+      } else if (reply.op === 'result' && !reply.ok && reply.details?.error === 'changed') {
         force = button(
           'Undo anyway',
           'kli-Row-undoForce',
