@@ -105,3 +105,34 @@ def test_cells_inserted_by_the_agent_appear_in_the_live_document(
     assert r.ok, r.text
     person.wait_for(lambda: "inserted = True" in person.sources())
     assert person.sources().index("inserted = True") == 1
+
+
+def test_under_review_an_accepted_edit_of_the_live_document_is_applied_not_refused(
+    session: tuple[str, Any, Person]
+) -> None:
+    """A held cell edit of an open notebook is judged on Accept against the live document (by
+    the store's commit), not against the .ipynb file's bytes, which never equal the room's."""
+    name, agent, person = session
+    switch = agent.call("eval", {"code": "get_ipython().run_line_magic('kli', 'approval review "
+                                         "file')"})
+    assert switch.ok, switch.text
+    try:
+        read = agent.call("read", {"path": f"{name}#second"})
+        assert read.ok, read.text
+        row = next(r for r in read.text.splitlines() if r.startswith("1:"))
+        current = row.split("|", 1)[1]  # what the agent saw (the person's copy may lag)
+        person.wait_for(lambda: current in person.sources())
+        held = agent.call("edit", {"input": f"@@ {name}#second\n= 1:{line_hash(current)}\n"
+                                            "~y = 'accepted'\n"})
+        pid = held.details.get("proposal") or held.details.get("candidate")
+        assert pid, held.text
+        assert current in person.sources()  # nothing landed while it waits
+        accepted = agent.call("eval", {"code": (
+            "from kli.tools.core import approval\n"
+            "ws = get_ipython().kernel.workspace\n"
+            f"r = approval.accept(ws, ws.find_candidate({pid!r}), 'person')\n"
+            "print(r.ok, r.details.get('error'))")})
+        assert accepted.ok and "True None" in accepted.text, accepted.text
+        person.wait_for(lambda: "y = 'accepted'" in person.sources())
+    finally:
+        agent.call("eval", {"code": "get_ipython().run_line_magic('kli', 'approval auto')"})

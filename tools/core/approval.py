@@ -237,6 +237,8 @@ def _hold_file(call: Call) -> ToolResult:
                 ws.notebooks = store
         state: dict[str, bytes | None] = {}
         for path, want in _touched(ops).items():
+            if _judged_by_store(store, path):
+                continue  # its store's commit judges it against the live document on Accept
             state[path] = want if (want is None or isinstance(want, bytes)) else _current(path)
     planned_views = {k: v for k, v in session.views.items() if views_before.get(k) is not v}
     session.views.clear()
@@ -247,6 +249,13 @@ def _hold_file(call: Call) -> ToolResult:
     plan = CallPlan(call.tool.name, dict(call.args), FILE, ops=ops, state=state, files=files,
                     views=planned_views, result_text=result.text)
     return _propose(call, plan)
+
+
+def _judged_by_store(store: Any, real: str) -> bool:
+    """Whether notebook ``real`` goes to a live document (a host's store with ``is_live``):
+    the file's bytes never equal the room's, so Accept leaves the stale check to the store."""
+    is_live = getattr(store, "is_live", None)
+    return bool(callable(is_live) and is_live(real))
 
 
 def _first_path(ws: Workspace, plan: CallPlan) -> tuple[str, str]:
