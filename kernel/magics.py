@@ -643,7 +643,7 @@ class KliMagics(Magics):
 
     def _caps(self) -> str:
         from kli.tools.core.registry import GATES
-        from kli.tools.core.settings import project_settings_path, user_settings_path
+        from kli.tools.core.settings import project_capabilities, user_settings_path
 
         ws = self.hub.ws
         problem = ws.settings_error()
@@ -652,7 +652,16 @@ class KliMagics(Magics):
             f"capabilities = {json.dumps(caps)}"
         lines = [f"{gate:<14} {'granted' if ws.granted(gate) else 'DENIED'}" for gate in GATES]
         lines.append(source)
-        lines.append(f"project settings: {project_settings_path(ws.root) or '(none)'}")
+        files = project_capabilities(ws.root)
+        if not files:
+            lines.append("project settings: (none)")
+        else:
+            lines.append("project settings, nearest first (capabilities: the intersection of "
+                         "those that set it):")
+            for path, file_caps, file_problem in files:
+                said = f"error: {file_problem}" if file_problem else "no 'capabilities'" \
+                    if file_caps is None else f"capabilities = {json.dumps(file_caps)}"
+                lines.append(f"  {path}  {said}")
         lines.append(f"user settings:    {user_settings_path()}")
         if problem:
             lines.append(f"SETTINGS ERROR (every call fails until fixed): {problem}")

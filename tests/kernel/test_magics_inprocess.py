@@ -3,6 +3,7 @@ magic session's anchors persisting across calls."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,32 @@ def test_caps_lists_granted_and_denied_gates(shell: tuple[Any, Workspace],
     assert "file/read      granted" in out and "file/edit      granted" in out
     assert "process/exec   DENIED" in out and "image/eval     DENIED" in out
     assert 'capabilities = ["file/read", "file/edit"]' in out
+
+
+def test_caps_lists_every_project_settings_file_up_the_tree_nearest_first(
+        root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    inner = root / "pkg" / "sub"
+    for where, data in ((root, {"capabilities": ["file/read", "file/edit", "process/exec"]}),
+                        (root / "pkg", {"approval": "auto"}),
+                        (inner, {"capabilities": ["file/read", "process/exec"]})):
+        (where / ".kli").mkdir(parents=True)
+        (where / ".kli" / "settings.json").write_text(json.dumps(data))
+    sh = InteractiveShell.instance()
+    try:
+        ws = Workspace(str(inner), namespace=sh.user_ns)
+        register_magics(sh, Hub(None, ws))
+        sh.run_line_magic("kli", "caps")
+        out = capsys.readouterr().out
+    finally:
+        InteractiveShell.clear_instance()
+    assert "file/read      granted" in out and "process/exec   granted" in out
+    assert "file/edit      DENIED" in out  # the nearer file does not grant it
+    rows = [line.strip() for line in out.splitlines() if line.startswith("  ")]
+    assert rows == [
+        f'{inner}/.kli/settings.json  capabilities = ["file/read", "process/exec"]',
+        f"{root / 'pkg'}/.kli/settings.json  no 'capabilities'",
+        f'{root}/.kli/settings.json  capabilities = ["file/read", "file/edit", "process/exec"]',
+    ]
 
 
 def test_a_denied_tool_shows_an_error_not_an_exception(shell: tuple[Any, Workspace],

@@ -90,6 +90,17 @@ def project_settings_paths(root: str) -> list[str]:
     return [c for c in _ancestor_candidates(root) if os.path.isfile(c)]
 
 
+def project_capabilities(root: str) -> list[tuple[str, Any, str | None]]:
+    """Every project settings file at or above ``root`` (``project_settings_paths``, nearest
+    first) with the ``capabilities`` it sets (None: it sets none) and the error that makes it
+    unusable (None when fine). The granted set is the intersection of those that set it."""
+    out: list[tuple[str, Any, str | None]] = []
+    for path in project_settings_paths(root):
+        data, problem = _read(path)
+        out.append((path, data.get("capabilities"), problem))
+    return out
+
+
 def project_settings_path(root: str) -> str | None:
     """The nearest ``.kli/settings.json`` at or above ``root``, if any."""
     found = project_settings_paths(root)
