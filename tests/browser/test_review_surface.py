@@ -169,6 +169,8 @@ def test_the_activity_panel_opens_wide_keeps_its_width_and_shows_file_names(lab:
     # The row is cut from the left: the file name is what shows.
     assert summary.evaluate("el => el.scrollWidth > el.clientWidth")
     assert summary.evaluate(_END_VISIBLE_JS)
+    read_summary = panel.locator(".kli-Row[data-tool='read']").first.locator(".kli-Row-summary")
+    assert read_summary.evaluate(_END_VISIBLE_JS)  # a path argument keeps its file name too
     lab.screenshot("review-activity-panel", lab.page)
 
     lab.widen_right_sidebar(120)

@@ -138,6 +138,30 @@ describe('a row of file paths', () => {
     expect(row.summary.endsWith('module_name.pyx')).toBe(true);
     expect(row.summary.startsWith('…')).toBe(true);
     expect(clipStart('abc', 80)).toBe('abc');
+    // A read's path argument too (its summary argument is `path`).
+    const read = eventToRow(
+      { id: 2, tool: 'read', ok: true, args: { path: path + 'y', start: 1 } } as never,
+      ['path']
+    );
+    expect(read.summaryIsPaths).toBe(true);
+    expect(read.summary.endsWith('module_name.pyy')).toBe(true);
+    const bash = eventToRow({ id: 3, tool: 'bash', ok: true, args: { command: 'ls' } } as never, [
+      'command'
+    ]);
+    expect(bash.summaryIsPaths).toBe(false);
+    // Files a command changed (detected after it ran) do not replace the command in its row.
+    const detected = eventToRow(
+      {
+        id: 4,
+        tool: 'bash',
+        ok: true,
+        args: { command: 'echo hi > b.txt' },
+        details: { files: [{ path: 'b.txt', status: 'written', detected: true }] }
+      } as never,
+      ['command']
+    );
+    expect(detected.summary).toBe('echo hi > b.txt');
+    expect(detected.files.map(f => f.path)).toEqual(['b.txt']);
   });
 });
 

@@ -54,6 +54,18 @@ function show(v: unknown): string {
   }
 }
 
+/** An argument that names a file (`path`, `src_path`…): its summary keeps the file name. */
+export function isPathArg(key: string | undefined): boolean {
+  return !!key && (key === 'path' || key.endsWith('_path'));
+}
+
+/** The summary argument a row shows (the first of `keys` the call was given). */
+function mainArg(args: Record<string, unknown> | undefined | null, keys: readonly string[]) {
+  return args && typeof args === 'object'
+    ? keys.find(k => args[k] !== undefined && args[k] !== null)
+    : undefined;
+}
+
 /**
  * One line that says what a call was asked to do: the first of `keys` it was given (the tool's
  * `summary_args`, which the kernel sends in its hello), else `key=value` pairs.
@@ -65,9 +77,10 @@ export function argSummary(
   if (!args || typeof args !== 'object') {
     return '';
   }
-  const main = keys.find(k => args[k] !== undefined && args[k] !== null);
+  const main = mainArg(args, keys);
   if (main !== undefined) {
-    return clip(show(args[main]).trim());
+    const text = show(args[main]).trim();
+    return isPathArg(main) ? clipStart(text) : clip(text);
   }
   const parts = Object.entries(args)
     .filter(([, v]) => v !== undefined && v !== null)
@@ -121,15 +134,17 @@ export function eventToRow(event: IToolEvent, summaryArgs: readonly string[] = [
     added += c.added;
     removed += c.removed;
   }
+  const own = files.filter(f => !f.detected);
   const session = event.session ?? '';
   return {
     id: String(event.id),
     tool: String(event.tool ?? '?'),
-    // A file-changing call is best told by the files it changed (a patch's text is not).
-    summary: files.length
-      ? clipStart(files.map(f => f.path).join(', '))
+    // A file-changing call is best told by the files it changed (a patch's text is not); a
+    // command or code whose changes were detected after it ran is told by itself.
+    summary: own.length
+      ? clipStart(own.map(f => f.path).join(', '))
       : argSummary(event.args, summaryArgs),
-    summaryIsPaths: files.length > 0,
+    summaryIsPaths: own.length > 0 || isPathArg(mainArg(event.args, summaryArgs)),
     ok: !!event.ok,
     okText: event.ok ? 'ok' : 'error',
     duration: formatDuration(event.duration_ms),
