@@ -9,6 +9,7 @@ from typing import Any
 
 from kli.kernel.mcp.bridge import Bridge
 from kli.kernel.mcp.instructions import instructions
+from kli.tools.core.formats import mcp_tool
 from kli.tools.core.result import ToolResult
 
 SERVER_NAME = "kli"
@@ -87,10 +88,7 @@ def build_server(bridge: Bridge) -> Any:
         known[key] = {s["name"] for s in specs}
         schemas.update({s["name"]: s.get("parameters") or {"type": "object"} for s in specs})
         return types.ListToolsResult(tools=[
-            types.Tool(name=s["name"], description=s.get("description") or "",
-                       input_schema=s.get("parameters") or {"type": "object"},
-                       **_annotations(types, s["name"]))
-            for s in specs
+            types.Tool.model_validate(mcp_tool(_with_facts(s))) for s in specs
         ])
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
@@ -140,19 +138,16 @@ def build_server(bridge: Bridge) -> Any:
                   on_list_tools=list_tools, on_call_tool=call_tool)
 
 
-def _annotations(types: Any, name: str) -> dict[str, Any]:
-    """The ``title`` and ``annotations`` of a tool, from its registry entry (none for a tool
-    the local registry does not know)."""
+def _with_facts(spec: dict[str, Any]) -> dict[str, Any]:
+    """``spec`` with the ``title`` and MCP ``annotations`` of its registry entry, which
+    ``formats.mcp_tool`` carries over (none for a tool the local registry does not know)."""
     from kli.tools.registry import REGISTRY
 
-    entry = REGISTRY.tools.get(name)
+    entry = REGISTRY.tools.get(spec["name"])
     if entry is None:
-        return {}
+        return spec
     facts = entry.annotations()
-    return {"title": facts["title"], "annotations": types.ToolAnnotations(
-        title=facts["title"], read_only_hint=facts["readOnlyHint"],
-        destructive_hint=facts["destructiveHint"], idempotent_hint=facts["idempotentHint"],
-        open_world_hint=facts["openWorldHint"])}
+    return {**spec, "title": facts["title"], "annotations": facts}
 
 
 def _version() -> str:

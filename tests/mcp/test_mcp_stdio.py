@@ -46,6 +46,7 @@ def test_tools_list_is_the_kernels_registry_for_the_profile_with_its_instruction
     from mcp import Client
 
     from kli.kernel.mcp.instructions import instructions
+    from kli.tools.core.formats import mcp_tool
     from kli.tools.registry import REGISTRY
 
     expected = [t.spec() for t in REGISTRY.tools.values()
@@ -66,6 +67,9 @@ def test_tools_list_is_the_kernels_registry_for_the_profile_with_its_instruction
         assert tool.description == spec["description"]
         assert tool.input_schema == spec["parameters"]
         assert tool.input_schema["type"] == "object"
+        facts = REGISTRY.tools[spec["name"]].annotations()  # the one MCP shape: formats.mcp_tool
+        assert tool.model_dump(by_alias=True, exclude_none=True) == mcp_tool(
+            {**spec, "title": facts["title"], "annotations": facts})
 
 
 def test_read_edit_with_anchors_then_a_stale_anchor_is_refused(tmp_path: Path) -> None:
