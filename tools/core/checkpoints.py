@@ -34,7 +34,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from kli.tools.core.atomic import ANY, write_atomic
+from kli.tools.core.atomic import ANY, STALE_SECONDS, write_atomic
 from kli.tools.core.jail import Jail
 from kli.tools.core.result import ToolError
 from kli.tools.core.settings import CONTROL_DIR
@@ -192,7 +192,9 @@ def restore_bytes(real: str, cp: Checkpoint, data: bytes, expected: object = ANY
 def prune(root: str, keep: int, budget_mb: float = DEFAULT_BUDGET_MB) -> int:
     """The eviction rule: keep the newest ``keep`` checkpoints whose data add up to at most
     ``budget_mb`` MiB (the newest one is always kept); delete the rest, oldest first (by id:
-    ids sort by time). Returns how many were removed. Reads only names and sizes."""
+    ids sort by time). A folder with no ``meta.json`` unchanged for ``atomic.STALE_SECONDS``
+    (its writer died while saving) is removed too. Returns how many were removed. Reads only
+    names and sizes."""
     base = store_dir(root)
     try:
         names = sorted((n for n in os.listdir(base) if n.startswith("cp-")), reverse=True)
@@ -201,6 +203,16 @@ def prune(root: str, keep: int, budget_mb: float = DEFAULT_BUDGET_MB) -> int:
     budget = int(budget_mb * 1024 * 1024)
     removed = 0
     kept_bytes = 0
+    now = time.time()
+    for name in list(names):  # a writer killed while saving: no meta.json; gone once stale
+        folder = os.path.join(base, name)
+        if os.path.exists(os.path.join(folder, "meta.json")):
+            continue
+        with contextlib.suppress(OSError):
+            if now - os.stat(folder).st_mtime > STALE_SECONDS:
+                shutil.rmtree(folder, ignore_errors=True)
+                names.remove(name)
+                removed += 1
     for index, name in enumerate(names):
         try:
             kept_bytes += os.stat(os.path.join(base, name, "data")).st_size
