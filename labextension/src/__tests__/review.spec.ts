@@ -177,4 +177,10 @@ describe('an Accept refused because the file changed', () => {
     expect(text).toContain('run the edit again for a fresh preview');
     expect(text).not.toContain('Re-read');
   });
+
+  it("says the agent's held change is the agent's to make again", () => {
+    const text = decisionText({ state: 'refused', text: 'x', by: 'ui', reason: 'stale_proposal' });
+    expect(text).toContain('changed since this proposal was made');
+    expect(text).toContain('ask the agent to make it again');
+  });
 });

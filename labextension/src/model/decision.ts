@@ -106,6 +106,9 @@ export function merge(current: IDecision, next: IDecision, authoritative = false
 /** Refusal reasons that mean "the file is not as the preview saw it". */
 export const FILE_CHANGED = ['stale_candidate', 'file_changed'];
 
+/** The refusal of an agent's held call whose files changed (approval.STALE). */
+export const STALE_PROPOSAL = 'stale_proposal';
+
 /** The words shown after the buttons. */
 export function decisionText(d: IDecision): string {
   const by = d.by && d.by !== 'ui' ? ` (by ${d.by})` : '';
@@ -121,6 +124,14 @@ export function decisionText(d: IDecision): string {
         ? 'Discarded by the kernel: too many proposals were pending.'
         : `Rejected${by}.${d.note ? ` Note for the agent: ${d.note}` : ''}`;
     case 'refused':
+      if (d.reason === STALE_PROPOSAL) {
+        // An agent's held change: the agent makes it again, the person does not.
+        return (
+          `Refused${by}: a file it changes was changed since this proposal was made, so ` +
+          'nothing was written. To apply the change, ask the agent to make it again against ' +
+          'the file as it is now (or change the file by hand).'
+        );
+      }
       if (d.reason && FILE_CHANGED.includes(d.reason)) {
         // The kernel's words are for the agent (re-read, redo the edit): say what a person can do.
         return (
