@@ -187,6 +187,9 @@ def _agent_args(tool: Tool, written: str) -> dict[str, Any] | None:
     return args
 
 
+_CONTENT_ROW = re.compile(r"\s*[*>+~-]?\s*\d+(?::\w+)?\|")
+
+
 def for_person(text: str) -> str:
     """``text`` with every call written for the agent (``read path='a.py' start=1``) said as
     the magic a person types (``%kli read a.py --start 1``); a call that has no one-line magic
@@ -205,7 +208,11 @@ def for_person(text: str) -> str:
         line = magic_call(tool, args) if args else None
         return line or m.group(0)
 
-    return pattern.sub(spoken, text)
+    # A file's own lines (``12:ab|…``, ``*   2|…``) are shown as they are, whatever they say.
+    return "".join(
+        line if _CONTENT_ROW.match(line) else pattern.sub(spoken, line)
+        for line in text.splitlines(keepends=True)
+    )
 
 
 def spoken_to_person(result: ToolResult) -> ToolResult:

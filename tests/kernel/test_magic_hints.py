@@ -21,6 +21,13 @@ def test_an_agent_call_in_a_hint_is_said_as_the_magic() -> None:
         "Read it first (%kli read u.py, or a search)")
 
 
+def test_the_lines_of_a_file_are_shown_as_they_are() -> None:
+    text = "1:ab|hint = \"read path='a.py' start=1\"\n*   2|read path='b.py'\n[Next page: read path='c.py' start=3]\n"
+    shown = for_person(text).splitlines()
+    assert shown[:2] == text.splitlines()[:2]
+    assert shown[2] == "[Next page: %kli read c.py --start 3]"
+
+
 def test_text_without_an_agent_call_is_unchanged() -> None:
     for text in ("Edited a.py: +1 -1", "%kli read a.py --start 2", "a read of path names", ""):
         assert for_person(text) == text
