@@ -111,6 +111,13 @@ class Hub:
         self.events: deque[dict[str, Any]] = deque(maxlen=EVENT_RING)
         self.ui_comms: dict[str, Any] = {}
         self.agent_comms: dict[str, tuple[Any, Session]] = {}
+        # The cancel event of each tool call an agent comm has running or queued, by
+        # (comm id, request id): a ``cancel`` request sets it (kli.tools.process.runner.CANCEL).
+        self.running: dict[tuple[str, Any], threading.Event] = {}
+        # Cancels that named a request not seen yet (it waits in the main shell's queue behind
+        # a cell): it answers 'cancelled' without running when it arrives. Bounded; client ids
+        # are not reused, so a cancel of an answered request here is harmless.
+        self.cancelled_early: deque[tuple[str, Any]] = deque(maxlen=256)
         self._lock = threading.RLock()
         self._magic_session: Session | None = None
         ws.add_listener(self._on_event)
@@ -211,11 +218,16 @@ class Hub:
             route(comm)
 
         def on_msg(m: dict[str, Any]) -> None:
-            self.agent_request(session, m["content"].get("data"), self._responder(comm))
+            self.agent_request(session, m["content"].get("data"), self._responder(comm),
+                               comm.comm_id)
 
         def on_close(_m: dict[str, Any]) -> None:
             with self._lock:
                 self.agent_comms.pop(comm.comm_id, None)
+                # The client went away: what it still has running is nobody's any more.
+                gone = [e for (cid, _), e in self.running.items() if cid == comm.comm_id]
+            for event in gone:
+                event.set()
             self.ws.close_session(session.id)
 
         comm.on_msg(on_msg)
@@ -253,27 +265,65 @@ class Hub:
         self._responder(comm)(reply)
 
     def agent_request(self, session: Session, data: Any,
-                      respond: Callable[[dict[str, Any]], None]) -> None:
+                      respond: Callable[[dict[str, Any]], None], comm_id: str = "") -> None:
         """Answer one ``kli.agent`` request through ``respond`` (now, or after the running
-        cell for a tool call); malformed input gets an error reply, never an exception."""
+        cell for a tool call); malformed input gets an error reply, never an exception.
+        ``comm_id`` scopes request ids for ``cancel``."""
         try:
-            reply = self._check_agent(data)
+            reply = self._check_agent(data, comm_id)
         except BaseException as exc:
             reply = self._failure(None, exc)
         if reply is not None:
             respond(reply)
             return
         rid, tool, args = data["id"], data["tool"], data.get("args") or {}
+        key = (comm_id, rid)
+        cancel = threading.Event()
+        with self._lock:
+            self.running[key] = cancel
+            if key in self.cancelled_early:
+                self.cancelled_early.remove(key)
+                cancel.set()
 
         def done(result: ToolResult | None, exc: BaseException | None) -> None:
+            with self._lock:
+                if self.running.get(key) is cancel:
+                    del self.running[key]
             if result is None:
                 respond(self._failure(rid, exc or RuntimeError("no result")))
             else:
                 respond(message(P.RESULT, id=rid, **result.to_json()))
 
-        self.kernel.run_call(tool, lambda: self.ws.call(tool, args, session, source="agent"), done)
+        def run() -> ToolResult:
+            from kli.tools.core.result import ToolResult
+            from kli.tools.process.runner import CANCEL
 
-    def _check_agent(self, data: Any) -> dict[str, Any] | None:
+            if cancel.is_set():  # cancelled while it waited for a running cell
+                return ToolResult.error(f"{tool}: the request was cancelled before it started; "
+                                        "nothing ran. Call it again if it is still wanted.",
+                                        error="cancelled")
+            token = CANCEL.set(cancel)
+            try:
+                return self.ws.call(tool, args, session, source="agent")
+            finally:
+                CANCEL.reset(token)
+
+        self.kernel.run_call(tool, run, done)
+
+    def cancel(self, comm_id: str, rid: Any) -> bool:
+        """Set the cancel event of request ``rid`` of comm ``comm_id``; False when it is not
+        running or queued here (already answered, or not arrived yet: then it answers
+        'cancelled' without running when it arrives)."""
+        with self._lock:
+            event = self.running.get((comm_id, rid))
+            if event is None:
+                self.cancelled_early.append((comm_id, rid))
+        if event is None:
+            return False
+        event.set()
+        return True
+
+    def _check_agent(self, data: Any, comm_id: str = "") -> dict[str, Any] | None:
         """The reply to a request that is not a tool call, or an error; None for a valid call."""
         request = parse_request(data, PROFILE_CHOICES, AGENT_OPS)
         if isinstance(request, BadRequest):
@@ -284,6 +334,10 @@ class Hub:
                 return message(P.PONG, id=request.id)
             # busy with what, for how long; never "dead"
             return message(P.PONG, id=request.id, status=status())
+        if request.op == "cancel":
+            target = data["request"]
+            return message(P.CANCELLED, id=request.id, request=target,
+                           found=self.cancel(comm_id, target))
         if request.op == "list":
             specs = self.ws.specs(None if request.profile == ALL else request.profile)
             return message(P.SPECS, id=request.id, specs=specs)

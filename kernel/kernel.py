@@ -157,7 +157,7 @@ class KliKernel(IPythonKernel):
 
         ipykernel 7.4 asks a comm where each of its incoming ``comm_msg`` goes
         (``_reply_subshell_for(data, default)``, on the shell channel thread). A call to a
-        tool that does not touch the image, and ping / list, go to a subshell of this kernel,
+        tool that does not touch the image, and ping / list / cancel, go to a subshell of this kernel,
         so they are answered while a cell runs on the main thread; everything else goes where
         it was addressed (the main shell, unless the client chose a subshell).
         """
@@ -217,7 +217,7 @@ class KliKernel(IPythonKernel):
         if not isinstance(data, dict):
             return default
         op = data.get("op", "call")
-        if op in ("ping", "list"):
+        if op in ("ping", "list", "cancel"):
             if self._control_subshell is None:
                 self._control_subshell = self._new_subshell()
             return self._control_subshell

@@ -389,6 +389,17 @@ PONG = Shape("PongMsg", "The answer to `ping`; no tool runs.", (
     Field("status", MapOf(ANY), "what keeps the image busy (docs/live-image.md)", required=False),
 ), op="pong", target=AGENT_TARGET)
 
+CANCELLED = Shape("CancelMsg", "The answer to `cancel`. The cancelled request still gets its own "
+                  "reply: a `bash` / `ws_shell` result with `details.error` `cancelled` once its "
+                  "command's process tree is killed, or the result of a call that had finished.", (
+    Field("id", ID),
+    Field("request", ID, "the request named"),
+    Field("found", BOOL, "true when this comm had that request running or queued; false when "
+          "it was already answered, or has not reached the kli.agent handler yet (it waits "
+          "behind a cell in the main shell's queue: when it arrives it answers `cancelled` "
+          "without running)"),
+), op="cancel", target=AGENT_TARGET)
+
 ERROR = Shape("ErrorMsg", "A request the kernel cannot serve; no tool ran.", (
     Field("id", nullable(ID), "the request's id, null when it had none"),
     Field("error", RequestError, "the code"),
@@ -454,6 +465,15 @@ PING = Shape("PingRequest", "Is the kernel answering?", (
     Field("id", ID),
 ), op="ping", target=AGENT_TARGET, sender="client", extra=True)
 
+CANCEL = Shape("CancelRequest", "Stop a request of this comm that is still running or queued: "
+               "a running `bash` / `ws_shell` command is killed with everything it started (the "
+               "call answers with a `cancelled` error result); a call not yet started answers "
+               "`cancelled` without running. A running eval is not reached (interrupt the "
+               "kernel for that); the reply is a `cancel` message.", (
+    Field("id", ID),
+    Field("request", ID, "the `id` of the request to stop"),
+), op="cancel", target=AGENT_TARGET, sender="client", extra=True)
+
 ACCEPT = Shape("AcceptRequest", "Write a pending candidate: `edit` with `accept_repair` in the "
                "candidate's own session (source `ui`); the reply is its `result`.", (
     Field("id", ID),
@@ -505,8 +525,9 @@ REPLAY = Shape("ReplayRequest", "Send a new `hello` naming this request.", (
 
 OBJECTS = (MARK, FILE, EVENT, CANDIDATE, DECISION, SESSION, TOOL_INFO, EDIT_BUNDLE, AGENT_OPEN,
            UI_OPEN)
-MESSAGES = (AGENT_HELLO, UI_HELLO, RESULT, SPECS, PONG, ERROR, EVENT_MSG, RESOLVED, PROPOSED,
-            EXPIRED, APPROVAL, CALL, LIST, PING, ACCEPT, REJECT, REPLAY, BULK, SET_APPROVAL, UNDO)
+MESSAGES = (AGENT_HELLO, UI_HELLO, RESULT, SPECS, PONG, CANCELLED, ERROR, EVENT_MSG, RESOLVED,
+            PROPOSED, EXPIRED, APPROVAL, CALL, LIST, PING, CANCEL, ACCEPT, REJECT, REPLAY, BULK,
+            SET_APPROVAL, UNDO)
 SHAPES = {s.name: s for s in (*OBJECTS, *MESSAGES)}
 # What the extension receives on kli.ui, as one union (``KernelMsg`` in TypeScript).
 UI_INCOMING = (UI_HELLO, EVENT_MSG, RESOLVED, PROPOSED, EXPIRED, APPROVAL, RESULT, ERROR)

@@ -51,6 +51,9 @@ def handle_request(ws: Workspace, line: str) -> dict[str, Any]:
         return {"id": request.id, "ok": False, "error": request.error, "text": request.text}
     if request.op == "ping":
         return {"id": request.id, "ok": True, "op": "pong"}
+    if request.op == "cancel":  # lines are answered one at a time: nothing else is running
+        return {"id": request.id, "ok": True, "op": "cancel", "request": request.data["request"],
+                "found": False}
     if request.op == "list":
         profile = None if request.profile == ALL else request.profile
         return {"id": request.id, "ok": True, "specs": ws.specs(profile)}

@@ -88,12 +88,13 @@ def busy_with(running: dict[str, Any]) -> str:
 class _Waiter:
     """One request waiting for its reply."""
 
-    __slots__ = ("future", "msg_id", "tool", "what")
+    __slots__ = ("future", "msg_id", "rid", "tool", "what")
 
-    def __init__(self, what: str, tool: str | None = None) -> None:
+    def __init__(self, what: str, tool: str | None = None, rid: Any = None) -> None:
         self.future: Future[dict[str, Any]] = Future()
         self.what = what
         self.tool = tool
+        self.rid = rid  # the request's id (None: the hello)
         self.msg_id: str | None = None  # the shell message that carried the request
 
 
@@ -184,6 +185,7 @@ class AgentClient:
         rid = next(self._ids)
         tool = data.get("tool") if data.get("op", "call") == "call" else None
         waiter = self._register(rid, f"the {tool or data.get('op')} request", tool)
+        waiter.rid = rid
         try:
             self._send("comm_msg", {"comm_id": self.comm_id,
                                     "data": {"v": PROTOCOL_VERSION, "id": rid, **data}}, waiter)
@@ -222,27 +224,46 @@ class AgentClient:
         return self._checked(reply)
 
     def stop(self, waiter: _Waiter) -> bool:
-        """Stop the request of ``waiter`` in the kernel: interrupt the kernel if it is running
-        that request and nothing else (a long eval ends 'interrupted'). A request still queued
-        behind other work is left to run (an interrupt would stop the other work, e.g. a
-        person's cell), and so is a call of a tool that does not touch the image: it runs on a
-        kernel subshell thread, which an interrupt does not reach. True when it interrupted."""
+        """Stop the request of ``waiter`` in the kernel. A tool call gets a ``cancel`` request
+        (docs/protocol.md): a running ``bash`` / ``ws_shell`` command is killed with its
+        process tree (it runs on a kernel subshell thread, which an interrupt does not reach),
+        and a call still queued behind other work answers 'cancelled' without running. For a
+        call of a tool that touches the image, the kernel is also interrupted when it runs
+        that request and nothing else (a long eval ends 'interrupted'); never when other work
+        runs (an interrupt would stop it, e.g. a person's cell). True when it sent a cancel or
+        interrupted."""
         answered = waiter.future.done() and not waiter.future.cancelled()
         if answered or self._broken is not None or self._closed:
             return False
-        if waiter.tool is not None:
-            from kli.tools.registry import REGISTRY
+        if waiter.tool is None:
+            return False
+        sent = self._send_cancel(waiter.rid)
+        from kli.tools.registry import REGISTRY
 
-            entry = REGISTRY.tools.get(waiter.tool)
-            if entry is not None and not entry.touches_image:
-                return False
+        entry = REGISTRY.tools.get(waiter.tool)
+        if entry is not None and not entry.touches_image:
+            return sent
         if waiter.msg_id is not None and list(self._busy) == [waiter.msg_id]:
             try:
                 self.interrupt()
             except Exception:
-                return False
+                return sent
             return True
-        return False
+        return sent
+
+    def _send_cancel(self, rid: Any) -> bool:
+        """Send ``cancel`` naming request ``rid``, not waiting for its answer (it is dropped:
+        no request waits under its id). False when it could not be sent."""
+        if rid is None:
+            return False
+        data = {"v": PROTOCOL_VERSION, "id": f"cancel-{next(self._ids)}", "op": "cancel",
+                "request": rid}
+        try:
+            with self._send_lock:
+                self.transport.send_shell("comm_msg", {"comm_id": self.comm_id, "data": data})
+        except Exception:
+            return False
+        return True
 
     def stop_running(self) -> int:
         """Stop in the kernel every request of this client it is running (``stop``); how many

@@ -279,6 +279,19 @@ export interface IPongMsg {
   status?: Record<string, unknown>;
 }
 
+/** The answer to `cancel`. The cancelled request still gets its own reply: a `bash` / `ws_shell` result with `details.error` `cancelled` once its command's process tree is killed, or the result of a call that had finished. */
+export interface ICancelMsg {
+  /** protocol version (absent: 1) */
+  v?: number;
+  /** the message kind */
+  op: 'cancel';
+  id: string | number;
+  /** the request named */
+  request: string | number;
+  /** true when this comm had that request running or queued; false when it was already answered, or has not reached the kli.agent handler yet (it waits behind a cell in the main shell's queue: when it arrives it answers `cancelled` without running) */
+  found: boolean;
+}
+
 /** A request the kernel cannot serve; no tool ran. */
 export interface IErrorMsg {
   /** protocol version (absent: 1) */
@@ -386,6 +399,17 @@ export interface IPingRequest {
   /** the message kind */
   op: 'ping';
   id: string | number;
+}
+
+/** Stop a request of this comm that is still running or queued: a running `bash` / `ws_shell` command is killed with everything it started (the call answers with a `cancelled` error result); a call not yet started answers `cancelled` without running. A running eval is not reached (interrupt the kernel for that); the reply is a `cancel` message. */
+export interface ICancelRequest {
+  /** protocol version (absent: 1) */
+  v?: number;
+  /** the message kind */
+  op: 'cancel';
+  id: string | number;
+  /** the `id` of the request to stop */
+  request: string | number;
 }
 
 /** Write a pending candidate: `edit` with `accept_repair` in the candidate's own session (source `ui`); the reply is its `result`. */

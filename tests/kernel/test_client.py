@@ -131,6 +131,81 @@ def test_a_cancelled_task_interrupts_its_eval_and_the_kernel_is_idle_again(
     assert asyncio.run(body()) < 5
 
 
+def test_a_cancelled_task_kills_its_bash_command_on_the_subshell_and_the_kernel_answers(
+        owned: client.AgentClient, tmp_path: Path) -> None:
+    import asyncio
+
+    import psutil
+
+    pid_file = tmp_path / "sleep.pid"
+
+    async def body() -> float:
+        task = asyncio.ensure_future(owned.acall(
+            "bash", {"command": f"sleep 100 & echo $! > {pid_file}; wait", "timeout": 200}))
+        for _ in range(100):
+            if pid_file.exists() and pid_file.read_text().strip():
+                break
+            await asyncio.sleep(0.1)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        began = time.monotonic()
+        after = await owned.acall("bash", {"command": "echo answering"}, timeout=30)
+        assert after.ok and "answering" in after.text
+        return time.monotonic() - began
+
+    assert asyncio.run(body()) < 5
+    pid = int(pid_file.read_text())
+    deadline = time.monotonic() + 5
+    while psutil.pid_exists(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+
+
+def test_cancel_names_whether_the_request_was_still_running(owned: client.AgentClient) -> None:
+    reply = owned.request({"op": "cancel", "request": 987654})
+    assert reply["op"] == "cancel" and reply["request"] == 987654 and reply["found"] is False
+    with pytest.raises(ProtocolError) as info:
+        owned.request({"op": "cancel"})
+    assert info.value.code == "bad_request"
+
+
+def test_a_cancelled_bash_call_answers_with_a_cancelled_result(
+        owned: client.AgentClient, tmp_path: Path) -> None:
+    """The request's own reply, as a client that waits on after cancelling sees it."""
+    rid, waiter = owned._begin({"op": "call", "tool": "bash",
+                                "args": {"command": "sleep 100", "timeout": 200}})
+    try:
+        time.sleep(1.0)
+        reply = owned.request({"op": "cancel", "request": rid})
+        assert reply["found"] is True
+        result = ToolResult.from_json(waiter.future.result(10))
+    finally:
+        owned._forget(rid)
+    assert not result.ok and result.details.get("error") == "cancelled", result.text
+    assert result.details.get("cancelled") is True and "cancelled" in result.text
+
+
+def test_a_call_cancelled_while_queued_behind_other_work_answers_cancelled_without_running(
+        owned: client.AgentClient, tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    first, first_waiter = owned._begin({"op": "call", "tool": "eval",
+                                        "args": {"code": "import time\ntime.sleep(3)"}})
+    second, waiter = owned._begin({"op": "call", "tool": "eval", "args": {
+        "code": f"open({str(marker)!r}, 'w').close()"}})
+    try:
+        time.sleep(0.5)
+        reply = owned.request({"op": "cancel", "request": second})
+        result = ToolResult.from_json(waiter.future.result(30))
+        assert ToolResult.from_json(first_waiter.future.result(30)).ok
+    finally:
+        owned._forget(first)
+        owned._forget(second)
+    assert reply["found"] is False  # still in the main shell's queue when the cancel came
+    assert not result.ok and result.details.get("error") == "cancelled", result.text
+    assert not marker.exists()
+
+
 def test_close_shuts_down_the_owned_kernel(tmp_path: Path) -> None:
     k = client.start(cwd=str(tmp_path), timeout=30)
     km = k.transport.manager

@@ -454,6 +454,37 @@ def test_a_cancelled_call_stops_its_eval_and_the_kernel_is_idle_again_within_sec
     assert run(body) < 8
 
 
+def test_a_cancelled_bash_call_kills_its_command_and_the_kernel_answers_within_seconds(
+        tmp_path: Path) -> None:
+    """bash runs on a kernel subshell, which an interrupt does not reach: the server's cancel
+    request kills the command's process tree."""
+    import anyio
+    import psutil
+    from mcp import Client
+
+    pid_file = tmp_path / "sleep.pid"
+
+    async def body() -> float:
+        params = stdio_params(tmp_path, "--start", "--root", str(_root(tmp_path)))
+        async with Client(params, client_info=client_info()) as c:
+            await c.call_tool("bash", {"command": "true"})  # the kernel is up
+            with anyio.move_on_after(3):  # the client gives up: notifications/cancelled
+                await c.call_tool("bash", {"command": f"sleep 100 & echo $! > {pid_file}; wait",
+                                           "timeout": 200})
+                raise AssertionError("a 100 s sleep returned")
+            began = time.monotonic()
+            after = await c.call_tool("bash", {"command": "echo answering"})
+            assert not after.is_error and "answering" in text_of(after), text_of(after)
+            return time.monotonic() - began
+
+    assert run(body) < 8
+    pid = int(pid_file.read_text())
+    deadline = time.monotonic() + 5
+    while psutil.pid_exists(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+
+
 def test_attaching_while_a_persons_cell_runs_over_20_s_is_not_reported_as_dead(
         tmp_path: Path, notebook: Notebook) -> None:
     """The person's cell keeps the image for 30 s: kli mcp attaches at once, file and shell

@@ -19,7 +19,8 @@ from kli.tools.core import approval
 
 PROTOCOL_VERSION = 1  # ``v`` of every message (kli.kernel.protocol lists it with the rest)
 AGENT_TARGET = "kli.agent"  # the comm target an agent opens on a kernel (kli.kernel.client)
-AGENT_OPS = ("call", "list", "ping")  # kli.agent and serve --stdio
+# kli.agent and serve --stdio (which answers one line at a time: a cancel there finds nothing)
+AGENT_OPS = ("call", "list", "ping", "cancel")
 UI_OPS = ("accept", "reject", "replay", "bulk", "approval", "undo")  # kli.ui
 DEFAULT_OP = "call"  # an agent request without ``op``
 DEFAULT_PROFILE = "kli"  # ``list`` without ``profile``
@@ -88,7 +89,7 @@ def parse_request(
             BAD_REQUEST,
             "request needs an 'id' (string or integer) that the reply will name; resend with one.",
         )
-    op = data.get("op", DEFAULT_OP if ops == AGENT_OPS else None)
+    op = data.get("op", DEFAULT_OP if DEFAULT_OP in ops else None)
     if op not in ops:
         return BadRequest(rid, UNKNOWN_OP, f"unknown op {op!r}; use one of {', '.join(ops)}.")
     if op == "list":
@@ -116,6 +117,12 @@ def parse_request(
                 f"'args' must be a JSON object of the tool's arguments, got {type(args).__name__}.",
             )
         return Request(rid, op, tool=tool, args=args or {}, data=data)
+    if op == "cancel" and not valid_id(data.get("request")):
+        return BadRequest(
+            rid,
+            BAD_REQUEST,
+            "cancel needs 'request', the id (string or integer) of the running request to stop.",
+        )
     if op in ("accept", "reject"):
         cid = data.get("candidate")
         if not isinstance(cid, str) or not cid:

@@ -202,7 +202,13 @@ def _run(call: Call) -> ToolResult:
         tool="bash",
         cap=OUTPUT_CAP,
     )
-    if outcome.timed_out:
+    if outcome.cancelled:
+        status = (
+            f"cancelled after {_seconds(outcome.duration)}: the request was cancelled (its "
+            "client cancelled it or went away), so the command was killed with everything it "
+            "started. Run it again if it is still wanted."
+        )
+    elif outcome.timed_out:
         status = (
             f"timed out after {_seconds(timeout)}: the command was killed with its whole "
             f"process group. Retry with a larger timeout (at most {MAX_TIMEOUT} s), or run it "
@@ -234,6 +240,7 @@ def _run(call: Call) -> ToolResult:
     details: dict[str, object] = {
         "exit_code": outcome.exit_code,
         "timed_out": outcome.timed_out,
+        "cancelled": outcome.cancelled,
         "timeout": timeout,
         "signal": outcome.signal,
         "duration": round(outcome.duration, 6),
@@ -245,6 +252,8 @@ def _run(call: Call) -> ToolResult:
         **out_facts,
         **err_facts,
     }
+    if outcome.cancelled:
+        return ToolResult.error(text, error="cancelled", **details)
     if outcome.timed_out:
         return ToolResult.error(text, error="timeout", **details)
     if outcome.exit_code != 0:

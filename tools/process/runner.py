@@ -10,12 +10,16 @@ Shared by kli's ``bash`` and slmcode's ``ws_shell``. ``run_command``:
   ``tail`` characters in a rolling tail, everything between is counted and dropped at once.
   Memory stays bounded however much the command prints (``yes | head -c 5G``);
 - on timeout sends SIGTERM to the whole process group, then SIGKILL after ``KILL_GRACE``;
+- on cancel (``cancel``, a ``threading.Event`` set by another thread, by default the one
+  ``CANCEL`` holds for the calling context: the kernel sets it when a client cancels the
+  request) kills the tree the same way, within ``CANCEL_POLL`` seconds, and reports
+  ``cancelled``;
 - when the main child exits but something it started in the background still holds the
   pipes, reads for ``ORPHAN_GRACE`` more seconds, then kills the process group and stops
   reading (``orphans_killed``). A background job whose output was redirected away from the
   pipes (``server > log 2>&1 &``) does not hold them and is left running.
 
-A kill (timeout, orphans, interrupt) reaches the whole tree the command started, not only its
+A kill (timeout, cancel, orphans, interrupt) reaches the whole tree the command started, not only its
 process group: the child's environment carries ``KLI_RUN=<token>`` (``MARK_VAR``), which every
 descendant inherits, and after the group kill ``/proc`` is scanned for processes holding the
 token — those that left the group (``setsid``, ``nohup`` in a new session, a daemon's double
@@ -31,12 +35,14 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import contextvars
 import fcntl
 import itertools
 import os
 import select
 import signal
 import subprocess
+import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
@@ -55,6 +61,12 @@ MARK_VAR = "KLI_RUN"
 # Rounds of scan-and-SIGKILL for marked processes outside the group (each catches what the
 # previous round's processes forked before they died).
 TREE_KILL_ROUNDS = 20
+# How often (seconds) a run with a cancel event checks it.
+CANCEL_POLL = 0.05
+# The cancel event of the request the calling context serves (None: not cancellable); the
+# kernel's comm hub sets it around a tool call (kli.kernel.comms), ``run_command`` reads it.
+CANCEL: contextvars.ContextVar[threading.Event | None] = contextvars.ContextVar(
+    "kli_run_cancel", default=None)
 _run_ids = itertools.count(1)
 
 
@@ -69,7 +81,7 @@ class RunOutcome:
     the head nor the tail.
     """
 
-    exit_code: int | None  # None when killed by timeout; 128 + N when killed by signal N
+    exit_code: int | None  # None when killed by timeout or cancel; 128 + N when killed by signal N
     stdout: str
     stderr: str
     stdout_total: int
@@ -82,6 +94,7 @@ class RunOutcome:
     signal: int | None = None  # the signal that ended the main child, if one did
     escaped: int = 0  # processes killed that had left the group (setsid, daemons)
     survivors: tuple[int, ...] = ()  # pids the run started that could not be killed
+    cancelled: bool = False  # its cancel event was set: the tree was killed as on timeout
 
     def kill_note(self) -> str | None:
         """What the kills reached beyond the main child, in words (None when nothing was
@@ -274,8 +287,8 @@ def _enlarge_pipe(fd: int) -> None:
 
 
 # How a pump ended: both pipes closed and the leader exited; the deadline passed; the leader
-# exited but something it started held the pipes past ORPHAN_GRACE.
-Ended = Literal["done", "timeout", "orphans"]
+# exited but something it started held the pipes past ORPHAN_GRACE; the cancel event was set.
+Ended = Literal["done", "timeout", "orphans", "cancelled"]
 
 
 def run_command(
@@ -288,6 +301,7 @@ def run_command(
     env: dict[str, str] | None = None,
     tail: int = 0,
     executable: str | None = None,
+    cancel: threading.Event | None = None,
 ) -> RunOutcome:
     """Run ``argv`` in ``cwd`` and return what it did; see the module docstring.
 
@@ -295,7 +309,9 @@ def run_command(
     many of the ``cap`` characters per stream are reserved for the end of a long stream (0:
     head only). ``executable`` is the program to start when it is not ``argv[0]`` looked up
     in PATH (``argv[0]`` is still what the program sees as its name). Raises ``OSError`` when
-    the program cannot be started (missing shell, bad ``cwd``).
+    the program cannot be started (missing shell, bad ``cwd``). ``cancel`` (default: the
+    ``CANCEL`` of the calling context): once set, the run ends as a timeout does, but reports
+    ``cancelled``; set before the start, nothing is started.
 
     Three steps: spawn (``_Child.spawn``), pump the pipes until the child is done or must be
     killed (``_Pump.run``), reap (``_reap``). The common case — a short command that prints
@@ -305,9 +321,13 @@ def run_command(
     """
     started = time.monotonic()
     deadline = started + timeout
+    if cancel is None:
+        cancel = CANCEL.get()
+    if cancel is not None and cancel.is_set():
+        return RunOutcome(None, "", "", 0, 0, False, 0.0, cancelled=True)
     child = _Child.spawn(argv, cwd=cwd, env=env, executable=executable,
                          with_stdin=bool(input_text))
-    pump = _Pump(child, input_text, cap, tail)
+    pump = _Pump(child, input_text, cap, tail, cancel)
     # An interrupt (KeyboardInterrupt, a caller's deadline exception) ends the run as a timeout
     # does: nothing is left running behind.
     ended: Ended = "timeout"
@@ -398,8 +418,10 @@ class _Pump:
     one ``poll(2)`` object (it needs no kernel object of its own, as epoll would: that matters
     for short commands)."""
 
-    def __init__(self, child: _Child, input_text: str, cap: int, tail: int) -> None:
+    def __init__(self, child: _Child, input_text: str, cap: int, tail: int,
+                 cancel: threading.Event | None = None) -> None:
         self.child = child
+        self.cancel = cancel
         self.cap = cap
         self.tail = tail
         # Made on a stream's first data: fd -> (sink, incremental decoder).
@@ -439,11 +461,16 @@ class _Pump:
             if now >= deadline:
                 _kill_group(child)
                 return "timeout"
+            if self.cancel is not None and self.cancel.is_set():
+                _kill_group(child)
+                return "cancelled"
             wait = deadline - now
             if exited_at is not None:
                 wait = min(wait, exited_at + ORPHAN_GRACE - now)
             elif child.pidfd < 0:
                 wait = min(wait, POLL_INTERVAL)
+            if self.cancel is not None:
+                wait = min(wait, CANCEL_POLL)
             # poll takes milliseconds and rounds a fraction up, so a wait never ends early.
             for fd, _ in self.poller.poll(max(wait, 0.0) * 1000):
                 if fd == child.pidfd:
@@ -516,8 +543,8 @@ def _reap(child: _Child, ended: Ended, deadline: float) -> Ended:
             with contextlib.suppress(ProcessLookupError):
                 proc.kill()
             proc.wait()
-    if ended == "timeout":
-        # Make sure no process of the tree outlives a timeout, even one that ignored TERM.
+    if ended in ("timeout", "cancelled"):
+        # Make sure no process of the tree outlives a kill, even one that ignored TERM.
         child.tree.finish()
     return ended
 
@@ -526,7 +553,7 @@ def _outcome(child: _Child, pump: _Pump, ended: Ended, started: float) -> RunOut
     code = child.proc.returncode
     killed_by = -code if code is not None and code < 0 else None
     timed_out = ended == "timeout"
-    exit_code = None if timed_out else (128 + killed_by if killed_by is not None else code)
+    exit_code = None if timed_out or ended == "cancelled" else (128 + killed_by if killed_by is not None else code)
     out_head, out_tail, out_total = pump.kept(child.out_fd)
     err_head, err_tail, err_total = pump.kept(child.err_fd)
     return RunOutcome(
@@ -543,4 +570,5 @@ def _outcome(child: _Child, pump: _Pump, ended: Ended, started: float) -> RunOut
         signal=killed_by,
         escaped=len(child.tree.escaped),
         survivors=tuple(sorted(child.tree.survivors)),
+        cancelled=ended == "cancelled",
     )

@@ -111,11 +111,18 @@ def _run(call: Call) -> ToolResult:
     details = {
         "exit_code": out.exit_code,
         "timed_out": out.timed_out,
+        "cancelled": out.cancelled,
         "duration": round(out.duration, 3),
         "stdout_chars": out.stdout_total,
         "stderr_chars": out.stderr_total,
         "tier": verdict.tier,
     }
+    if out.cancelled:
+        body = "\n".join(p for p in (stdout.rstrip("\n"), stderr.rstrip("\n")) if p)
+        text = (f"{body}\n" if body else "") + (
+            f"[cancelled after {out.duration:.1f}s — the request was cancelled, so the command "
+            "and everything it started were killed; run it again if it is still wanted]")
+        return ToolResult.error("\n".join([*notes, text]), **details)
     if out.timed_out:
         body = "\n".join(p for p in (stdout.rstrip("\n"), stderr.rstrip("\n")) if p)
         text = (

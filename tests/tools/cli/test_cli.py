@@ -71,6 +71,7 @@ def test_serve_answers_one_line_per_request_and_survives_garbage(root: Path) -> 
         json.dumps({"id": 2, "op": "dance"}),
         json.dumps({"id": 3, "tool": 7}),
         json.dumps({"id": 4, "tool": "no_such_tool", "args": {}}),
+        json.dumps({"id": 5, "op": "cancel", "request": 4}),
     ]
     out = _kli("serve", "--stdio", "--root", str(root), stdin="\n".join(requests) + "\n")
     assert out.returncode == 0, out.stderr
@@ -82,6 +83,8 @@ def test_serve_answers_one_line_per_request_and_survives_garbage(root: Path) -> 
     assert replies[3] == {"id": 2, "ok": False, "error": "unknown_op", "text": replies[3]["text"]}
     assert replies[4]["error"] == "bad_request"
     assert replies[5]["id"] == 4 and replies[5]["details"]["error"] == "unknown_tool"
+    # one line at a time: what a cancel names has already been answered
+    assert replies[6] == {"id": 5, "ok": True, "op": "cancel", "request": 4, "found": False}
 
 
 def test_serve_keeps_one_session_so_read_then_edit_works(root: Path) -> None:

@@ -26,6 +26,9 @@ CASES: list[tuple[Any, str, Any, str]] = [
     ({"id": 1, "tool": "read", "args": None}, "", 1, "call"),
     ({"id": 2, "op": "list"}, "", 2, "list"),
     ({"id": 3, "op": "ping"}, "", 3, "ping"),
+    ({"id": 4, "op": "cancel"}, "bad_request", 4, "'request'"),
+    ({"id": 4, "op": "cancel", "request": True}, "bad_request", 4, "'request'"),
+    ({"id": 4, "op": "cancel", "request": 3}, "", 4, "cancel"),
 ]
 
 

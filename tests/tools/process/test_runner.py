@@ -197,3 +197,57 @@ def test_a_tree_whose_group_is_not_known_yet_never_signals_this_process_group() 
             os._exit(code)
     _, status = os.waitpid(pid, 0)
     assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
+
+
+def _alive(pid: int) -> bool:
+    import psutil
+
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def test_a_cancel_from_another_thread_kills_the_whole_tree_and_reports_cancelled(
+        tmp_path: Path) -> None:
+    import threading
+
+    cancel = threading.Event()
+    pids = tmp_path / "pids"
+    # a child in the group and one that left it (setsid): both must go
+    script = f"sleep 100 & echo $! > {pids}; setsid sleep 100 & echo $! >> {pids}; wait"
+    threading.Timer(0.5, cancel.set).start()
+    started = time.monotonic()
+    o = run_command(["bash", "-c", script], cwd=str(tmp_path), timeout=60, cap=100,
+                    cancel=cancel)
+    assert o.cancelled and not o.timed_out and o.exit_code is None
+    assert time.monotonic() - started < 5
+    children = [int(p) for p in pids.read_text().split()]
+    assert len(children) == 2 and not any(_alive(p) for p in children), children
+
+
+def test_a_run_cancelled_before_it_starts_starts_nothing(tmp_path: Path) -> None:
+    import threading
+
+    cancel = threading.Event()
+    cancel.set()
+    o = run_command(["sh", "-c", f"touch {tmp_path / 'ran'}"], cwd=str(tmp_path), timeout=5,
+                    cap=100, cancel=cancel)
+    assert o.cancelled and o.exit_code is None and not (tmp_path / "ran").exists()
+
+
+def test_the_cancel_of_the_calling_context_is_the_default(tmp_path: Path) -> None:
+    import threading
+
+    from kli.tools.process.runner import CANCEL
+
+    cancel = threading.Event()
+    token = CANCEL.set(cancel)
+    try:
+        threading.Timer(0.3, cancel.set).start()
+        o = run_command(["sh", "-c", "sleep 30"], cwd=str(tmp_path), timeout=60, cap=100)
+    finally:
+        CANCEL.reset(token)
+    assert o.cancelled
+    plain = run_command(["sh", "-c", "echo ok"], cwd=str(tmp_path), timeout=5, cap=100)
+    assert not plain.cancelled and plain.stdout == "ok\n"
