@@ -296,11 +296,10 @@ def _accepted(tool: Tool) -> str:
 
 def unknown_tool(name: str, where: str = "%kli") -> str:
     """``%kli: unknown tool 'raed'. Did you mean read? See %kli tools.``"""
-    import difflib
-
+    from kli.tools.core import suggest
     from kli.tools.registry import REGISTRY
 
-    close = difflib.get_close_matches(name, list(REGISTRY.tools), n=3)
+    close = suggest.close_names(name, REGISTRY.tools)
     hint = f" Did you mean {', '.join(close)}?" if close else ""
     return f"{where}: unknown tool {name!r}.{hint} See %kli tools."
 

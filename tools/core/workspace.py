@@ -10,7 +10,6 @@ every decision on a pending proposal (``decide``).
 from __future__ import annotations
 
 import contextlib
-import difflib
 import itertools
 import sys
 import threading
@@ -20,7 +19,7 @@ import types
 from collections.abc import Callable, Container, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from kli.tools.core import approval, atomic, interrupts, undo
+from kli.tools.core import approval, atomic, interrupts, suggest, undo
 from kli.tools.core.atomic import permission_hint
 from kli.tools.core.jail import Jail
 from kli.tools.core.proposal import DISCARDED, KERNEL, REJECTED, Decision, Proposal
@@ -284,7 +283,7 @@ class Workspace:
         tool = REGISTRY.tools.get(name) if isinstance(name, str) else None
         if tool is None:
             known = sorted(REGISTRY.tools)
-            close = difflib.get_close_matches(name, known, n=3) if isinstance(name, str) else []
+            close = suggest.close_names(name, known) if isinstance(name, str) else []
             hint = f" Did you mean {', '.join(close)}?" if close else ""
             return ToolResult.error(
                 f"unknown tool {show(name)}.{hint} Available tools: {', '.join(known)}.",

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import difflib
-
+from kli.tools.core import suggest
 from kli.tools.core.registry import Call, Tool
 from kli.tools.core.result import ToolResult
 from kli.tools.ws.skills import cards, find_skill, load_skills
@@ -36,7 +35,7 @@ def _run(call: Call) -> ToolResult:
     if skill is None:
         if not skills:
             return ToolResult.error(f"no skill named {name!r}. {_NONE}", error="unknown_skill")
-        close = difflib.get_close_matches(name.lower(), [s.name.lower() for s in skills], n=1)
+        close = suggest.close_names(name.lower(), [s.name.lower() for s in skills], n=1)
         hint = f" Did you mean {close[0]!r}?" if close else ""
         return ToolResult.error(
             f"no skill named {name!r}.{hint} Available skills:\n{cards(skills)}",
