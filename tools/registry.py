@@ -19,7 +19,6 @@ from kli.tools.image import (
     trace_read,
     untrace,
 )
-from kli.tools.notebook import run_cells
 from kli.tools.process import (
     bash,
     bash_jobs,
@@ -28,6 +27,7 @@ from kli.tools.process import (
     eval_abort,
     eval_continue,
     eval_frame,
+    run_cells,
 )
 from kli.tools.process import eval as eval_
 from kli.tools.ws import (

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from kli.tools.core.result import ToolResult
     from kli.tools.file.repair.common import Fix, Scan
     from kli.tools.notebook.model import Notebook
-    from kli.tools.notebook.run_cells import CellRun
+    from kli.tools.process.run_cells import CellRun
     from kli.tools.ws.syntax import Parse
 
 

@@ -17,8 +17,8 @@ import io
 import sys
 from typing import Any
 
-from kli.tools.notebook.run_cells import CellRun
 from kli.tools.process.eval import _Budget, _Deadline
+from kli.tools.process.run_cells import CellRun
 
 
 class _Stream(io.TextIOBase):
