@@ -215,7 +215,8 @@ class AgentClient:
         try:
             reply = await asyncio.wait_for(asyncio.wrap_future(waiter.future), limit)
         except asyncio.TimeoutError:
-            raise self._timed_out(waiter, limit, await self._aprobe()) from None
+            error = self._timed_out(waiter, limit, await self._aprobe())
+            raise self._abandoned(waiter, error) from None
         except asyncio.CancelledError:
             self.stop(waiter)
             raise
@@ -250,6 +251,19 @@ class AgentClient:
                 return sent
             return True
         return sent
+
+    def _abandoned(self, waiter: _Waiter, error: KernelTimeout) -> KernelTimeout:
+        """A tool call nobody waits for any more is cancelled in the kernel (its reply would be
+        dropped): a command it runs is killed, a call still queued never runs; an eval already
+        running is not reached. ``error`` says so."""
+        if waiter.tool is None or self._broken is not None or self._closed:
+            return error
+        if not self._send_cancel(waiter.rid):
+            return error
+        note = (" This client gave up on the call and cancelled it in the kernel: a command it "
+                "ran is killed and a call still queued will not run (an eval already running "
+                "goes on).")
+        return type(error)(str(error) + note)
 
     def _send_cancel(self, rid: Any) -> bool:
         """Send ``cancel`` naming request ``rid``, not waiting for its answer (it is dropped:
@@ -347,7 +361,7 @@ class AgentClient:
             return waiter.future.result(timeout)
         except FutureTimeout:
             status = self._probe() if key != "hello" else None
-            raise self._timed_out(waiter, timeout, status) from None
+            raise self._abandoned(waiter, self._timed_out(waiter, timeout, status)) from None
         finally:
             self._forget(key)
 

@@ -206,6 +206,23 @@ def test_a_call_cancelled_while_queued_behind_other_work_answers_cancelled_witho
     assert not marker.exists()
 
 
+def test_a_call_whose_client_timeout_expires_is_cancelled_in_the_kernel(
+        owned: client.AgentClient, tmp_path: Path) -> None:
+    import psutil
+
+    pid_file = tmp_path / "gave-up.pid"
+    with pytest.raises(KernelTimeout) as info:
+        owned.call("bash", {"command": f"sleep 100 & echo $! > {pid_file}; wait",
+                            "timeout": 200}, timeout=2)
+    assert "cancelled it in the kernel" in str(info.value)
+    pid = int(pid_file.read_text())
+    deadline = time.monotonic() + 5
+    while psutil.pid_exists(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    assert owned.call("bash", {"command": "echo answering"}, timeout=10).ok
+
+
 def test_close_shuts_down_the_owned_kernel(tmp_path: Path) -> None:
     k = client.start(cwd=str(tmp_path), timeout=30)
     km = k.transport.manager
