@@ -48,7 +48,9 @@ def test_the_panel_shows_a_bash_change_and_undoes_it(lab: Any) -> None:
         lab.screenshot("undo-row", panel)
         row.get_by_role("button", name="Undo this change").click()
         wait_until(lambda: (root / "log.txt").read_text() == "first\n", "the undo")
-        assert "took back change" in row.locator(".kli-Row-undoOutcome").inner_text()
+        # the file changes before the kernel's reply reaches the row: wait for the row's text
+        wait_until(lambda: "took back change" in row.locator(".kli-Row-undoOutcome").inner_text(),
+                   "the undo's outcome in the row")
         row.get_by_role("button", name="Redo").click()
         wait_until(lambda: (root / "log.txt").read_text() == "first\nsecond\n", "the redo")
 
