@@ -249,6 +249,10 @@ class Workspace:
             result = self._call(name, args if args is not None else {}, session, source)
             if source == approval.HELD_SOURCE:
                 result = approval.deliver(session, result)
+        except KeyboardInterrupt:
+            if getattr(_depth, "n", 0):  # a tool called from eval code: the eval is what stops
+                raise
+            result = self._interrupted_before_run(name)
         except Exception as exc:  # never raises: whatever escaped is an error result
             result = ToolResult.error(
                 f"{name if isinstance(name, str) else show(name)} failed with an internal error: "
@@ -358,6 +362,18 @@ class Workspace:
             )
         finally:
             _depth.n -= 1
+
+    def _interrupted_before_run(self, name: Any) -> ToolResult:
+        """An interrupt that landed before the tool ran (while its arguments or the settings
+        were read): nothing was run, and the answer is the same as for one during the run."""
+        from kli.tools.registry import REGISTRY
+
+        tool = REGISTRY.tools.get(name) if isinstance(name, str) else None
+        if tool is not None:
+            return self._interrupted(tool, [])
+        return ToolResult.error(
+            f"interrupted: {show(name)} was stopped by an interrupt before it ran. Nothing was "
+            "run; retry it.", error="interrupted", written=[], rolled_back=[])
 
     def _interrupted(self, tool: Tool, commits: list[dict[str, Any]]) -> ToolResult:
         """The result of a call stopped by KeyboardInterrupt (the kernel's stop button): what

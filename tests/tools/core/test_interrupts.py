@@ -160,3 +160,19 @@ def test_a_deadline_alarm_in_a_critical_section_is_delivered_by_its_own_handler_
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+def test_an_interrupt_while_the_settings_are_read_is_a_result_not_an_exception(
+    ws: Workspace, root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Workspace.call never raises: a KeyboardInterrupt before the tool runs (arguments checked,
+    settings read) answers as one during the run does."""
+
+    def interrupted_load() -> object:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(ws._settings, "load", interrupted_load)
+    r = ws.call("search", {"pattern": "x", "path": "**/*.txt"})
+    assert not r.ok and r.details["error"] == "interrupted"
+    assert r.text.startswith("interrupted: search was stopped")
+    assert "changes nothing" in r.text
