@@ -238,13 +238,16 @@ class AgentClient:
             return False
         if waiter.tool is None:
             return False
+        # Judged before the cancel goes out: the kernel's busy status for the cancel itself
+        # would make the request look as if it were not running alone.
+        alone = waiter.msg_id is not None and list(self._busy) == [waiter.msg_id]
         sent = self._send_cancel(waiter.rid)
         from kli.tools.registry import REGISTRY
 
         entry = REGISTRY.tools.get(waiter.tool)
         if entry is not None and not entry.touches_image:
             return sent
-        if waiter.msg_id is not None and list(self._busy) == [waiter.msg_id]:
+        if alone:
             try:
                 self.interrupt()
             except Exception:
