@@ -8,7 +8,8 @@ were kept, different bytes) and deleted.
 The cost is bounded, and the bounds are these constants:
 
 - ``SKIP_DIRS``: folders never entered (version control, dependencies, virtual environments,
-  caches, every ``.kli`` folder).
+  caches, every ``.kli`` folder); ``SKIP_FILES``: a Jupyter server's own state files in the
+  root (jupyter-collaboration's document store), which change on their own.
 - ``MAX_ENTRIES`` files and ``MAX_SECONDS`` of walking per snapshot. Past either, the snapshot
   is *capped*: files beyond it are not watched, and the call's details say so
   (``detection.complete`` false, with the reason).
@@ -37,6 +38,8 @@ SKIP_DIRS = frozenset({
     ".mypy_cache", ".pytest_cache", ".ruff_cache", ".tox", ".nox", ".ipynb_checkpoints",
     ".cache", "site-packages",
 })
+SKIP_FILES = frozenset({".jupyter_ystore.db", ".jupyter_ystore.db-journal",
+                        ".jupyter_ystore.db-wal", ".jupyter_ystore.db-shm"})
 MAX_ENTRIES = 20_000
 MAX_SECONDS = 0.5
 KEEP_FILE_BYTES = 256 * 1024
@@ -114,7 +117,7 @@ def take(root: str, cache: Cache | None = None) -> Tree:
                         if name not in SKIP_DIRS and not is_control_name(name):
                             stack.append(entry.path)
                         continue
-                    if not entry.is_file(follow_symlinks=False):
+                    if name in SKIP_FILES or not entry.is_file(follow_symlinks=False):
                         continue
                     st = entry.stat(follow_symlinks=False)
                 except OSError:

@@ -59,6 +59,12 @@ def test_skipped_folders_are_not_watched(ws: Workspace, root: Path) -> None:
     assert "files" not in r.details
 
 
+def test_a_jupyter_servers_document_store_is_not_shown_as_a_change(ws: Workspace, root: Path) -> None:
+    r = ws.call("bash", {"command": "echo s > .jupyter_ystore.db && echo j > .jupyter_ystore.db-journal"
+                                    " && echo mine > mine.txt"})
+    assert [f["path"] for f in r.details["files"]] == ["mine.txt"]
+
+
 def test_the_entry_cap_is_said_in_the_details(ws: Workspace, root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(snapshot, "MAX_ENTRIES", 5)
     for i in range(10):
