@@ -87,7 +87,7 @@ def test_replay_shows_live_in_the_activity_panel_and_its_preview_is_accepted_the
                 assert ready.exists(), "the replay agent did not finish"
                 page.wait_for_function(
                     "() => document.body.innerText.toUpperCase()"
-                    ".includes('PENDING REPAIR PREVIEWS (1)')")
+                    ".includes('PENDING (1)')")  # the panel's one queue of proposals
                 text = page.inner_text("body")
                 assert "REPLAY agent (recorded transcript)" in text
                 ARTIFACTS.mkdir(parents=True, exist_ok=True)
