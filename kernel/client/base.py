@@ -239,8 +239,10 @@ class AgentClient:
         if waiter.tool is None:
             return False
         # Judged before the cancel goes out: the kernel's busy status for the cancel itself
-        # would make the request look as if it were not running alone.
-        alone = waiter.msg_id is not None and list(self._busy) == [waiter.msg_id]
+        # would make the request look as if it were not running alone. An image call runs in
+        # a callback after its comm message's busy/idle window, so nothing busy at all is
+        # "alone" too; a person's cell is busy under its own execute_request and blocks this.
+        alone = waiter.msg_id is not None and all(m == waiter.msg_id for m in self._busy)
         sent = self._send_cancel(waiter.rid)
         from kli.tools.registry import REGISTRY
 
