@@ -257,6 +257,33 @@ def _cook(recipe: Any) -> Any:
     return args
 
 
+@pytest.mark.parametrize(
+    ("extra", "fine"),
+    [
+        ({_BrokenStr("k"): 10**5000}, False),
+        ({_BrokenStr("k"): "plain"}, True),
+        ({"k": _Broken()}, False),
+        ({"k": {1, 2}}, False),
+    ],
+)
+def test_an_extra_argument_ws_write_accepts_obeys_the_rules_every_argument_obeys(
+    root: Path, extra: dict[Any, Any], fine: bool
+) -> None:
+    """Found by CI's fuzz run: ws_write keeps extra arguments (its schema allows them), and a
+    str-subclass key whose ``__eq__`` raises reached the profile's call key as it was (an
+    internal error). Extras are made plain and checked like named arguments."""
+    ws = Workspace(str(root), settings=SAFE)
+    args: dict[Any, Any] = {"path": "new.py", "content": "x = 1\n", **extra}
+    r = ws.call("ws_write", args)
+    assert r.details.get("error") != "internal", r.details.get("traceback")
+    if fine:
+        assert r.ok, r.text
+        assert (root / "new.py").read_text() == "x = 1\n"
+    else:
+        assert r.details["error"] == "bad_arguments" and "'k'" in r.text, r.text
+        assert not (root / "new.py").exists()
+
+
 @pytest.mark.parametrize("name", TOOL_NAMES)
 def test_values_json_cannot_carry_never_make_call_raise(
     tmp_path_factory: pytest.TempPathFactory, name: str

@@ -227,6 +227,7 @@ def _validate(tool_name: str, schema: dict[str, Any], args: Any) -> tuple[dict[s
             return args, (
                 f"{tool_name}: argument names must be strings, got {show(name)}. {hint()}"
             )
+        name = _plain(name)  # a str subclass's overridden methods never run inside a tool
         prop = props.get(name)
         if prop is None:
             if schema.get("additionalProperties", True) is False:
@@ -234,6 +235,17 @@ def _validate(tool_name: str, schema: dict[str, Any], args: Any) -> tuple[dict[s
                 return args, (
                     f"{tool_name}: unknown argument {show(name)} (accepted: {accepted}). {hint()}"
                 )
+            # An extra argument is kept (the schema allows it), so it obeys the rules every
+            # argument obeys: plain JSON, no lone surrogates, integers within range.
+            value = _plain(value)
+            problem = _check_value(tool_name, name, value)
+            if problem is None and type(value) not in (*_JSON_LEAVES, list, tuple, dict):
+                problem = (
+                    f"{tool_name}: argument '{name}' holds a {_type_name(value)}, which JSON "
+                    "cannot carry; send plain JSON values."
+                )
+            if problem is not None:
+                return args, problem
             cleaned[name] = value
             continue
         if value is None and name not in required:
