@@ -85,6 +85,7 @@ class CallPlan:
     files: list[dict[str, Any]] = field(default_factory=list)
     views: dict[str, Any] = field(default_factory=dict)
     result_text: str = ""
+    record: dict[str, Any] = field(default_factory=dict)  # details the recorded change keeps
 
 
 # -- the setting ---------------------------------------------------------------------------------
@@ -246,8 +247,10 @@ def _hold_file(call: Call) -> ToolResult:
     if not ops:
         return result  # a refusal, an error, a repair preview: nothing would be written
     files = [f for f in result.details.get("files", []) if isinstance(f, dict)]
+    # an undo / redo names what it takes back, so the change Accept records can be redone
+    record = {k: result.details[k] for k in ("undoes",) if result.details.get(k)}
     plan = CallPlan(call.tool.name, dict(call.args), FILE, ops=ops, state=state, files=files,
-                    views=planned_views, result_text=result.text)
+                    views=planned_views, result_text=result.text, record=record)
     return _propose(call, plan)
 
 
@@ -438,7 +441,7 @@ def _recorded_apply(ws: Workspace, plan: CallPlan, proposal: Proposal, by: str) 
     settings = ws.settings
     with undo.track(call, settings) as tracker:
         _apply(ws, plan)
-    return undo.finish(call, tracker, ToolResult.success(""), settings)
+    return undo.finish(call, tracker, ToolResult.success("", **plan.record), settings)
 
 
 def _apply(ws: Workspace, plan: CallPlan) -> None:

@@ -34,6 +34,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from kli.tools.core import atomic
 from kli.tools.core.atomic import ANY, STALE_SECONDS, write_atomic
 from kli.tools.core.jail import Jail
 from kli.tools.core.result import ToolError
@@ -117,16 +118,26 @@ def create(
 def save(root: str, cp: Checkpoint, data: bytes, keep: int, budget_mb: float | None = None) -> Checkpoint:
     """Write ``cp`` and its ``data`` into the store, then prune it (``prune``)."""
     base = store_dir(root)
+    held = _held()
     if not os.path.isdir(base):
-        os.makedirs(base, exist_ok=True)
+        if not held:
+            os.makedirs(base, exist_ok=True)
         # Checkpoints are harness state: keep them out of the project's git status.
         write_atomic(os.path.join(base, ".gitignore"), b"*\n")
     folder = os.path.join(base, cp.id)
-    os.makedirs(folder, exist_ok=False)
+    if not held:  # held: the captured writes make the folder when they are applied
+        os.makedirs(folder, exist_ok=False)
     write_atomic(os.path.join(folder, "data"), data)
     write_atomic(os.path.join(folder, "meta.json"), json.dumps(cp.to_json(), indent=1).encode())
-    prune(root, keep, DEFAULT_BUDGET_MB if budget_mb is None else budget_mb)
+    if not held:
+        prune(root, keep, DEFAULT_BUDGET_MB if budget_mb is None else budget_mb)
     return cp
+
+
+def _held() -> bool:
+    """Whether this thread's writes are captured for review (``approval``): then nothing but
+    the captured writes may change anything (no folders made, no chmod, no pruning)."""
+    return atomic._captured() is not None
 
 
 def new_id() -> str:
@@ -177,7 +188,18 @@ def data_of(root: str, cp: Checkpoint) -> bytes:
 
 def restore_bytes(real: str, cp: Checkpoint, data: bytes, expected: object = ANY) -> None:
     """Put the checkpoint's file (or symlink) at ``real``; ``expected`` as for
-    ``atomic.write_atomic`` (the bytes the caller saw there; ``Stale`` when they changed)."""
+    ``atomic.write_atomic`` (the bytes the caller saw there; ``Stale`` when they changed).
+    Held for review (``approval``), only the write is captured: the file keeps the permission
+    bits of what it replaces (a new file: the defaults), and a symlink is refused."""
+    if _held():
+        if cp.kind == "symlink":
+            raise ToolError(
+                f"restoring {cp.path} (a symlink, checkpoint {cp.id}) cannot be held for review "
+                "(approval mode 'review' for file changes): nothing was changed. A person can "
+                f"restore it themself: %kli ws_checkpoints {cp.id} --action restore.",
+                error="not_held")
+        write_atomic(real, data, expected)
+        return
     os.makedirs(os.path.dirname(real) or ".", exist_ok=True)
     if cp.kind == "symlink":
         if os.path.lexists(real):

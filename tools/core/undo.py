@@ -33,7 +33,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from kli.tools.core import atomic, checkpoints, interrupts, snapshot
+from kli.tools.core import approval, atomic, checkpoints, interrupts, snapshot
 from kli.tools.core.changes import file_change
 from kli.tools.core.checkpoints import Checkpoint
 from kli.tools.core.registry import GATE_WRITE, Call, Tool
@@ -445,6 +445,7 @@ UNDO_TOOL = Tool(
     main_arg="change",
     mutates=True,
     touches_image=False,
+    action=approval.FILE,
 )
 
 REDO_TOOL = Tool(
@@ -460,4 +461,5 @@ REDO_TOOL = Tool(
     main_arg="change",
     mutates=True,
     touches_image=False,
+    action=approval.FILE,
 )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 
+from kli.tools.core import approval
 from kli.tools.core.atomic import ANY, Stale
 from kli.tools.core.changes import file_change
 from kli.tools.core.registry import GATE_WRITE, Call, Tool
@@ -150,4 +151,5 @@ TOOL = Tool(
     aliases={"checkpoint": "id", "checkpoint_id": "id"},
     mutates=True,
     touches_image=False,
+    action=approval.FILE,  # a restore is held under review like any write; a list writes nothing
 )

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from kli.tools import Workspace
-from kli.tools.core import approval
+from kli.tools.core import approval, undo
 from kli.tools.file.anchors import line_hash
 from kli.tools.registry import REGISTRY
 
@@ -36,8 +36,8 @@ def test_every_tool_that_changes_files_runs_commands_or_code_names_its_kind() ->
     kinds = {n: t.action for n, t in REGISTRY.tools.items() if t.action}
     assert kinds == {
         "edit": "file", "write": "file", "cells": "file", "ws_edit": "file", "ws_patch": "file",
-        "ws_write": "file", "ws_mv": "file", "ws_delete": "file",
-        "bash": "shell", "ws_shell": "shell", "eval": "eval", "redefine": "eval", "run_cells": "eval",
+        "ws_write": "file", "ws_mv": "file", "ws_delete": "file", "ws_checkpoints": "file",
+        "undo": "file", "redo": "file", "bash": "shell", "ws_shell": "shell", "eval": "eval", "redefine": "eval", "run_cells": "eval",
         "eval_frame": "eval", "eval_continue": "eval",
     }
 
@@ -393,3 +393,94 @@ def test_a_held_call_records_no_change_until_it_is_accepted(
     assert "a.py" in ws.call("changes", {}, source="ui").text
     assert ws.call("undo", {"change": a.details["change"]}, source="ui").ok
     assert (root / "a.py").read_text() == TEXT
+
+
+def test_an_agents_undo_and_redo_are_held_and_accept_takes_the_change_back_and_forth(
+    root: Path,
+) -> None:
+    ws = review(root)
+    w = ws.call("write", {"path": "u.txt", "content": "new\n"}, source="ui")  # a person's
+    change = w.details["change"]
+    agent = ws.open_session("agent")
+    u = ws.call("undo", {"change": change}, agent, source="agent")
+    assert u.details.get("status") == "pending", u.text
+    assert "Not written" in u.text and (root / "u.txt").read_text() == "new\n"
+    [shown] = u.details["files"]
+    assert (shown["path"], shown["before"], shown["after"]) == ("u.txt", "new\n", None)
+    a = approval.accept_any(ws, u.details["proposal"], "ui")
+    assert a.ok, a.text
+    assert not (root / "u.txt").exists()
+    undone = next(c for c in undo.timeline(str(root)) if c.id == a.details["change"])
+    assert undone.undoes == change and undone.tool == "undo"
+    r = ws.call("redo", {"change": change}, agent, source="agent")
+    assert r.details.get("status") == "pending", r.text
+    assert not (root / "u.txt").exists()
+    assert approval.accept_any(ws, r.details["proposal"], "ui").ok
+    assert (root / "u.txt").read_text() == "new\n"
+
+
+def test_a_held_undo_is_refused_on_accept_when_the_file_changed_since_it_was_proposed(
+    root: Path,
+) -> None:
+    (root / "u.txt").write_text("old\n")
+    ws = review(root)
+    w = ws.call("write", {"path": "u.txt", "content": "new\n"}, source="ui")
+    u = ws.call("undo", {"change": w.details["change"]}, ws.open_session("agent"), source="agent")
+    assert u.details.get("status") == "pending", u.text
+    (root / "u.txt").write_text("a person's\n")
+    a = approval.accept_any(ws, u.details["proposal"], "ui")
+    assert not a.ok and a.details["error"] == approval.STALE and "u.txt changed" in a.text
+    assert (root / "u.txt").read_text() == "a person's\n"
+
+
+def test_an_undo_refused_before_anything_is_proposed_says_so_and_holds_nothing(
+    root: Path,
+) -> None:
+    ws = review(root)
+    w = ws.call("write", {"path": "u.txt", "content": "new\n"}, source="ui")
+    (root / "u.txt").write_text("edited\n")
+    u = ws.call("undo", {"change": w.details["change"]}, ws.open_session("agent"), source="agent")
+    assert not u.ok and u.details["error"] == "changed" and "u.txt" in u.text
+    assert ws.pending_candidates() == []
+
+
+def test_a_held_checkpoint_restore_changes_nothing_until_accept_writes_the_exact_bytes(
+    root: Path,
+) -> None:
+    (root / "c.txt").write_bytes(b"first\r\n")
+    ws = review(root)
+    assert ws.call("ws_read", {"path": "c.txt"}, source="ui").ok
+    assert ws.call("ws_write", {"path": "c.txt", "content": "second\n"}, source="ui").ok
+    listed = ws.call("ws_checkpoints", {"action": "list"}, ws.open_session("agent"),
+                     source="agent")
+    assert listed.ok and "proposal" not in listed.details  # a list writes nothing: not held
+    [cp] = [c for c in listed.details["checkpoints"]
+            if c["path"] == "c.txt" and c["reason"] != "change"]
+    store = sorted(p.name for p in (root / ".kli" / "checkpoints").iterdir())
+    agent = ws.open_session("agent2")
+    r = ws.call("ws_checkpoints", {"action": "restore", "id": cp["id"]}, agent, source="agent")
+    assert r.details.get("status") == "pending", r.text
+    assert (root / "c.txt").read_bytes() == b"second\n"
+    assert sorted(p.name for p in (root / ".kli" / "checkpoints").iterdir()) == store
+    a = approval.accept_any(ws, r.details["proposal"], "ui")
+    assert a.ok, a.text
+    assert (root / "c.txt").read_bytes() == b"first\r\n"
+    assert a.details.get("change")  # recorded: undo takes the restore back
+    assert ws.call("undo", {"change": a.details["change"]}, source="ui").ok
+    assert (root / "c.txt").read_bytes() == b"second\n"
+
+
+def test_a_held_checkpoint_restore_is_refused_when_the_file_changed_since(root: Path) -> None:
+    (root / "c.txt").write_text("first\n")
+    ws = review(root)
+    assert ws.call("ws_read", {"path": "c.txt"}, source="ui").ok
+    assert ws.call("ws_write", {"path": "c.txt", "content": "second\n"}, source="ui").ok
+    [cp] = [c for c in ws.call("ws_checkpoints", {}, source="ui").details["checkpoints"]
+            if c["path"] == "c.txt" and c["reason"] != "change"]
+    r = ws.call("ws_checkpoints", {"action": "restore", "id": cp["id"]},
+                ws.open_session("agent"), source="agent")
+    assert r.details.get("status") == "pending", r.text
+    (root / "c.txt").write_text("third\n")
+    a = approval.accept_any(ws, r.details["proposal"], "ui")
+    assert not a.ok and a.details["error"] == approval.STALE and "c.txt" in a.text
+    assert (root / "c.txt").read_text() == "third\n"
