@@ -118,6 +118,9 @@ class NotebookStore(Protocol):
 class CellRunner(Protocol):
     """Runs one notebook cell's source in the image as a cell (``Workspace.cell_runner``, the
     ``run_cells`` tool): its outputs as nbformat outputs, its execution count, how it ended.
-    ``timeout`` seconds bound the run; it never raises for what the code does."""
+    ``timeout`` seconds bound the run; it never raises for what the code does. ``cell`` (the
+    notebook's real path and the cell's id) is where a host that can show outputs while the
+    cell runs shows them."""
 
-    def run(self, source: str, timeout: float, /) -> CellRun: ...
+    def run(self, source: str, timeout: float, /,
+            cell: tuple[str, str] | None = None) -> CellRun: ...

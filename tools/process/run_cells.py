@@ -6,7 +6,9 @@ after it, as "Run All Below"). Each cell's source is taken from the notebook as 
 cell starts (the live document, or the file), run by the host's ``CellRunner`` — in the kernel,
 IPython runs it as a cell: it gets the next execution count, magics work — and its outputs and
 execution count are written into the notebook when it ends, through the workspace's store, so
-the person sees them where the cell is. Markdown and raw cells are skipped. The run stops at the
+the person sees them where the cell is. A host that can show them while the cell runs does so
+(the kernel, in a live Y document: ``kli.kernel.notebook.runner``); what a cell's outputs keep
+is bounded the same way, live and at the end (``Outputs``). Markdown and raw cells are skipped. The run stops at the
 first cell that fails, is interrupted or runs out of time; ``timeout`` is the whole call's
 budget (``eval``'s default and limit). The result shows each cell's outputs bounded
 (``notebook.outputs``: text head and tail, errors as ename / evalue and the last frames, one line
@@ -16,6 +18,7 @@ to use eval. The tool touches the image, so in the kernel it waits for a running
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,6 +32,13 @@ from kli.tools.notebook import address, outputs
 from kli.tools.process.bash import DEFAULT_TIMEOUT, MAX_TIMEOUT, clamp_timeout
 
 STATUSES = ("ok", "error", "timeout", "interrupted")
+# What a cell's outputs keep, in the notebook and in the result (``Outputs``): a stream output
+# keeps its first STREAM_HEAD_CHARS and its last STREAM_TAIL_CHARS characters, with one line
+# naming what was left out between; a cell keeps at most MAX_OUTPUTS outputs (its result and
+# error always).
+STREAM_HEAD_CHARS = 50_000
+STREAM_TAIL_CHARS = 10_000
+MAX_OUTPUTS = 200
 
 
 @dataclass
@@ -39,6 +49,131 @@ class CellRun:
     execution_count: int | None
     outputs: list[dict[str, Any]] = field(default_factory=list)
     status: str = "ok"
+
+
+class _StreamOut:
+    """One stream output, bounded: a head, then a rolling tail once the head is full."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.head: list[str] = []
+        self.head_len = 0
+        self.tail = ""
+        self.cut_chars = 0
+        self.cut_lines = 0
+
+    def write(self, text: str) -> None:
+        room = STREAM_HEAD_CHARS - self.head_len
+        if room > 0:
+            self.head.append(text[:room])
+            self.head_len += min(room, len(text))
+            text = text[room:]
+        if not text:
+            return
+        self.tail += text
+        if len(self.tail) > 2 * STREAM_TAIL_CHARS:  # trimmed in batches: appends stay cheap
+            self._cut(len(self.tail) - STREAM_TAIL_CHARS)
+
+    def _cut(self, n: int) -> None:
+        gone = self.tail[:n]
+        self.tail = self.tail[n:]
+        self.cut_chars += len(gone)
+        self.cut_lines += gone.count("\n")
+
+    def text(self) -> str:
+        head = "".join(self.head)
+        self.head = [head]
+        if not self.cut_chars and len(self.tail) <= STREAM_TAIL_CHARS:
+            return head + self.tail
+        if len(self.tail) > STREAM_TAIL_CHARS:
+            self._cut(len(self.tail) - STREAM_TAIL_CHARS)
+        tail = self.tail
+        cut_chars, cut_lines = self.cut_chars, self.cut_lines
+        nl = tail.find("\n")
+        if 0 <= nl < len(tail) - 1:  # the tail starts at a line
+            cut_chars += nl + 1
+            cut_lines += 1
+            tail = tail[nl + 1:]
+        sep = "" if head.endswith("\n") else "\n"
+        return (f"{head}{sep}[… run_cells left out {cut_lines} line(s), {cut_chars} characters; "
+                f"it keeps the first {STREAM_HEAD_CHARS} and last {STREAM_TAIL_CHARS} characters "
+                f"of a stream …]\n{tail}")
+
+
+class Outputs:
+    """A running cell's outputs as they grow, bounded as the notebook keeps them (the
+    ``STREAM_*`` and ``MAX_OUTPUTS`` bounds above): the host's runner adds to it from the
+    thread running the cell, and may show ``render()`` — from another thread — while it runs.
+    ``version`` grows with every change."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.items: list[dict[str, Any] | _StreamOut] = []
+        self.version = 0
+        self.dropped = 0
+        self._clear_on_next = False
+
+    def _start(self) -> None:
+        if self._clear_on_next:
+            self.items.clear()
+            self._clear_on_next = False
+
+    def stream(self, name: str, text: str) -> None:
+        if not text:
+            return
+        with self.lock:
+            self._start()
+            last = self.items[-1] if self.items else None
+            if not (isinstance(last, _StreamOut) and last.name == name):
+                if len(self.items) >= MAX_OUTPUTS:
+                    last = next((o for o in reversed(self.items)
+                                 if isinstance(o, _StreamOut) and o.name == name), None)
+                    if last is None:
+                        self.dropped += 1
+                        self.version += 1
+                        return
+                else:
+                    last = _StreamOut(name)
+                    self.items.append(last)
+            last.write(text)
+            self.version += 1
+
+    def add(self, output: dict[str, Any], always: bool = False) -> None:
+        """Append an nbformat output; past MAX_OUTPUTS only when ``always`` (a result, an
+        error), else it is counted as left out."""
+        with self.lock:
+            self._start()
+            if len(self.items) >= MAX_OUTPUTS and not always:
+                self.dropped += 1
+            else:
+                self.items.append(output)
+            self.version += 1
+
+    def clear(self, wait: bool = False) -> None:
+        with self.lock:
+            if wait:
+                self._clear_on_next = True
+            else:
+                self.items.clear()
+                self._clear_on_next = False
+            self.version += 1
+
+    def remove_errors(self, ename: str) -> None:
+        with self.lock:
+            self.items = [o for o in self.items if not (isinstance(o, dict) and
+                          o.get("output_type") == "error" and o.get("ename") == ename)]
+            self.version += 1
+
+    def render(self) -> tuple[int, list[dict[str, Any]]]:
+        """``(version, outputs)``: the outputs now as nbformat outputs (fresh dicts)."""
+        with self.lock:
+            out = [{"output_type": "stream", "name": o.name, "text": o.text()}
+                   if isinstance(o, _StreamOut) else dict(o) for o in self.items]
+            if self.dropped:
+                out.append({"output_type": "stream", "name": "stderr",
+                            "text": f"[run_cells left out {self.dropped} more output(s); a cell "
+                                    f"keeps at most {MAX_OUTPUTS}]\n"})
+            return self.version, out
 
 
 def _ids(call: Call, loaded: cellview.Loaded, cell: str | None) -> list[str]:
@@ -122,7 +257,7 @@ def _run(call: Call) -> ToolResult:
         if left <= 0:
             stopped = f"the {budget:g} s budget was used up before {target}; the run stopped"
             break
-        result = runner.run(now.nb.source(index), left)
+        result = runner.run(now.nb.source(index), left, cell=(loaded.real, cid))
         note = _write_outputs(call, loaded.rel, loaded.real, cid, result)
         count = f"In [{result.execution_count}]" if result.execution_count is not None else "In [ ]"
         rows.append(f"── {target} · {count} · {result.status}")
