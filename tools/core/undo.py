@@ -53,6 +53,7 @@ _ids = itertools.count(1)
 class Tracker:
     seen: dict[str, Any]
     before: snapshot.Tree | None
+    after: snapshot.Tree | None = None  # the tree after the call (a background job's start)
 
 
 def _enabled(settings: dict[str, Any], name: str, default: bool) -> bool:
@@ -125,7 +126,9 @@ def finish(call: Call, tracker: Tracker, result: ToolResult, settings: dict[str,
     the change id to ``result``. Never raises: a recording that fails is said in the details."""
     try:
         with interrupts.recording():  # the store's own writes are not the call's commits
-            return _finish(call, tracker, result, settings)
+            done = _finish(call, tracker, result, settings)
+        _watch_job(call, tracker, done, settings)
+        return done
     except ToolError as exc:
         return ToolResult(result.ok, result.text, {**result.details, "change_error": exc.message})
     except OSError as exc:
@@ -135,7 +138,6 @@ def finish(call: Call, tracker: Tracker, result: ToolResult, settings: dict[str,
 
 def _finish(call: Call, tracker: Tracker, result: ToolResult, settings: dict[str, Any]) -> ToolResult:
     ws = call.ws
-    record = _enabled(settings, "file_checkpoints", True)
     befores: dict[str, Any] = {p: b for p, b in tracker.seen.items() if not p.startswith("\0")}
     inner: set[str] = tracker.seen.get("\0inner", set())
     detected: list[tuple[str, str, bytes | None]] = []
@@ -143,20 +145,36 @@ def _finish(call: Call, tracker: Tracker, result: ToolResult, settings: dict[str
     if tracker.before is not None:
         cache = _cache(ws)
         after = snapshot.take(ws.root)
+        tracker.after = after
         detected = [d for d in snapshot.compare(tracker.before, after, cache)
                     if d[0] not in befores and d[0] not in inner]
         for path, kind, _b in detected:
             if kind == "deleted":
                 cache.drop(path)
-        details["detection"] = {
-            "complete": tracker.before.complete and after.complete,
-            "reason": tracker.before.reason or after.reason,
-            "files_watched": len(after.files),
-            "seconds": round(tracker.before.seconds + after.seconds, 4),
-            **snapshot.bounds(),
-        }
-        for path, kind, data in detected:
-            befores[path] = data if data is not None else (None if kind == "created" else atomic.NOT_KEPT)
+        details["detection"] = _detection(tracker.before, after)
+    return _record(call, befores, detected, result, details, settings, "this call")
+
+
+def _detection(before: snapshot.Tree, after: snapshot.Tree) -> dict[str, Any]:
+    return {
+        "complete": before.complete and after.complete,
+        "reason": before.reason or after.reason,
+        "files_watched": len(after.files),
+        "seconds": round(before.seconds + after.seconds, 4),
+        **snapshot.bounds(),
+    }
+
+
+def _record(call: Call, befores: dict[str, Any], detected: list[tuple[str, str, bytes | None]],
+            result: ToolResult, details: dict[str, Any], settings: dict[str, Any],
+            who: str) -> ToolResult:
+    """Record ``befores`` (each real path's bytes before the change) and the ``detected``
+    files as one change of ``call``; ``details`` (the result's, plus the detection) get the
+    detected files and the change id, the text a line naming them (``who`` changed files)."""
+    ws = call.ws
+    record = _enabled(settings, "file_checkpoints", True)
+    for path, kind, data in detected:
+        befores[path] = data if data is not None else (None if kind == "created" else atomic.NOT_KEPT)
     entries: list[tuple[str, str, Any]] = []
     for real, data in befores.items():
         rel = _under_root(ws, real)
@@ -216,7 +234,7 @@ def _finish(call: Call, tracker: Tracker, result: ToolResult, settings: dict[str
             ))
         details["files"] = files
         if names:
-            text += (f"\n[this call changed files: {', '.join(names[:20])}"
+            text += (f"\n[{who} changed files: {', '.join(names[:20])}"
                      f"{' …' if len(names) > 20 else ''} — change {change_id}; undo it with "
                      f"undo change={change_id}]")
     return ToolResult(result.ok, text, details)
@@ -234,6 +252,85 @@ def _mode(real: str) -> int:
         return os.stat(real).st_mode & 0o7777
     except OSError:
         return 0o644
+
+
+# -- background jobs ---------------------------------------------------------------------------
+def _watch_job(call: Call, tracker: Tracker, result: ToolResult, settings: dict[str, Any]) -> None:
+    """A ``bash`` that started a background job: watch the job's changes from the tree the
+    start left (``tracker.after``) until the job ends (``_job_done``, on the job's reader
+    thread). The job keeps its own copy of the kept bytes (``snapshot.Cache``; the bytes are
+    shared, so a copy costs only what later calls replace, at most ``KEEP_TOTAL_BYTES``)."""
+    if call.tool.name != "bash" or not result.details.get("background") or tracker.after is None:
+        return
+    from kli.tools.process import jobs
+
+    job = jobs.session_jobs(call.session).get(str(result.details.get("job_id")))
+    if job is None:
+        return
+    shared = _cache(call.ws)
+    own = snapshot.Cache(dict(shared.data), shared.total)
+    before = tracker.after
+    for path, key in before.files.items():  # files the start itself changed: their bytes now
+        if own.bytes_of(path, key) is None:
+            own.keep(path, key)
+    started = time.time()
+    job.when_done(lambda j: _job_done(call, j, before, own, started, settings))
+
+
+def _recorded_since(root: str, started: float) -> dict[str, Checkpoint]:
+    """The newest checkpoint of each path recorded by a change since ``started``."""
+    found: dict[str, Checkpoint] = {}
+    for cp in checkpoints.list_all(root):  # newest first
+        if cp.change is not None and cp.time >= started:
+            found.setdefault(cp.path, cp)
+    return found
+
+
+def _job_done(call: Call, job: Any, before: snapshot.Tree, cache: snapshot.Cache, started: float,
+              settings: dict[str, Any]) -> None:
+    """The job ended: the files it created, modified or deleted under the root (the tree now
+    against the tree its start left) become one change of the job's session, kept on the job
+    (``job.changes``: ``bash_output`` shows it) and reported as a ``call`` event of ``bash``
+    (``details.job_completion``). A file another recorded change touched meanwhile and left
+    as it is now is that change's, not the job's; one the job changed after it is the job's,
+    with its bytes before unknown (shown without them; not undoable)."""
+    from kli.tools.core.workspace import _event_ids
+    from kli.tools.process.bash_output import describe
+
+    ws = call.ws
+    head = describe(job)
+    details: dict[str, Any] = {**job.facts(), "job_completion": True}
+    try:
+        with interrupts.recording():
+            after = snapshot.take(ws.root)
+            explained = _recorded_since(ws.root, started)
+            detected: list[tuple[str, str, bytes | None]] = []
+            for path, kind, data in snapshot.compare(before, after, cache):
+                rel = _under_root(ws, path)
+                if rel is None:
+                    continue
+                other = explained.get(rel)
+                if other is None:
+                    detected.append((path, kind, data))
+                    continue
+                exists, digest = _state(path)
+                if exists == other.after_exists and (not exists or digest == other.after_sha256):
+                    continue  # as the other change left it
+                detected.append((path, "modified" if exists else "deleted", None))
+            details["detection"] = _detection(before, after)
+            done = _record(call, {}, detected, ToolResult(job.exit_code == 0, head, details),
+                           dict(details), settings, f"job {job.id}")
+    except (ToolError, OSError) as exc:
+        reason = exc.message if isinstance(exc, ToolError) else f"not recorded: {exc.strerror or exc}"
+        done = ToolResult(job.exit_code == 0, head, {**details, "change_error": reason})
+    job.changes = done
+    ws.emit({
+        "kind": "call", "id": f"e{next(_event_ids)}", "time": time.time(), "tool": "bash",
+        "args": {**call.args, "job_id": job.id}, "session": call.session.id,
+        "session_label": call.session.label, "source": call.source, "ok": done.ok,
+        "text": done.text, "details": done.details,
+        "duration_ms": round(job.seconds() * 1000, 3),
+    })
 
 
 # -- the timeline ------------------------------------------------------------------------------

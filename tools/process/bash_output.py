@@ -10,6 +10,9 @@ process/exec).
   1 MiB capture dropped while the job ran is counted.
 - The result says whether the job is running or has exited (with its exit code); an exit is
   not an error result, whatever its code (the read itself succeeded) — ``details`` carry it.
+- The first read after the job ended shows the files it created, modified or deleted under
+  the root (``details["files"]``, detected as after a foreground ``bash``) and the change id
+  that ``undo`` takes back (``details["change"]``, in every later read too).
 """
 
 from __future__ import annotations
@@ -94,6 +97,12 @@ def _run(call: Call) -> ToolResult:
         facts.update({f"new_{k}": v for k, v in stream_facts.items()})
         parts.append(text.replace(f"{label}:", f"{label} (new):", 1) if total else
                      f"{label}: (nothing new)")
+    changed = job.changes if job.done.is_set() else None
+    if changed is not None and not job.changes_shown:  # the files it changed: shown once
+        job.changes_shown = True
+        parts.extend(changed.text.split("\n")[1:])
+        facts.update({k: changed.details[k] for k in ("files", "detection", "change_error")
+                      if k in changed.details})
     return ToolResult.success("\n".join(parts), **job.facts(), **facts)
 
 

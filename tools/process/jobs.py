@@ -14,6 +14,11 @@ and end when they exit, are killed (``bash_kill``), pass their own ``timeout``, 
 session ends — a session's closer kills every job's whole process group, and so does the
 host's shutdown (``Workspace.close``) and, as a last resort, interpreter exit (``atexit``).
 
+File changes: with change detection on, ``kli.tools.core.undo`` watches a job from the tree
+its start left until it ends (``Job.when_done``: a hook run on the reader thread before
+``done`` is set); what it created, modified or deleted under the root is one recorded change
+(``Job.changes``), shown by the first ``bash_output`` after the end and in a ``call`` event.
+
 Limits (named here): ``MAX_RUNNING_JOBS`` running jobs per session; ``MAX_KEPT_JOBS`` jobs
 remembered per session (the oldest finished one is forgotten first). A kill reaches the job's
 whole tree as for foreground ``bash`` (``runner.Tree``: its group, and through the mark in
@@ -33,7 +38,9 @@ import signal
 import subprocess
 import threading
 import time
+import traceback
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -103,6 +110,12 @@ class Job:
     reader: threading.Thread | None = None
     done: threading.Event = field(default_factory=threading.Event)
     pipes_open: bool = True
+    # What the job changed under the root (``undo``'s watch): a ToolResult once it ended.
+    changes: Any = None
+    changes_shown: bool = False  # bash_output showed its files
+    on_exit: Callable[[Job], None] | None = None
+    exited: bool = False  # the reader is past the point where it runs ``on_exit``
+    exit_lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
     def pgid(self) -> int:
@@ -141,6 +154,16 @@ class Job:
         self.done.wait(KILL_GRACE * 2)
         return signalled
 
+    def when_done(self, hook: Callable[[Job], None]) -> None:
+        """Run ``hook(job)`` once the job has ended, on its reader thread before ``done`` is
+        set (so a read that waits for the exit sees what the hook did); at once, here, when
+        the job has already ended."""
+        with self.exit_lock:
+            if not self.exited:
+                self.on_exit = hook
+                return
+        hook(self)
+
     def facts(self) -> dict[str, Any]:
         return {
             "job_id": self.id,
@@ -154,6 +177,8 @@ class Job:
             "stderr_chars": self.stderr.total,
             "unread": (self.stdout.total - self.stdout.cursor)
             + (self.stderr.total - self.stderr.cursor),
+            **({"change": self.changes.details["change"]}
+               if self.changes is not None and "change" in self.changes.details else {}),
         }
 
 
@@ -201,6 +226,14 @@ def _drain(job: Job, out_fd: int, err_fd: int) -> None:
         job.pipes_open = False
         if job.proc.poll() is not None:
             _record_exit(job)
+        with job.exit_lock:
+            job.exited = True
+            hook, job.on_exit = job.on_exit, None
+        if hook is not None:
+            try:
+                hook(job)
+            except Exception:  # a broken watcher must never keep the job from ending
+                traceback.print_exc()
         job.done.set()
 
 
