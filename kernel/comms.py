@@ -360,6 +360,7 @@ class Hub:
                       for s in list(self.ws.sessions.values())],
             tools=[t.info() for t in self.ws.tools(None)],
             approval=self._modes(),
+            root=str(self.ws.root),
         )
 
     def _modes(self) -> dict[str, str]:

@@ -415,6 +415,8 @@ UI_HELLO = Shape("HelloMsg", "The kernel's answer to a `kli.ui` comm_open, and t
     Field("tools", ListOf(Ref("ToolInfo")), "every registered tool"),
     Field("approval", MapOf(ApprovalMode), "the approval mode of each kind of action",
           required=False),
+    Field("root", STR, "the tools' root (absolute): paths in events are relative to it, so the "
+          "extension finds the open notebook a `PATH#CELL_ID` names", required=False),
 ), op="hello", target=UI_TARGET)
 
 EVENT_MSG = Shape("EventMsg", "One tool call, from any source (agent comm, magic, UI, widget).", (

@@ -1,8 +1,14 @@
 import type { JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { activityPlugin } from './plugins/activity';
+import { cellDiffPlugin } from './plugins/celldiff';
 import { connectPlugin } from './plugins/connect';
 import { rendererPlugin } from './plugins/renderer';
 
-const plugins: JupyterFrontEndPlugin<void>[] = [rendererPlugin, connectPlugin, activityPlugin];
+const plugins: JupyterFrontEndPlugin<void>[] = [
+  rendererPlugin,
+  connectPlugin,
+  activityPlugin,
+  cellDiffPlugin
+];
 
 export default plugins;

@@ -243,6 +243,8 @@ export interface IHelloMsg {
   tools: IToolInfo[];
   /** the approval mode of each kind of action */
   approval?: Record<string, ApprovalMode>;
+  /** the tools' root (absolute): paths in events are relative to it, so the extension finds the open notebook a `PATH#CELL_ID` names */
+  root?: string;
 }
 
 /** A tool's result (`Workspace.call`), naming the request. */

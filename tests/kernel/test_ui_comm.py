@@ -61,6 +61,8 @@ def test_hello_replays_recent_events_pending_candidates_and_sessions(kernel: Any
     assert FILE_KEYS <= set(cand["file"]) and cand["file"]["status"] == "preview"
     assert cand["file"]["after"] == "a = 1\nb = max(2, 3)\nc = 3\n"
     assert {"id": cand["session"], "label": "ui-test agent"} in hello["sessions"]
+    # the tools' root: event paths are relative to it (the extension finds a cell's notebook)
+    assert Path(hello["root"]).resolve() == kroot.resolve()
     # the replay op sends a fresh hello naming the request
     again = kernel.request(ui, {"op": "replay", "limit": 1})
     assert again["op"] == "hello" and [e["tool"] for e in again["events"]] == ["edit"]

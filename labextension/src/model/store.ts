@@ -34,6 +34,8 @@ export interface IActivityState {
   approval: Record<string, string>;
   /** True once the kernel's hello arrived. */
   ready: boolean;
+  /** The tools' root (absolute), from the hello: event paths are relative to it. */
+  root?: string | null;
 }
 
 export type Action =
@@ -95,7 +97,8 @@ export function reduce(state: IActivityState, action: Action): IActivityState {
         }
       }
       const approval = action.msg.approval ?? state.approval;
-      return { ...state, events, pending, sessions, summaryArgs, approval, ready: true };
+      const root = action.msg.root ?? state.root ?? null;
+      return { ...state, events, pending, sessions, summaryArgs, approval, root, ready: true };
     }
     case 'event': {
       const e = action.event;

@@ -1,0 +1,171 @@
+/**
+ * Which changes of the activity state belong on which cell of an open notebook. Pure: the
+ * cell widgets (widgets/celldiff.ts) render this.
+ *
+ * A cell change is a FILE whose path is `NOTEBOOK#CELL_ID` (root-relative, as every tool names
+ * it): an applied edit (`edit`, `ws_edit`, `ws_patch`, `cells`: status `written`), or a pending
+ * proposal — a repair preview or a call held for review — whose file is that cell (the one queue
+ * of the store).
+ */
+import type { ICandidate, IFileChange, IToolEvent } from '../protocol';
+import type { IActivityState } from './store';
+
+export interface ICellChange {
+  /** Stable across renders: the candidate id of a proposal, `EVENT_ID:PATH` of an applied edit. */
+  key: string;
+  kind: 'applied' | 'proposal';
+  cellId: string;
+  /** The cell's change: before / after are the cell's source. */
+  file: IFileChange;
+  /** A proposal's id (its Accept / Reject go to the kernel's queue under it). */
+  candidate: string | null;
+  /** Who made it (a session label) and with which tool. */
+  who: string;
+  tool: string;
+  /** Unix seconds, when known. */
+  time: number | null;
+}
+
+/** `nb.ipynb#c1` → [`nb.ipynb`, `c1`]; a path without a cell → null. */
+export function splitCell(path: string): [string, string] | null {
+  const at = path.indexOf('#');
+  if (at <= 0 || at === path.length - 1) {
+    return null;
+  }
+  return [path.slice(0, at), path.slice(at + 1)];
+}
+
+function normalize(p: string): string {
+  const parts: string[] = [];
+  for (const part of p.replace(/\\/g, '/').split('/')) {
+    if (!part || part === '.') {
+      continue;
+    }
+    if (part === '..') {
+      parts.pop();
+    } else {
+      parts.push(part);
+    }
+  }
+  return parts.join('/');
+}
+
+/**
+ * The path the kernel's tools give a notebook the server shows as `serverPath`: relative to the
+ * kernel's root (`root`, absolute, from the `kli.ui` hello) once the server's root
+ * (`serverRoot`, absolute, JupyterLab's page config) is known; null when the notebook lies
+ * outside the kernel's root (no tool of that kernel can change it). Without either root, the
+ * kernel is taken to run in the notebook's own folder (Jupyter starts kernels there), so the
+ * path is the notebook's file name.
+ */
+export function kernelPath(
+  serverPath: string,
+  root?: string | null,
+  serverRoot?: string
+): string | null {
+  const nb = normalize(serverPath);
+  if (!root || !serverRoot) {
+    return nb.split('/').pop() ?? nb;
+  }
+  const r = normalize(root);
+  const s = normalize(serverRoot);
+  let rootRel: string;
+  if (r === s) {
+    rootRel = '';
+  } else if (r.startsWith(s + '/') || s === '') {
+    rootRel = s === '' ? r : r.slice(s.length + 1);
+  } else {
+    return null; // the kernel's root is not under the server's: paths cannot be matched
+  }
+  if (!rootRel) {
+    return nb;
+  }
+  return nb.startsWith(rootRel + '/') ? nb.slice(rootRel.length + 1) : null;
+}
+
+/** The files of a proposal (a held call may change several; a repair preview has one). */
+function proposalFiles(c: ICandidate): IFileChange[] {
+  if (c.files?.length) {
+    return c.files;
+  }
+  return c.file ? [c.file] : [];
+}
+
+/** An event's applied cell changes: written files with no candidate (a decided proposal's
+ * Accept names its candidate: the proposal's own item shows that). */
+function appliedFiles(event: IToolEvent): IFileChange[] {
+  const details = event.details ?? {};
+  if (details.resolved || typeof details.candidate === 'string') {
+    return [];
+  }
+  const files = Array.isArray(details.files) ? (details.files as IFileChange[]) : [];
+  return files.filter(
+    f =>
+      f &&
+      typeof f.path === 'string' &&
+      f.status === 'written' &&
+      !f.candidate &&
+      typeof f.after === 'string'
+  );
+}
+
+/**
+ * The changes to show on each cell of the notebook the kernel calls `notebook`, by cell id:
+ * every pending proposal of one of its cells (oldest first), then the latest applied edit of
+ * the cell (an older one is in the activity panel), unless `dismissed` has its key.
+ */
+export function cellChanges(
+  state: IActivityState,
+  notebook: string,
+  dismissed: ReadonlySet<string> = new Set()
+): Map<string, ICellChange[]> {
+  const out = new Map<string, ICellChange[]>();
+  const add = (change: ICellChange): void => {
+    const list = out.get(change.cellId) ?? [];
+    list.push(change);
+    out.set(change.cellId, list);
+  };
+  for (const c of state.pending) {
+    for (const file of proposalFiles(c)) {
+      const cell = splitCell(String(file.path ?? ''));
+      if (cell && cell[0] === notebook && !dismissed.has(c.candidate)) {
+        add({
+          key: c.candidate,
+          kind: 'proposal',
+          cellId: cell[1],
+          file: { ...file, status: 'preview', candidate: c.candidate },
+          candidate: c.candidate,
+          who: c.session_label || c.session || '',
+          tool: c.tool ?? 'edit',
+          time: typeof c.time === 'number' ? c.time : null
+        });
+      }
+    }
+  }
+  const latest = new Map<string, ICellChange>();
+  for (const e of state.events) {
+    for (const file of appliedFiles(e)) {
+      const cell = splitCell(file.path);
+      const key = `${e.id}:${file.path}`;
+      if (cell && cell[0] === notebook) {
+        latest.set(cell[1], {
+          key,
+          kind: 'applied',
+          cellId: cell[1],
+          file,
+          candidate: null,
+          who: e.session_label || e.session || '',
+          tool: e.tool,
+          time: typeof e.time === 'number' ? e.time : null
+        });
+      }
+    }
+  }
+  for (const change of latest.values()) {
+    // A dismissed edit stays dismissed: the older edits of its cell do not come back.
+    if (!dismissed.has(change.key)) {
+      add(change);
+    }
+  }
+  return out;
+}

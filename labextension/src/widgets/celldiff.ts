@@ -1,0 +1,271 @@
+/**
+ * A cell's own view of what the tools did to it: below the input area of a cell of an open
+ * notebook, the diff of an applied edit (dismissable), or of a pending proposal — a repair
+ * preview or an agent's call held for review — with the same Accept / Reject the activity panel
+ * has (one queue: both send the candidate's `accept` / `reject` on the kernel's `kli.ui` comm,
+ * both learn the outcome from its `resolved`). A decided proposal folds to one line.
+ *
+ * The boxes are widgets in the cell's layout only: nothing is written to the cell's model, so
+ * nothing of them is saved with the notebook.
+ */
+import { PageConfig } from '@jupyterlab/coreutils';
+import type { IEditorLanguageRegistry } from '@jupyterlab/codemirror';
+import type { NotebookPanel } from '@jupyterlab/notebook';
+import type { Kernel } from '@jupyterlab/services';
+import { PanelLayout, Widget } from '@lumino/widgets';
+import { UiConnection, connectionFor, isKliKernel } from '../connection';
+import { ICellChange, cellChanges, kernelPath } from '../model/celldiff';
+import { IDecision, decisionText, isFinal } from '../model/decision';
+import { FileChangeView } from './fileview';
+import { button } from './repair';
+
+/** A cell widget as far as this module needs it (`Cell` of @jupyterlab/cells). */
+interface ICellLike extends Widget {
+  model: { id: string; type: string };
+  inputArea: Widget | null;
+}
+
+/** One change of one cell: a head (who, what, Dismiss) and the diff with its controls. */
+class CellChangeItem extends Widget {
+  constructor(
+    readonly change: ICellChange,
+    languages: IEditorLanguageRegistry | null,
+    language: string,
+    lookup: () => UiConnection | null,
+    private readonly _dismiss: (key: string) => void
+  ) {
+    super();
+    this.addClass('kli-CellDiff-item');
+    this.node.dataset.kind = change.kind;
+    this.node.dataset.key = change.key;
+    if (change.candidate) {
+      this.node.dataset.candidate = change.candidate;
+    }
+    const layout = (this.layout = new PanelLayout());
+    const head = new Widget();
+    head.addClass('kli-CellDiff-head');
+    this._words = document.createElement('span');
+    this._words.className = 'kli-CellDiff-words';
+    this._words.textContent = headWords(change);
+    this._dismissButton = button('Dismiss', 'kli-CellDiff-dismiss', () =>
+      this._dismiss(change.key)
+    );
+    this._dismissButton.title = 'Hide this on the cell (the activity panel keeps it)';
+    head.node.append(this._words, this._dismissButton);
+    layout.addWidget(head);
+    const file =
+      change.file.language && change.file.language !== 'text'
+        ? change.file
+        : { ...change.file, language };
+    this._view = new FileChangeView(file, { languages, lookup });
+    layout.addWidget(this._view);
+    const controls = this._view.repair;
+    if (controls) {
+      controls.decisionChanged.connect((_, d) => this._onDecision(d));
+      this._onDecision(controls.decision);
+    }
+  }
+
+  /** Decided (written, rejected, refused, gone): the item stays, folded, until dismissed. */
+  get decided(): boolean {
+    const d = this._view.repair?.decision;
+    return !!d && isFinal(d);
+  }
+
+  private _onDecision(d: IDecision): void {
+    const final = isFinal(d);
+    this.node.dataset.state = d.state;
+    // Only a decided proposal may be dismissed; an applied edit always.
+    this._dismissButton.hidden = this.change.kind === 'proposal' && !final;
+    this._view.setHidden(final);
+    this._words.textContent = final
+      ? `${headWords(this.change, true)}: ${decisionText(d)}`
+      : headWords(this.change);
+  }
+
+  private _words: HTMLSpanElement;
+  private _dismissButton: HTMLButtonElement;
+  private _view: FileChangeView;
+}
+
+/** The item's head: who changed the cell with which tool; a proposal, once decided, without
+ * "not written yet" (the decision's words follow). */
+function headWords(c: ICellChange, decided = false): string {
+  const who = c.who ? ` by ${c.who}` : '';
+  if (c.kind === 'applied') {
+    return `Changed${who} (${c.tool})`;
+  }
+  const what = c.candidate?.startsWith('c') ? 'Repair preview' : 'Proposed change';
+  return `${what} ${c.candidate}${who} (${c.tool})${decided ? '' : ': not written yet'}`;
+}
+
+/** The box below one cell's input: its items in order. */
+class CellDiffBox extends Widget {
+  constructor() {
+    super();
+    this.addClass('kli-CellDiff');
+    this.layout = new PanelLayout();
+  }
+
+  readonly items = new Map<string, CellChangeItem>();
+}
+
+/**
+ * The cell views of one notebook panel: follows the panel's kernel (a kli kernel's `kli.ui`
+ * connection, the one the activity panel uses) and its cells.
+ */
+export class NotebookCellDiffs {
+  constructor(
+    private readonly _panel: NotebookPanel,
+    private readonly _languages: IEditorLanguageRegistry | null
+  ) {
+    _panel.sessionContext.kernelChanged.connect(this._follow, this);
+    void _panel.sessionContext.ready.then(() => this._follow());
+    _panel.context.pathChanged.connect(this._sync, this);
+    _panel.content.modelContentChanged.connect(this._sync, this);
+    _panel.disposed.connect(() => this.dispose());
+    this._follow();
+  }
+
+  dispose(): void {
+    this._conn?.changed.disconnect(this._sync, this);
+    this._conn = null;
+    for (const box of this._boxes.values()) {
+      box.dispose();
+    }
+    this._boxes.clear();
+  }
+
+  private _follow(): void {
+    const kernel: Kernel.IKernelConnection | null =
+      this._panel.sessionContext.session?.kernel ?? null;
+    const conn = kernel && isKliKernel(kernel) ? connectionFor(kernel) : null;
+    if (conn !== this._conn) {
+      this._conn?.changed.disconnect(this._sync, this);
+      this._conn = conn;
+      conn?.changed.connect(this._sync, this);
+    }
+    this._sync();
+  }
+
+  private _lookup = (): UiConnection | null => this._conn;
+
+  private _dismiss = (key: string): void => {
+    this._dismissed.add(key);
+    this._sync();
+  };
+
+  private _sync(): void {
+    const state = this._conn?.state;
+    if (this._panel.isDisposed) {
+      return;
+    }
+    const notebook = state
+      ? kernelPath(this._panel.context.path, state.root, PageConfig.getOption('serverRoot'))
+      : null;
+    const wanted: Map<string, ICellChange[]> =
+      state && notebook ? cellChanges(state, notebook, this._dismissed) : new Map();
+    const cells = new Map<string, ICellLike>();
+    for (const cell of this._panel.content.widgets as unknown as ICellLike[]) {
+      cells.set(cell.model.id, cell);
+    }
+    const language = this._language();
+    const seen = new Set<string>();
+    for (const [cellId, changes] of wanted) {
+      const cell = cells.get(cellId);
+      if (!cell) {
+        continue;
+      }
+      seen.add(cellId);
+      const box = this._box(cellId, cell);
+      const keys = new Set(changes.map(c => c.key));
+      for (const change of changes) {
+        if (!box.items.has(change.key)) {
+          const lang = cell.model.type === 'markdown' ? 'markdown' : language;
+          const item = new CellChangeItem(
+            change,
+            this._languages,
+            lang,
+            this._lookup,
+            this._dismiss
+          );
+          box.items.set(change.key, item);
+        }
+      }
+      this._prune(box, keys, state?.resolved ?? {});
+      this._order(box, changes);
+    }
+    // Cells with nothing new: keep a decided proposal (folded) until it is dismissed.
+    for (const [cellId, box] of this._boxes) {
+      if (!seen.has(cellId)) {
+        this._prune(box, new Set<string>(), state?.resolved ?? {});
+        this._order(box, []);
+      }
+      if (!box.items.size || !cells.has(cellId)) {
+        box.dispose();
+        this._boxes.delete(cellId);
+      }
+    }
+  }
+
+  /** Drop the items no longer wanted: a proposal stays once decided (or while the kernel's
+   * `resolved` for it is on its way) unless dismissed. */
+  private _prune(box: CellDiffBox, keys: Set<string>, resolved: Record<string, unknown>): void {
+    for (const [key, item] of [...box.items]) {
+      const decided =
+        item.change.kind === 'proposal' &&
+        (item.decided || (item.change.candidate ?? '') in resolved);
+      if (!this._dismissed.has(key) && (keys.has(key) || decided)) {
+        continue;
+      }
+      item.dispose();
+      box.items.delete(key);
+    }
+  }
+
+  /** Wanted items in the model's order, then the kept decided ones. */
+  private _order(box: CellDiffBox, changes: ICellChange[]): void {
+    const layout = box.layout as PanelLayout;
+    const order = [
+      ...changes.map(c => box.items.get(c.key)).filter((w): w is CellChangeItem => !!w),
+      ...[...box.items.values()].filter(w => !changes.some(c => c.key === w.change.key))
+    ];
+    order.forEach((item, i) => {
+      if (layout.widgets[i] !== item) {
+        layout.insertWidget(i, item);
+      }
+    });
+  }
+
+  /** The cell's box, placed right below its input area (created on first use). */
+  private _box(cellId: string, cell: ICellLike): CellDiffBox {
+    let box = this._boxes.get(cellId);
+    if (box && box.parent !== cell) {
+      box.dispose(); // the cell widget was made again (e.g. its type changed)
+      box = undefined;
+    }
+    if (!box) {
+      box = new CellDiffBox();
+      box.node.dataset.cellId = cellId;
+      const layout = cell.layout as PanelLayout;
+      const input = cell.inputArea?.parent ?? null;
+      const at = input ? layout.widgets.indexOf(input) : -1;
+      layout.insertWidget(at < 0 ? layout.widgets.length : at + 1, box);
+      this._boxes.set(cellId, box);
+    }
+    return box;
+  }
+
+  /** The notebook's language for highlighting its code cells' diffs. */
+  private _language(): string {
+    const model = this._panel.content.model;
+    const info = model?.getMetadata('language_info') as { name?: unknown } | undefined;
+    const spec = model?.getMetadata('kernelspec') as { language?: unknown } | undefined;
+    const name = info?.name ?? spec?.language;
+    return typeof name === 'string' && name ? name : 'python';
+  }
+
+  private _conn: UiConnection | null = null;
+  private _boxes = new Map<string, CellDiffBox>();
+  private _dismissed = new Set<string>();
+}

@@ -1,0 +1,175 @@
+"""A cell's own view of an agent's change, in a real JupyterLab (with jupyter-collaboration: the
+notebook is live) in Chromium (docs/notebook.md, docs/review.md): an agent's cell edit shows its
+diff below that cell's input, dismissable, and is not saved with the notebook; a repair preview
+of a cell has Accept on the cell; under approval mode a held cell edit shows Accept / Reject on
+the cell — Accept writes exactly the shown text into the cell, Reject leaves it unchanged and its
+note reaches the agent — and the proposal leaves the activity panel's queue (one queue).
+Screenshots go to tests/artifacts/cell-diff-*.png (docs/img)."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from kli import client
+from kli.tools.file.anchors import line_hash
+
+pytest.importorskip("jupyter_server_ydoc", reason="jupyter-collaboration is not installed")
+pytestmark = pytest.mark.browser
+
+
+def wait_until(check: Callable[[], bool], what: str, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.1)
+
+
+def cell_text(lab: Any, index: int) -> str:
+    return str(lab.page.evaluate(
+        "(i) => window.jupyterapp.shell.currentWidget.content.widgets[i]"
+        ".model.sharedModel.getSource()", index))
+
+
+def shown_new_text(item: Any) -> str:
+    """The cell's text as the item's unified diff shows it after the change (deleted lines are
+    widgets of their own, not lines of the editor)."""
+    item.locator(".kli-DiffView .cm-editor").wait_for()
+    return "\n".join(item.locator(".cm-content > .cm-line").all_inner_texts())
+
+
+def sits_below_the_input(cell: Any) -> bool:
+    return bool(cell.evaluate(
+        "c => { const box = c.querySelector(':scope > .kli-CellDiff');"
+        " return !!box && !!box.previousElementSibling &&"
+        " box.previousElementSibling.classList.contains('jp-Cell-inputWrapper'); }"))
+
+
+def test_an_agents_cell_edit_shows_its_diff_on_that_cell_and_a_repair_preview_accepts_there(
+    lab: Any,
+) -> None:
+    lab.open("celldiff.ipynb", ["a = 1\nb = 2", "c = 3"])
+    agent = client.connect(str(lab.server.connection_file(lab.notebook)), label="cell agent",
+                           timeout=30)
+    cells = lab.page.locator(".jp-Notebook .jp-Cell")
+    try:
+        read = agent.call("read", {"path": "celldiff.ipynb"})
+        assert read.ok, read.text
+        first, second = read.details["cell_ids"][:2]
+        r = agent.call("edit", {"input": f"@@ celldiff.ipynb#{first}\n"
+                                         f"= 2:{line_hash('b = 2')}\n~b = 20\n"})
+        assert r.ok, r.text
+        wait_until(lambda: cell_text(lab, 0) == "a = 1\nb = 20", "the edit in the live cell")
+        item = cells.nth(0).locator(".kli-CellDiff-item[data-kind='applied']")
+        item.wait_for()
+        assert shown_new_text(item) == "a = 1\nb = 20"
+        assert "b = 2" in item.locator(".cm-deletedChunk").inner_text()
+        assert "Changed by cell agent (edit)" in item.locator(".kli-CellDiff-head").inner_text()
+        assert sits_below_the_input(cells.nth(0))
+        assert cells.nth(1).locator(".kli-CellDiff").count() == 0  # only the edited cell
+        lab.screenshot("cell-diff-applied", cells.nth(0))
+
+        # The view is not part of the document: the saved notebook has none of it.
+        lab.command("docmanager:save")
+        path = lab.server.root / "celldiff.ipynb"
+        wait_until(lambda: "b = 20" in path.read_text(), "the notebook saved")
+        saved = json.loads(path.read_text())
+        assert "kli-CellDiff" not in path.read_text()
+        sources = ["".join(c["source"]) for c in saved["cells"]]
+        assert sources[:2] == ["a = 1\nb = 20", "c = 3"]
+        assert all(set(c["metadata"]) <= {"trusted"} for c in saved["cells"][:2])
+
+        item.get_by_role("button", name="Dismiss").click()
+        wait_until(lambda: cells.nth(0).locator(".kli-CellDiff-item").count() == 0,
+                   "the dismissed diff to go")
+
+        # A repair preview of a cell: the cell shows it with Accept, which writes the candidate.
+        assert agent.call("read", {"path": f"celldiff.ipynb#{second}"}).ok
+        p = agent.call("edit", {"input": f"@@ celldiff.ipynb#{second}\n"
+                                         f"= 1:{line_hash('c = 3')}\n~c = [3, 4\n",
+                                "repair": "preview"})
+        cand = p.details.get("candidate") or p.details["files"][0]["candidate"]
+        assert cand, p.text
+        preview = cells.nth(1).locator(f".kli-CellDiff-item[data-candidate='{cand}']")
+        preview.wait_for()
+        # (The candidate text of a cell's repair preview ends with a line break the cell does
+        # not get on Accept, so the diff shows one empty line more: a defect of the edit tool's
+        # preview, named in docs/notebook.md.)
+        assert shown_new_text(preview).rstrip("\n") == "c = [3, 4]"
+        assert cell_text(lab, 1) == "c = 3"
+        lab.screenshot("cell-diff-repair", cells.nth(1))
+        preview.get_by_role("button", name="Accept").click()
+        preview.locator("xpath=self::*[@data-state='written']").wait_for()
+        wait_until(lambda: cell_text(lab, 1) == "c = [3, 4]", "the accepted repair in the cell")
+        assert preview.locator(".kli-FileChange").is_hidden()  # decided: one line
+        assert "Written." in preview.locator(".kli-CellDiff-head").inner_text()
+    finally:
+        agent.close()
+    assert lab.console_errors() == []
+
+
+def test_a_held_cell_edit_is_accepted_or_rejected_on_the_cell_itself(lab: Any) -> None:
+    lab.open("cellreview.ipynb", ["a = 1\nb = 2", "c = 3"])
+    lab.run("%kli approval review file").locator(".jp-OutputArea-output").wait_for()
+    agent = client.connect(str(lab.server.connection_file(lab.notebook)), label="review agent",
+                           timeout=30)
+    cells = lab.page.locator(".jp-Notebook .jp-Cell")
+    try:
+        read = agent.call("read", {"path": "cellreview.ipynb"})
+        first, second = read.details["cell_ids"][:2]
+        r = agent.call("edit", {"input": f"@@ cellreview.ipynb#{first}\n"
+                                         f"= 2:{line_hash('b = 2')}\n~b = 20\n~b += 1\n"})
+        assert r.details.get("status") == "pending", r.text
+        pid = r.details["proposal"]
+        item = cells.nth(0).locator(f".kli-CellDiff-item[data-candidate='{pid}']")
+        item.wait_for()
+        assert item.get_attribute("data-kind") == "proposal"
+        shown = shown_new_text(item)
+        assert shown == "a = 1\nb = 20\nb += 1"
+        assert item.get_by_role("button", name="Accept").is_enabled()
+        assert item.get_by_role("button", name="Reject").is_enabled()
+        assert item.get_by_role("button", name="Dismiss").is_hidden()  # decide it first
+        time.sleep(0.5)
+        assert cell_text(lab, 0) == "a = 1\nb = 2"  # nothing written while it waits
+        lab.screenshot("cell-diff-held", cells.nth(0))
+
+        # The panel has the same proposal in its queue; the cell's Accept decides it there too.
+        lab.command("kli-kernel:show-activity")
+        panel_item = lab.page.locator(f"#kli-activity .kli-Pending-item[data-candidate='{pid}']")
+        panel_item.wait_for()
+        item.get_by_role("button", name="Accept").click()
+        wait_until(lambda: cell_text(lab, 0) == shown, "the accepted text in the cell")
+        assert cell_text(lab, 0) == r.details["files"][0]["after"]
+        item.locator("xpath=self::*[@data-state='written']").wait_for()
+        assert item.locator(".kli-FileChange").is_hidden()
+        # One queue: decided on the cell, it leaves the panel's queue.
+        wait_until(lambda: panel_item.count() == 0, "the proposal to leave the panel's queue")
+        lab.screenshot("cell-diff-decided", cells.nth(0))
+
+        # Reject, with a note, on the cell: the cell stays as it is, the agent gets the note.
+        assert agent.call("read", {"path": f"cellreview.ipynb#{second}"}).ok
+        r2 = agent.call("edit", {"input": f"@@ cellreview.ipynb#{second}\n"
+                                          f"= 1:{line_hash('c = 3')}\n~c = 30\n"})
+        pid2 = r2.details["proposal"]
+        item2 = cells.nth(1).locator(f".kli-CellDiff-item[data-candidate='{pid2}']")
+        item2.wait_for()
+        item2.locator("input.kli-Repair-note").fill("keep c at 3")
+        item2.get_by_role("button", name="Reject").click()
+        item2.locator("xpath=self::*[@data-state='rejected']").wait_for()
+        assert "Note for the agent: keep c at 3" in item2.locator(".kli-CellDiff-head").inner_text()
+        out = agent.call("await_decision", {"id": pid2, "timeout": 10})
+        assert out.details["status"] == "rejected" and out.details["note"] == "keep c at 3"
+        assert cell_text(lab, 1) == "c = 3"
+        lab.screenshot("cell-diff-rejected", cells.nth(1))
+        item2.get_by_role("button", name="Dismiss").click()
+        wait_until(lambda: cells.nth(1).locator(".kli-CellDiff-item").count() == 0,
+                   "the dismissed decision to go")
+    finally:
+        agent.close()
+        lab.run("%kli approval auto")
+    assert lab.console_errors() == []
