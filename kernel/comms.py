@@ -431,6 +431,12 @@ class Hub:
         if request.op == "approval":
             modes = approval.set_mode(self.ws, data["mode"], data.get("kind"))
             return message(P.APPROVAL, id=rid, approval=modes)
+        if request.op == "changes":  # the panel's timeline: the store, read (no call, no event)
+            from kli.tools.core import undo
+
+            found, total = undo.timeline_json(self.ws.root, data.get("session"),
+                                              data.get("limit") or P.UI_CHANGES_LIMIT)
+            return message(P.CHANGES, id=rid, changes=found, total=total)
         if request.op == "bulk":
             result = approval.bulk(self.ws, data["action"], "ui", session=data.get("session"),
                                    path=data.get("path"), note=data.get("note") or "")

@@ -30,6 +30,7 @@ COMM_TARGETS = (AGENT_TARGET, UI_TARGET)
 EDIT_MIME = "application/vnd.kli.edit+json"
 EVENT_RING = 500  # recent events the kernel keeps for a UI that opens late
 DEFAULT_REPLAY = 200  # how many of them a hello replays by default
+UI_CHANGES_LIMIT = 200  # changes a `changes` request answers by default
 RING_TEXT_LIMIT = 256 * 1024  # file texts longer than this are dropped from replayed events
 UNKNOWN_CANDIDATE = "unknown_candidate"  # kli.tools.file.candidates.UNKNOWN
 EVENT_SOURCES = ("agent", "magic", "ui", "widget", "cli", "api")
@@ -57,6 +58,7 @@ CONSTANTS: dict[str, tuple[Any, str]] = {
     "RING_TEXT_LIMIT": (RING_TEXT_LIMIT, "file texts longer than this (characters) are "
                         "dropped from replayed events"),
     "UNKNOWN_CANDIDATE": (UNKNOWN_CANDIDATE, "`details.error` for a candidate id not pending"),
+    "UI_CHANGES_LIMIT": (UI_CHANGES_LIMIT, "changes a `changes` request answers by default"),
 }
 
 
@@ -348,6 +350,31 @@ EDIT_BUNDLE = Shape("EditBundle", f"The MIME bundle `{EDIT_MIME}` of a magic's e
     Field("files", ListOf(Ref("FileChange"))),
 ))
 
+CHANGE_FILE = Shape("ChangeFile", "One file of a recorded change (its checkpoint).", (
+    Field("path", STR, "root-relative path"),
+    Field("existed", BOOL, "false: the change created it"),
+    Field("kept", BOOL, "false: its bytes before were not kept (the change cannot be undone)"),
+    Field("after_exists", BOOL, "false: the change deleted it"),
+    Field("checkpoint", STR, "the checkpoint id (`cp-…`)"),
+    Field("added", INT, "lines the change added (absent: a text is not known)", required=False),
+    Field("removed", INT, "lines the change removed", required=False),
+), extra=True)
+
+CHANGE = Shape("ChangeInfo", "One recorded change of the undo timeline (`kli.tools.core.undo`, "
+               "the `changes` tool's `details.changes`): every file one call changed.", (
+    Field("id", STR, "the change id (`ch-…`), `details.change` of its call event"),
+    Field("tool", STR),
+    Field("session", STR, "session id"),
+    Field("session_label", STR),
+    Field("time", NUM, "Unix time in seconds"),
+    Field("undoes", nullable(STR), "an undo of one change: that change", required=False),
+    Field("undone", ListOf(STR), "an undo (or redo): every change it took back",
+          required=False),
+    Field("undone_by", nullable(STR), "the undo that took this change back and still stands "
+          "(null: the change stands)", required=False),
+    Field("files", ListOf(Ref("ChangeFile"))),
+), extra=True)
+
 # comm_open data, client -> kernel
 AGENT_OPEN = Shape("AgentOpenData", "`data` of the `comm_open` to `kli.agent`.", (
     Field("v", INT, required=False),
@@ -451,6 +478,12 @@ APPROVAL = Shape("ApprovalMsg", "The approval modes changed (the panel's switch,
     Field("approval", MapOf(ApprovalMode), "the mode of each kind of action"),
 ), op="approval", target=UI_TARGET)
 
+CHANGES = Shape("ChangesMsg", "The reply to a `changes` request: the undo timeline.", (
+    Field("id", ID, "the request's id"),
+    Field("changes", ListOf(Ref("ChangeInfo")), "newest first"),
+    Field("total", INT, "how many changes (of the session) the store has in all"),
+), op="changes", target=UI_TARGET)
+
 # client -> kernel
 CALL = Shape("CallRequest", "Call a tool in the comm's session.", (
     Field("id", ID),
@@ -520,19 +553,28 @@ UNDO = Shape("UndoRequest", "Take back a recorded change (`details.change` of a 
           required=False),
 ), op="undo", target=UI_TARGET, sender="client", extra=True)
 
+CHANGES_REQ = Shape("ChangesRequest", "The undo timeline: the recorded changes, newest first, "
+                    "with their counts and which are undone (what the `changes` tool lists; no "
+                    "tool call, no event); the reply is a `changes` message.", (
+    Field("id", ID),
+    Field("session", STR, "only this session's (id or label)", required=False),
+    Field("limit", INT, f"at most this many (default {UI_CHANGES_LIMIT})", required=False),
+), op="changes", target=UI_TARGET, sender="client", extra=True)
+
 REPLAY = Shape("ReplayRequest", "Send a new `hello` naming this request.", (
     Field("id", ID),
     Field("limit", INT, f"how many events (default {DEFAULT_REPLAY})", required=False),
 ), op="replay", target=UI_TARGET, sender="client", extra=True)
 
-OBJECTS = (MARK, FILE, EVENT, CANDIDATE, DECISION, SESSION, TOOL_INFO, EDIT_BUNDLE, AGENT_OPEN,
-           UI_OPEN)
+OBJECTS = (MARK, FILE, EVENT, CANDIDATE, DECISION, SESSION, TOOL_INFO, EDIT_BUNDLE, CHANGE_FILE,
+           CHANGE, AGENT_OPEN, UI_OPEN)
 MESSAGES = (AGENT_HELLO, UI_HELLO, RESULT, SPECS, PONG, CANCELLED, ERROR, EVENT_MSG, RESOLVED,
             PROPOSED, EXPIRED, APPROVAL, CALL, LIST, PING, CANCEL, ACCEPT, REJECT, REPLAY, BULK,
-            SET_APPROVAL, UNDO)
+            SET_APPROVAL, UNDO, CHANGES, CHANGES_REQ)
 SHAPES = {s.name: s for s in (*OBJECTS, *MESSAGES)}
 # What the extension receives on kli.ui, as one union (``KernelMsg`` in TypeScript).
-UI_INCOMING = (UI_HELLO, EVENT_MSG, RESOLVED, PROPOSED, EXPIRED, APPROVAL, RESULT, ERROR)
+UI_INCOMING = (UI_HELLO, EVENT_MSG, RESOLVED, PROPOSED, EXPIRED, APPROVAL, CHANGES, RESULT,
+               ERROR)
 
 def build(shape: Shape, **fields: Any) -> dict[str, Any]:
     """An object of ``shape`` from ``fields``, which must be the shape's (a misspelt or missing

@@ -10,6 +10,7 @@ import { ISignal, Signal } from '@lumino/signaling';
 import {
   DEFAULT_REPLAY,
   IApprovalMsg,
+  IChangesMsg,
   IErrorMsg,
   IHelloMsg,
   IResolvedMsg,
@@ -25,7 +26,7 @@ export const REQUEST_TIMEOUT_MS = 60000;
 
 export type ConnectionStatus = 'idle' | 'opening' | 'open' | 'closed';
 
-type Reply = IResultMsg | IErrorMsg | IHelloMsg | IApprovalMsg;
+type Reply = IResultMsg | IErrorMsg | IHelloMsg | IApprovalMsg | IChangesMsg;
 
 interface IWaiting {
   resolve: (reply: Reply) => void;
@@ -141,6 +142,18 @@ export class UiConnection {
     return this._request('undo', fields) as Promise<IResultMsg | IErrorMsg>;
   }
 
+  /** The undo timeline: the recorded changes, newest first (the kernel reads its store; no
+   * tool call). */
+  changes(scope: { session?: string; limit?: number } = {}): Promise<IChangesMsg | IErrorMsg> {
+    const fields: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(scope)) {
+      if (v !== undefined && v !== '') {
+        fields[k] = v;
+      }
+    }
+    return this._request('changes', fields) as Promise<IChangesMsg | IErrorMsg>;
+  }
+
   /** Switch approval mode live for one kind of action, or every kind. */
   setApproval(mode: string, kind?: string): Promise<Reply> {
     return this._request('approval', kind ? { mode, kind } : { mode });
@@ -196,6 +209,7 @@ export class UiConnection {
     if (
       msg.op === 'result' ||
       msg.op === 'error' ||
+      msg.op === 'changes' ||
       ((msg.op === 'hello' || msg.op === 'approval') && msg.id != null)
     ) {
       const id = String(msg.id);

@@ -26,6 +26,9 @@ export const RING_TEXT_LIMIT = 262144;
 /** `details.error` for a candidate id not pending */
 export const UNKNOWN_CANDIDATE = 'unknown_candidate';
 
+/** changes a `changes` request answers by default */
+export const UI_CHANGES_LIMIT = 200;
+
 export const FILE_STATUS_VALUES = ['written', 'preview', 'rejected', 'reverted', 'unchanged', 'deleted', 'moved'] as const;
 export type FileStatus = (typeof FILE_STATUS_VALUES)[number];
 
@@ -187,6 +190,45 @@ export interface IEditBundle {
   text: string;
   session: string;
   files: IFileChange[];
+}
+
+/** One file of a recorded change (its checkpoint). */
+export interface IChangeFile {
+  /** root-relative path */
+  path: string;
+  /** false: the change created it */
+  existed: boolean;
+  /** false: its bytes before were not kept (the change cannot be undone) */
+  kept: boolean;
+  /** false: the change deleted it */
+  after_exists: boolean;
+  /** the checkpoint id (`cp-…`) */
+  checkpoint: string;
+  /** lines the change added (absent: a text is not known) */
+  added?: number;
+  /** lines the change removed */
+  removed?: number;
+  [extra: string]: unknown;
+}
+
+/** One recorded change of the undo timeline (`kli.tools.core.undo`, the `changes` tool's `details.changes`): every file one call changed. */
+export interface IChangeInfo {
+  /** the change id (`ch-…`), `details.change` of its call event */
+  id: string;
+  tool: string;
+  /** session id */
+  session: string;
+  session_label: string;
+  /** Unix time in seconds */
+  time: number;
+  /** an undo of one change: that change */
+  undoes?: string | null;
+  /** an undo (or redo): every change it took back */
+  undone?: string[];
+  /** the undo that took this change back and still stands (null: the change stands) */
+  undone_by?: string | null;
+  files: IChangeFile[];
+  [extra: string]: unknown;
 }
 
 /** `data` of the `comm_open` to `kli.agent`. */
@@ -492,5 +534,32 @@ export interface IUndoRequest {
   force?: boolean;
 }
 
+/** The reply to a `changes` request: the undo timeline. */
+export interface IChangesMsg {
+  /** protocol version (absent: 1) */
+  v?: number;
+  /** the message kind */
+  op: 'changes';
+  /** the request's id */
+  id: string | number;
+  /** newest first */
+  changes: IChangeInfo[];
+  /** how many changes (of the session) the store has in all */
+  total: number;
+}
+
+/** The undo timeline: the recorded changes, newest first, with their counts and which are undone (what the `changes` tool lists; no tool call, no event); the reply is a `changes` message. */
+export interface IChangesRequest {
+  /** protocol version (absent: 1) */
+  v?: number;
+  /** the message kind */
+  op: 'changes';
+  id: string | number;
+  /** only this session's (id or label) */
+  session?: string;
+  /** at most this many (default 200) */
+  limit?: number;
+}
+
 /** What the extension receives on `kli.ui`. */
-export type KernelMsg = IHelloMsg | IEventMsg | IResolvedMsg | IProposedMsg | IExpiredMsg | IApprovalMsg | IResultMsg | IErrorMsg;
+export type KernelMsg = IHelloMsg | IEventMsg | IResolvedMsg | IProposedMsg | IExpiredMsg | IApprovalMsg | IChangesMsg | IResultMsg | IErrorMsg;

@@ -9,6 +9,7 @@
 import { PROTOCOL_VERSION } from './protocol.gen';
 import type {
   IApprovalMsg,
+  IChangesMsg,
   IErrorMsg,
   IEventMsg,
   IExpiredMsg,
@@ -43,6 +44,8 @@ export function parseKernelMsg(data: unknown): KernelMsg | null {
       return Array.isArray((msg as IExpiredMsg).candidates) ? (msg as IExpiredMsg) : null;
     case 'approval':
       return isObject((msg as IApprovalMsg).approval) ? (msg as IApprovalMsg) : null;
+    case 'changes':
+      return Array.isArray((msg as IChangesMsg).changes) ? (msg as IChangesMsg) : null;
     case 'result':
       return msg as IResultMsg;
     case 'error':

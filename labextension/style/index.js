@@ -1,2 +1,3 @@
 import './base.css';
 import './celldiff.css';
+import './timeline.css';

@@ -87,3 +87,33 @@ def test_the_panels_undo_request_takes_back_an_agents_change_and_names_a_changed
     assert bad["op"] == "error"
     kernel.close_comm(agent)
     kernel.close_comm(ui)
+
+
+def test_the_panels_changes_request_answers_the_timeline_with_counts_and_undo_state(
+    kernel: Any, kroot: Path
+) -> None:
+    from kli.kernel import protocol as P
+
+    ui, _ = kernel.open_comm("kli.ui", {"replay": 0})
+    agent, _ = kernel.open_comm("kli.agent", {"label": "timeline-bot"})
+    a = kernel.call(agent, "bash", {"command": "printf 'a\\nb\\n' > t1.txt"})["details"]["change"]
+    b = kernel.call(agent, "bash", {"command": "echo c >> t1.txt"})["details"]["change"]
+    seen = len(kernel.seen)
+    reply = kernel.request(ui, {"op": "changes", "session": "timeline-bot"})
+    import jsonschema
+
+    assert list(jsonschema.Draft202012Validator(P.schema_of(P.CHANGES)).iter_errors(reply)) == []
+    assert [c["id"] for c in reply["changes"]] == [b, a] and reply["total"] == 2
+    assert (reply["changes"][0]["files"][0]["added"], reply["changes"][1]["files"][0]["added"]) == (1, 2)
+    # reading the timeline is no tool call: no event reaches the UIs
+    assert not any(m["msg_type"] == "comm_msg" and m["content"]["data"].get("op") == "event"
+                   for m in kernel.seen[seen:])
+    done = kernel.request(ui, {"op": "undo", "change": b})
+    assert done["ok"], done["text"]
+    after = kernel.request(ui, {"op": "changes"})
+    by_id = {c["id"]: c for c in after["changes"]}
+    assert by_id[b]["undone_by"] == done["details"]["change"]
+    assert by_id[done["details"]["change"]]["session_label"] == "magic"
+    assert kernel.request(ui, {"op": "changes", "limit": 0})["op"] == "error"
+    kernel.close_comm(agent)
+    kernel.close_comm(ui)

@@ -248,7 +248,7 @@ def _hold_file(call: Call) -> ToolResult:
         return result  # a refusal, an error, a repair preview: nothing would be written
     files = [f for f in result.details.get("files", []) if isinstance(f, dict)]
     # an undo / redo names what it takes back, so the change Accept records can be redone
-    record = {k: result.details[k] for k in ("undoes",) if result.details.get(k)}
+    record = {k: result.details[k] for k in ("undoes", "undone") if result.details.get(k)}
     plan = CallPlan(call.tool.name, dict(call.args), FILE, ops=ops, state=state, files=files,
                     views=planned_views, result_text=result.text, record=record)
     return _propose(call, plan)

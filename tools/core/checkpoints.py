@@ -67,6 +67,7 @@ class Checkpoint:
     after_exists: bool = True
     after_sha256: str | None = None
     undoes: str | None = None
+    undone: list[str] | None = None  # an undo's change: every change it took back
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)

@@ -21,7 +21,7 @@ PROTOCOL_VERSION = 1  # ``v`` of every message (kli.kernel.protocol lists it wit
 AGENT_TARGET = "kli.agent"  # the comm target an agent opens on a kernel (kli.kernel.client)
 # kli.agent and serve --stdio (which answers one line at a time: a cancel there finds nothing)
 AGENT_OPS = ("call", "list", "ping", "cancel")
-UI_OPS = ("accept", "reject", "replay", "bulk", "approval", "undo")  # kli.ui
+UI_OPS = ("accept", "reject", "replay", "bulk", "approval", "undo", "changes")  # kli.ui
 DEFAULT_OP = "call"  # an agent request without ``op``
 DEFAULT_PROFILE = "kli"  # ``list`` without ``profile``
 
@@ -155,4 +155,12 @@ def parse_request(
         ):
             return BadRequest(rid, BAD_REQUEST, "undo needs 'change' (a change id), or 'session' "
                               "and 'since' (strings), and optionally 'force' (a boolean).")
+    if op == "changes" and (
+        (data.get("session") is not None and not isinstance(data.get("session"), str))
+        or (data.get("limit") is not None and not (
+            isinstance(data.get("limit"), int) and not isinstance(data.get("limit"), bool)
+            and data["limit"] > 0))
+    ):
+        return BadRequest(rid, BAD_REQUEST, "changes takes optionally 'session' (a string) and "
+                          "'limit' (a positive integer).")
     return Request(rid, op, data=data)

@@ -30,11 +30,11 @@ import itertools
 import os
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kli.tools.core import approval, atomic, checkpoints, interrupts, snapshot
-from kli.tools.core.changes import file_change
+from kli.tools.core.changes import count_changes, file_change
 from kli.tools.core.checkpoints import Checkpoint
 from kli.tools.core.registry import GATE_WRITE, Call, Tool
 from kli.tools.core.result import ToolError, ToolResult
@@ -189,6 +189,7 @@ def _record(call: Call, befores: dict[str, Any], detected: list[tuple[str, str, 
         return ToolResult(result.ok, result.text, details) if details != result.details else result
     change_id = f"ch-{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}-{os.getpid() % 100000}-{next(_ids)}"
     undoes = details.get("undoes")
+    undone = details.get("undone")
     keep = int(_number(settings, "checkpoint_keep", checkpoints.DEFAULT_KEEP))
     budget = _number(settings, "checkpoint_budget_mb", checkpoints.DEFAULT_BUDGET_MB)
     recorded: list[str] = []
@@ -209,6 +210,7 @@ def _record(call: Call, befores: dict[str, Any], detected: list[tuple[str, str, 
             session_label=call.session.label, existed=existed, kept=kept,
             after_exists=exists, after_sha256=digest,
             undoes=undoes if isinstance(undoes, str) else None,
+            undone=[str(u) for u in undone] if isinstance(undone, list) else None,
         )
         checkpoints.save(ws.root, cp, raw, keep, budget)
         recorded.append(rel)
@@ -343,19 +345,35 @@ class Change:
     time: float
     files: list[Checkpoint]
     undoes: str | None
+    undone: list[str] = field(default_factory=list)  # what this change (an undo) took back
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, root: str | None = None, taken_back: dict[str, str] | None = None,
+                later: dict[str, list[Checkpoint]] | None = None) -> dict[str, Any]:
+        """The change as the ``changes`` tool and the panel's timeline show it. With ``root``
+        each file has its ``added`` / ``removed`` lines (``file_counts``; absent when a text is
+        not known); ``undone_by``: the undo that took it back and still stands (``undone_by``
+        of ``timeline``)."""
+        files = []
+        for f in self.files:
+            entry: dict[str, Any] = {"path": f.path, "existed": f.existed, "kept": f.kept,
+                                     "after_exists": f.after_exists, "checkpoint": f.id}
+            if root is not None:
+                counts = file_counts(root, f, (later or {}).get(f.path, []))
+                if counts is not None:
+                    entry["added"], entry["removed"] = counts
+            files.append(entry)
         return {"id": self.id, "tool": self.tool, "session": self.session,
                 "session_label": self.session_label, "time": self.time, "undoes": self.undoes,
-                "files": [{"path": f.path, "existed": f.existed, "kept": f.kept,
-                           "after_exists": f.after_exists, "checkpoint": f.id} for f in self.files]}
+                "undone": list(self.undone), "undone_by": (taken_back or {}).get(self.id),
+                "files": files}
 
     def line(self) -> str:
         stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(self.time))
         what = ", ".join(
             ("created " if not f.existed else "deleted " if not f.after_exists else "") + f.path
             for f in self.files[:6]) + (" …" if len(self.files) > 6 else "")
-        extra = f" (undoes {self.undoes})" if self.undoes else ""
+        extra = f" (undoes {', '.join(self.undone[:3])}{' …' if len(self.undone) > 3 else ''})" \
+            if self.undone else ""
         return f"{self.id}  {stamp}  {self.session_label or self.session}  {self.tool}: {what}{extra}"
 
 
@@ -367,11 +385,80 @@ def timeline(root: str) -> list[Change]:
             continue
         found = changes.get(cp.change)
         if found is None:
-            changes[cp.change] = Change(cp.change, cp.tool, cp.session, cp.session_label, cp.time,
-                                        [cp], cp.undoes)
-        else:
-            found.files.append(cp)
+            found = changes[cp.change] = Change(cp.change, cp.tool, cp.session, cp.session_label,
+                                                cp.time, [], cp.undoes)
+        found.files.append(cp)
+        for u in cp.undone or ([cp.undoes] if cp.undoes else []):
+            if u not in found.undone:
+                found.undone.append(u)
     return sorted(changes.values(), key=lambda c: (c.time, c.id), reverse=True)
+
+
+def undone_by(changes: list[Change]) -> dict[str, str]:
+    """Which changes are taken back now: change id -> the id of the undo that took it back.
+    An undo that was itself undone (a redo) no longer counts, so its changes stand again.
+    ``changes`` newest first, as ``timeline`` gives them (an undo is newer than what it undid)."""
+    taken: dict[str, str] = {}
+    for change in changes:
+        if change.id in taken:
+            continue  # this undo was itself taken back: what it undid stands
+        for u in change.undone:
+            taken.setdefault(u, change.id)
+    return taken
+
+
+def _later(changes: list[Change]) -> dict[str, list[Checkpoint]]:
+    """Each path's checkpoints, oldest first (the next one's bytes before are a change's after)."""
+    by_path: dict[str, list[Checkpoint]] = {}
+    for change in reversed(changes):
+        for cp in change.files:
+            by_path.setdefault(cp.path, []).append(cp)
+    return by_path
+
+
+def file_counts(root: str, cp: Checkpoint, of_path: list[Checkpoint]) -> tuple[int, int] | None:
+    """Lines added and removed by the change ``cp`` records (``changes.count_changes``): its
+    bytes before against its bytes after, which are the next checkpoint's bytes before when that
+    one starts from the same hash, or the file on disk while it still is what the change left.
+    None when either text is not known (not kept, evicted, changed since, not text)."""
+    def text_of(c: Checkpoint) -> str | None:
+        if not c.existed:
+            return ""
+        if not c.kept:
+            return None
+        try:
+            return _text(checkpoints.data_of(root, c))
+        except (OSError, ToolError):
+            return None
+
+    before = text_of(cp)
+    if before is None:
+        return None
+    after: str | None = None
+    if not cp.after_exists:
+        after = ""
+    else:
+        nxt = next((c for c in of_path if c.time > cp.time or (c.time == cp.time and c.id > cp.id)),
+                   None)
+        if nxt is not None and nxt.existed and nxt.sha256 == cp.after_sha256:
+            after = text_of(nxt)
+        else:
+            with contextlib.suppress(OSError, ValueError):
+                real = os.path.join(root, cp.path)
+                data = read_bytes(real)
+                if hashlib.sha256(data).hexdigest() == cp.after_sha256:
+                    after = _text(data)
+    return None if after is None else count_changes(before, after)
+
+
+def timeline_json(root: str, session: str | None = None, limit: int = LIST_MAX
+                  ) -> tuple[list[dict[str, Any]], int]:
+    """The newest ``limit`` changes (of ``session``) as JSON, with counts and undo state, and
+    how many there are in all. One home for the ``changes`` tool and the panel's timeline."""
+    every = timeline(root)
+    found = [c for c in every if _of_session(c, session)]
+    taken, later = undone_by(every), _later(every)
+    return [c.to_json(root, taken, later) for c in found[:limit]], len(found)
 
 
 def _of_session(change: Change, session: str | None) -> bool:
@@ -399,15 +486,19 @@ def _since(value: Any) -> float:
 
 def run_changes(call: Call) -> ToolResult:
     session = call.args.get("session")
+    limit = int(call.args.get("limit", LIST_MAX))
     found = [c for c in timeline(call.ws.root) if _of_session(c, session)]
     if not found:
         return ToolResult.success("(no recorded changes" + (f" of session {session}" if session else "")
                                   + "; every change made through the tools is recorded)", changes=[])
-    shown = found[: int(call.args.get("limit", LIST_MAX))]
-    text = f"{len(found)} change(s), newest first:\n" + "\n".join(c.line() for c in shown)
+    shown, _total = timeline_json(call.ws.root, session, limit)
+    taken = {c["id"]: c["undone_by"] for c in shown if c["undone_by"]}
+    text = f"{len(found)} change(s), newest first:\n" + "\n".join(
+        c.line() + (f"  [undone by {taken[c.id]}]" if c.id in taken else "")
+        for c in found[:limit])
     text += "\nUndo one with undo change=<id>; everything of a session since a time with " \
             "undo session=<label> since=HH:MM."
-    return ToolResult.success(text, changes=[c.to_json() for c in shown])
+    return ToolResult.success(text, changes=shown)
 
 
 def _current(real: str) -> bytes | None:
@@ -417,7 +508,8 @@ def _current(real: str) -> bytes | None:
         return None
 
 
-def _undo_changes(call: Call, targets: list[Change], force: bool, verb: str) -> ToolResult:
+def _undo_changes(call: Call, targets: list[Change], force: bool, verb: str,
+                  redone: str = "") -> ToolResult:
     ws = call.ws
     if not targets:
         raise ToolError(f"{verb}: nothing to {verb} (no recorded change matches). List them "
@@ -467,7 +559,7 @@ def _undo_changes(call: Call, targets: list[Change], force: bool, verb: str) -> 
     ids = [c.id for c in targets]
     names = ", ".join(sorted(datas))
     if verb == "redo":
-        text = (f"redo: {names} back as change {targets[0].undoes} left it (took back its undo "
+        text = (f"redo: {names} back as change {redone} left it (took back its undo "
                 f"{ids[0]}). This is itself a change (see changes).")
     elif len(ids) == 1:
         text = (f"undo: took back change {ids[0]}; {names} as before it. This is itself a change; "
@@ -491,7 +583,9 @@ def run_undo(call: Call) -> ToolResult:
             raise ToolError("undo: since needs session too (whose changes to take back), e.g. "
                             "undo session=agent since=10:30.", error="bad_arguments")
         start = _since(args["since"])
-        targets = [c for c in all_changes if _of_session(c, args["session"]) and c.time >= start]
+        taken = undone_by(all_changes)  # what is undone already is not taken back twice
+        targets = [c for c in all_changes if _of_session(c, args["session"]) and c.time >= start
+                   and c.id not in taken]
     else:
         raise ToolError("undo needs change=<id>, or session=<label> since=<time>. List the "
                         "changes with changes.", error="bad_arguments")
@@ -501,11 +595,12 @@ def run_undo(call: Call) -> ToolResult:
 def run_redo(call: Call) -> ToolResult:
     wanted = call.args["change"]
     all_changes = timeline(call.ws.root)
-    undo = next((c for c in all_changes if c.undoes == wanted), None)
+    undo_id = undone_by(all_changes).get(wanted)
+    undo = next((c for c in all_changes if c.id == undo_id), None)
     if undo is None:
         raise ToolError(f"redo: change {wanted!r} has not been undone (or its undo was evicted); "
                         "list them with changes.", error="not_found")
-    return _undo_changes(call, [undo], bool(call.args.get("force")), "redo")
+    return _undo_changes(call, [undo], bool(call.args.get("force")), "redo", wanted)
 
 
 _FORCE = {"type": "boolean", "description": "Undo even though a file changed since (a person confirmed)."}

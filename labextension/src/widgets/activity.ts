@@ -3,8 +3,8 @@
  * queue of pending proposals — repair previews and agent calls held for review (approval
  * mode): their diff or command, Accept / Reject (with a note), Accept all / Reject all of the
  * session and file the filters choose, expired ones marked; the approval switch; filters by
- * session and by tool. It shows the kernel it is given (the plugin follows the current
- * notebook).
+ * session and by tool; a Timeline tab (widgets/timeline.ts): the recorded changes per session,
+ * with Undo / Redo. It shows the kernel it is given (the plugin follows the current notebook).
  */
 import type { IEditorLanguageRegistry } from '@jupyterlab/codemirror';
 import type { Kernel } from '@jupyterlab/services';
@@ -24,6 +24,7 @@ import type { ICandidate, IToolEvent } from '../protocol';
 import { FileChangeView } from './fileview';
 import { pathText } from './pathtext';
 import { RepairControls, button } from './repair';
+import { TimelineView } from './timeline';
 
 /** Rows kept in the DOM; older ones stay in the model and reappear when filtered in. */
 const MAX_ROWS = 300;
@@ -329,11 +330,33 @@ export class ActivityPanel extends Widget {
     this._list.node.setAttribute('aria-live', 'polite');
     (calls.layout as PanelLayout).addWidget(this._list);
 
+    // Two views under the queue: the tool calls, or the undo timeline.
+    const tabs = document.createElement('div');
+    tabs.className = 'kli-Activity-tabs';
+    tabs.setAttribute('role', 'tablist');
+    this._filters = new Widget({ node: filters });
+    this._calls = calls;
+    this._timeline = new TimelineView();
+    for (const [view, label] of [
+      ['calls', 'Tool calls'],
+      ['timeline', 'Timeline']
+    ] as const) {
+      const tab = button(label, `kli-Activity-tab kli-Activity-tab-${view}`, () =>
+        this._showView(view)
+      );
+      tab.setAttribute('role', 'tab');
+      tabs.append(tab);
+      this._tabs.set(view, tab);
+    }
+
     const layout = (this.layout = new PanelLayout());
     layout.addWidget(new Widget({ node: head }));
-    layout.addWidget(new Widget({ node: filters }));
+    layout.addWidget(new Widget({ node: tabs }));
+    layout.addWidget(this._filters);
     layout.addWidget(this._pendingSection);
     layout.addWidget(calls);
+    layout.addWidget(this._timeline);
+    this._showView('calls');
     this._render();
   }
 
@@ -371,6 +394,16 @@ export class ActivityPanel extends Widget {
 
   private _onChanged(): void {
     this._render();
+  }
+
+  private _showView(view: 'calls' | 'timeline'): void {
+    for (const [v, tab] of this._tabs) {
+      tab.setAttribute('aria-selected', String(v === view));
+    }
+    this._filters.setHidden(view !== 'calls');
+    this._calls.setHidden(view !== 'calls');
+    this._timeline.setHidden(view !== 'timeline');
+    this._timeline.setConnection(this._conn);
   }
 
   private _onFilter(): void {
@@ -423,6 +456,7 @@ export class ActivityPanel extends Widget {
     this._renderApproval(state);
     this._renderPending(state);
     this._renderRows(state);
+    this._timeline.setConnection(conn);
     const count = state ? state.pending.length : 0;
     this.title.dataset = count ? { 'kli-pending': String(count) } : {};
     this.title.label = '';
@@ -530,6 +564,10 @@ export class ActivityPanel extends Widget {
   }
 
   private _conn: UiConnection | null = null;
+  private _tabs = new Map<'calls' | 'timeline', HTMLButtonElement>();
+  private _filters: Widget;
+  private _calls: Widget;
+  private _timeline: TimelineView;
   private _whereText = '';
   private _filter: IFilter = { session: '', tool: '', path: '' };
   private _approval = new Map<string, HTMLInputElement>();

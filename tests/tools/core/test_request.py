@@ -59,6 +59,14 @@ def test_ui_requests_name_their_op_and_accept_needs_a_candidate() -> None:
     assert isinstance(call, BadRequest) and call.error == "unknown_op"
 
 
+@pytest.mark.parametrize("extra", [{"session": 3}, {"limit": 0}, {"limit": True}, {"limit": "5"}])
+def test_a_changes_request_with_a_mistyped_session_or_limit_is_a_bad_request(extra: dict[str, Any]) -> None:
+    bad = parse_request({"id": 1, "op": "changes", **extra}, PROFILE_CHOICES, UI_OPS)
+    assert isinstance(bad, BadRequest) and bad.error == "bad_request" and "changes" in bad.text
+    ok = parse_request({"id": 1, "op": "changes", "session": "s", "limit": 5}, PROFILE_CHOICES, UI_OPS)
+    assert isinstance(ok, Request) and ok.op == "changes"
+
+
 def test_a_line_that_is_not_json_is_bad_json_naming_where() -> None:
     got = decode_line('{"id": 1,')
     assert isinstance(got, BadRequest) and got.error == "bad_json" and "column" in got.text

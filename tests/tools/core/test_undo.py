@@ -188,3 +188,63 @@ def test_an_accepted_held_edit_is_a_recorded_change_that_undo_takes_back(root: P
     assert [c.tool for c in undo.timeline(str(root))] == ["edit"]
     assert ws.call("undo", {"change": a.details["change"]}).ok
     assert (root / "a.py").read_text() == "def f():\n    return 1\n"
+
+
+def _timeline(root: Path, session: str | None = None) -> dict[str, dict]:
+    found, _total = undo.timeline_json(str(root), session)
+    return {c["id"]: c for c in found}
+
+
+def test_the_timeline_counts_each_changes_lines_and_marks_what_an_undo_took_back(ws: Workspace, root: Path) -> None:
+    (root / "a.txt").write_text("one\ntwo\n")
+    ws.call("read", {"path": "a.txt"})
+    w1 = ws.call("write", {"path": "a.txt", "content": "one\ntwo\nthree\n"})
+    w2 = ws.call("write", {"path": "a.txt", "content": "ONE\ntwo\nthree\n"})
+    c1, c2 = w1.details["change"], w2.details["change"]
+    t = _timeline(root)
+    # the first change's after is the second one's before (a later checkpoint), the second's
+    # is the file on disk
+    assert (t[c1]["files"][0]["added"], t[c1]["files"][0]["removed"]) == (1, 0)
+    assert (t[c2]["files"][0]["added"], t[c2]["files"][0]["removed"]) == (1, 1)
+    assert t[c1]["undone_by"] is None and t[c2]["undone_by"] is None
+    u = ws.call("undo", {"change": c2})
+    t = _timeline(root)
+    assert t[c2]["undone_by"] == u.details["change"]
+    assert t[u.details["change"]]["undone"] == [c2] and t[u.details["change"]]["tool"] == "undo"
+    r = ws.call("redo", {"change": c2})
+    assert r.ok, r.text
+    t = _timeline(root)
+    assert t[c2]["undone_by"] is None, "a redone change stands again"
+    assert t[u.details["change"]]["undone_by"] == r.details["change"]
+    # the changes tool's details are the same timeline
+    listed = {c["id"]: c for c in ws.call("changes", {}).details["changes"]}
+    assert listed[c2]["undone_by"] is None and listed[u.details["change"]]["undone_by"]
+    assert "undone by" in ws.call("changes", {}).text
+
+
+def test_a_changed_file_leaves_the_counts_out_rather_than_guessing(ws: Workspace, root: Path) -> None:
+    w = ws.call("write", {"path": "b.txt", "content": "b\n"})
+    (root / "b.txt").write_text("the person's\n")
+    f = _timeline(root)[w.details["change"]]["files"][0]
+    assert "added" not in f and "removed" not in f
+
+
+def test_undo_since_leaves_out_changes_undone_already_and_its_redo_puts_all_back(ws: Workspace, root: Path) -> None:
+    ids = []
+    for name in ("x.txt", "y.txt", "z.txt"):
+        ids.append(ws.call("write", {"path": name, "content": f"{name}\n"}).details["change"])
+    person = ws.open_session("person")  # as the panel's undo runs: not the agent's session
+    one = ws.call("undo", {"change": ids[1]}, person)
+    assert one.ok and not (root / "y.txt").exists()
+    since = str(_timeline(root)[ids[0]]["time"])
+    rest = ws.call("undo", {"session": _timeline(root)[ids[0]]["session"], "since": since}, person)
+    assert rest.ok, rest.text
+    assert not any((root / n).exists() for n in ("x.txt", "y.txt", "z.txt"))
+    assert sorted(rest.details["undone"]) == sorted([ids[0], ids[2]])
+    t = _timeline(root)
+    assert t[ids[0]]["undone_by"] == t[ids[2]]["undone_by"] == rest.details["change"]
+    assert t[ids[1]]["undone_by"] == one.details["change"]
+    redo = ws.call("redo", {"change": ids[0]}, person)  # the redo of a multi-change undo: all of it
+    assert redo.ok, redo.text
+    assert (root / "x.txt").read_text() == "x.txt\n" and (root / "z.txt").read_text() == "z.txt\n"
+    assert not (root / "y.txt").exists()

@@ -1,0 +1,154 @@
+/**
+ * The undo timeline as the activity panel's Timeline view shows it: the kernel's recorded
+ * changes (a `changes` reply, newest first: `kli.tools.core.undo.timeline_json`) grouped per
+ * session, each session's changes in time order, each with what it changed and whether it
+ * stands or was undone. Pure: no DOM.
+ */
+import type { IChangeInfo, IToolEvent } from '../protocol';
+
+/** The session the person's magics (and the panel's own undos) run in. */
+export const MAGIC_SESSION_LABEL = 'magic';
+
+export interface ITimelineFile {
+  path: string;
+  /** `created`, `deleted` or `modified`. */
+  kind: 'created' | 'deleted' | 'modified';
+  /** "+2 −1"; empty when the kernel could not count (a text not kept or changed since). */
+  counts: string;
+}
+
+export interface ITimelineEntry {
+  id: string;
+  tool: string;
+  time: number;
+  /** The time as the person reads it (local clock). */
+  clock: string;
+  files: ITimelineFile[];
+  /** "+3 −1" over the files whose lines are known. */
+  counts: string;
+  /** The undo that took this change back and still stands; null: the change stands. */
+  undoneBy: string | null;
+  /** For an undo (or redo): the changes it took back. */
+  undoes: string[];
+  /** One line that says what the entry is, for a person. */
+  note: string;
+}
+
+export interface ISessionTimeline {
+  session: string;
+  label: string;
+  /** The heading: the agent's label, or that these are the person's magics. */
+  title: string;
+  /** Oldest first. */
+  entries: ITimelineEntry[];
+}
+
+function clockOf(time: number): string {
+  return new Date(time * 1000).toLocaleTimeString();
+}
+
+function kindOf(f: IChangeInfo['files'][number]): ITimelineFile['kind'] {
+  return !f.existed ? 'created' : !f.after_exists ? 'deleted' : 'modified';
+}
+
+function countText(added: number, removed: number): string {
+  return `+${added} −${removed}`;
+}
+
+/** One change as a timeline entry. */
+export function toEntry(change: IChangeInfo): ITimelineEntry {
+  let added = 0;
+  let removed = 0;
+  let known = false;
+  const files = change.files.map(f => {
+    const has = typeof f.added === 'number' && typeof f.removed === 'number';
+    if (has) {
+      added += f.added as number;
+      removed += f.removed as number;
+      known = true;
+    }
+    return {
+      path: f.path,
+      kind: kindOf(f),
+      counts: has ? countText(f.added as number, f.removed as number) : ''
+    };
+  });
+  const undoes = Array.isArray(change.undone)
+    ? change.undone.filter((u): u is string => typeof u === 'string')
+    : change.undoes
+      ? [change.undoes]
+      : [];
+  const undoneBy = typeof change.undone_by === 'string' ? change.undone_by : null;
+  const parts: string[] = [];
+  if (undoes.length === 1) {
+    parts.push(`${change.tool === 'redo' ? 'redo: undoes' : 'undoes'} ${undoes[0]}`);
+  } else if (undoes.length > 1) {
+    parts.push(`undoes ${undoes.length} changes`);
+  }
+  if (undoneBy) {
+    parts.push(`undone by ${undoneBy}`);
+  }
+  return {
+    id: change.id,
+    tool: change.tool,
+    time: change.time,
+    clock: clockOf(change.time),
+    files,
+    counts: known ? countText(added, removed) : '',
+    undoneBy,
+    undoes,
+    note: parts.join(' · ')
+  };
+}
+
+/** The changes (newest first, as the kernel sends them) per session, each oldest first; the
+ * sessions in the order of their latest change (the busiest now first). */
+export function groupBySession(changes: readonly IChangeInfo[]): ISessionTimeline[] {
+  const bySession = new Map<string, ISessionTimeline>();
+  for (const change of changes) {
+    let group = bySession.get(change.session);
+    if (!group) {
+      const label = change.session_label || change.session;
+      group = {
+        session: change.session,
+        label,
+        title: label === MAGIC_SESSION_LABEL ? 'Your magics and the panel (magic)' : label,
+        entries: []
+      };
+      bySession.set(change.session, group);
+    }
+    group.entries.push(toEntry(change));
+  }
+  for (const group of bySession.values()) {
+    group.entries.sort((a, b) => a.time - b.time || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  }
+  return [...bySession.values()];
+}
+
+/** What, in the events, means the timeline is out of date: the change ids the calls recorded
+ * (an undo and a redo are calls that record one too). Compare two keys to know. */
+export function changesKey(events: readonly IToolEvent[]): string {
+  const ids: string[] = [];
+  for (const e of events) {
+    const change = e.details?.change;
+    if (typeof change === 'string') {
+      ids.push(change);
+    }
+  }
+  return `${ids.length}:${ids[ids.length - 1] ?? ''}:${ids[0] ?? ''}`;
+}
+
+/** The `undo` request of an entry's buttons: Undo takes the change back; on an undone entry,
+ * Redo takes back the undo that undid it (the undo of that undo). */
+export function undoScope(entry: ITimelineEntry): { change: string } {
+  return { change: entry.undoneBy ?? entry.id };
+}
+
+/** "Undo everything <session> did since here": since this entry's time, in epoch seconds
+ * (what `undo` takes as `since`), of its session. */
+export function sinceScope(
+  group: ISessionTimeline,
+  entry: ITimelineEntry
+): { session: string; since: string } {
+  return { session: group.session, since: String(entry.time) };
+}

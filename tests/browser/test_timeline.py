@@ -1,0 +1,104 @@
+"""The activity panel's Timeline view in a real JupyterLab, in Chromium (docs/review.md): an
+agent's three changes appear live, in order, in its session's timeline; Undo of one restores
+its file's bytes and the undo appears as its own entry (in the person's session); "Undo
+everything since here" takes back the rest; Redo puts a change back; after the person changed a
+file, Undo is refused naming it, and "Undo anyway" applies."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+
+def wait_until(check: Callable[[], bool], what: str, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.05)
+
+
+def test_the_timeline_undoes_redoes_and_refuses_a_file_the_person_changed(lab: Any) -> None:
+    from kli import client
+
+    root: Path = lab.server.root
+    for name in ("a", "b", "c"):
+        (root / f"{name}.txt").write_text(f"{name} as it was\n")
+    lab.open("timeline.ipynb")
+    lab.run("%kli changes").locator(".jp-OutputArea-output").wait_for()
+    lab.command("kli-kernel:show-activity")
+    panel = lab.page.locator("#kli-activity")
+    lab.widen_right_sidebar(200)
+    panel.get_by_role("tab", name="Timeline").click()
+    timeline = panel.locator(".kli-Timeline")
+    timeline.wait_for()
+    assert panel.locator(".kli-Calls").is_hidden()
+    agent = client.connect(str(lab.server.connection_file(lab.notebook)), label="timeline agent",
+                           timeout=30)
+    try:
+        ids = []
+        for name in ("a", "b", "c"):
+            r = agent.call("bash", {"command": f"echo '{name} by the agent' >> {name}.txt"})
+            assert r.ok and r.details.get("change"), r.text
+            ids.append(r.details["change"])
+        session = timeline.locator(".kli-Timeline-session[data-label='timeline agent']")
+        entries = session.locator(".kli-Timeline-entry")
+        # live: the panel reads the timeline again as the call events arrive
+        wait_until(lambda: entries.count() == 3, "the agent's three changes in the timeline")
+        assert [entries.nth(i).get_attribute("data-change") for i in range(3)] == ids
+        first = entries.nth(0)
+        assert "a.txt" in first.inner_text() and "+1 −0" in first.inner_text()
+        assert first.locator(".kli-Timeline-tool").inner_text() == "bash"
+        lab.screenshot("timeline-three", panel)
+
+        def entry(change: str) -> Any:
+            return timeline.locator(f".kli-Timeline-entry[data-change='{change}']")
+
+        # Undo one: b.txt's bytes come back, the entry is marked undone, the undo is an entry
+        entry(ids[1]).get_by_role("button", name="Undo", exact=True).click()
+        wait_until(lambda: (root / "b.txt").read_text() == "b as it was\n", "the undo of b.txt")
+        wait_until(lambda: entry(ids[1]).get_attribute("data-undone") == "true",
+                   "b's change marked undone")
+        mine = timeline.locator(".kli-Timeline-session[data-label='magic'] .kli-Timeline-entry")
+        wait_until(lambda: mine.count() == 1, "the undo as its own entry")
+        assert mine.first.get_attribute("data-tool") == "undo"
+        assert ids[1] in mine.first.inner_text()
+
+        # Undo everything since the first: a and c come back; b stays as it was
+        entry(ids[0]).get_by_role("button", name="Undo everything since here").click()
+        wait_until(lambda: (root / "a.txt").read_text() == "a as it was\n"
+                   and (root / "c.txt").read_text() == "c as it was\n", "the undo since a")
+        wait_until(lambda: all(entry(i).get_attribute("data-undone") == "true" for i in ids),
+                   "all three marked undone")
+        assert (root / "b.txt").read_text() == "b as it was\n"
+        lab.screenshot("timeline-undone", panel)
+
+        # Redo the undo-since (from a's entry): a and c are the agent's again
+        entry(ids[0]).get_by_role("button", name="Redo").click()
+        wait_until(lambda: (root / "c.txt").read_text() == "c as it was\nc by the agent\n"
+                   and (root / "a.txt").read_text() == "a as it was\na by the agent\n", "the redo")
+        wait_until(lambda: entry(ids[2]).get_attribute("data-undone") == "false",
+                   "c's change standing again")
+
+        # The person changes c.txt: Undo of c's change is refused naming it; Undo anyway applies
+        (root / "c.txt").write_text("the person's c\n")
+        entry(ids[2]).get_by_role("button", name="Undo", exact=True).click()
+        outcome = entry(ids[2]).locator(".kli-Timeline-outcome")
+        wait_until(lambda: outcome.count() == 1 and "undo refused: c.txt changed" in outcome.inner_text(),
+                   "the refusal naming c.txt")
+        assert (root / "c.txt").read_text() == "the person's c\n"
+        force = entry(ids[2]).get_by_role("button", name="Undo anyway")
+        force.wait_for()
+        lab.screenshot("timeline-refused", panel)
+        force.click()
+        wait_until(lambda: (root / "c.txt").read_text() == "c as it was\n", "the forced undo")
+        wait_until(lambda: entry(ids[2]).get_attribute("data-undone") == "true", "c undone")
+        assert lab.console_errors() == []
+    finally:
+        agent.close()
