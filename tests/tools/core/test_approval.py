@@ -419,6 +419,22 @@ def test_an_agents_undo_and_redo_are_held_and_accept_takes_the_change_back_and_f
     assert (root / "u.txt").read_text() == "new\n"
 
 
+def test_a_held_undo_since_accepted_marks_every_change_it_took_back_in_the_timeline(
+    root: Path,
+) -> None:
+    ws = review(root)
+    person = ws.open_session("person")
+    ids = [ws.call("write", {"path": f"{n}.txt", "content": f"{n}\n"}, person, source="ui")
+           .details["change"] for n in ("x", "y")]
+    u = ws.call("undo", {"session": "person", "since": "0"}, ws.open_session("agent"),
+                source="agent")
+    assert u.details.get("status") == "pending", u.text
+    a = approval.accept_any(ws, u.details["proposal"], "ui")
+    assert a.ok, a.text
+    taken = undo.undone_by(undo.timeline(str(root)))
+    assert taken[ids[0]] == taken[ids[1]] == a.details["change"]
+
+
 def test_a_held_undo_is_refused_on_accept_when_the_file_changed_since_it_was_proposed(
     root: Path,
 ) -> None:
