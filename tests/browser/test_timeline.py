@@ -2,7 +2,8 @@
 agent's three changes appear live, in order, in its session's timeline; Undo of one restores
 its file's bytes and the undo appears as its own entry (in the person's session); "Undo
 everything since here" takes back the rest; Redo puts a change back; after the person changed a
-file, Undo is refused naming it, and "Undo anyway" applies."""
+file, Undo is refused naming it, and "Undo anyway" applies; a change made by the person's own
+magic is in their session's timeline and is undone there."""
 
 from __future__ import annotations
 
@@ -99,6 +100,15 @@ def test_the_timeline_undoes_redoes_and_refuses_a_file_the_person_changed(lab: A
         force.click()
         wait_until(lambda: (root / "c.txt").read_text() == "c as it was\n", "the forced undo")
         wait_until(lambda: entry(ids[2]).get_attribute("data-undone") == "true", "c undone")
+
+        # the person's own magic is a change too, in their session, and can be undone there
+        lab.run("%kli bash echo mine > m.txt").locator(".jp-OutputArea-output").wait_for()
+        wait_until(lambda: (root / "m.txt").exists(), "the magic's file")
+        made = mine.filter(has_text="m.txt")
+        wait_until(lambda: made.count() == 1, "the magic's change in the person's session")
+        assert made.first.get_attribute("data-tool") == "bash"
+        made.first.get_by_role("button", name="Undo", exact=True).click()
+        wait_until(lambda: not (root / "m.txt").exists(), "the undo of the magic's change")
         assert lab.console_errors() == []
     finally:
         agent.close()
