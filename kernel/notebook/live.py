@@ -16,7 +16,8 @@ only the difference, cell by cell, in one Y transaction: a changed source as a g
 change, other fields set, cells inserted / deleted / moved. A cell the change edits, deletes or
 moves must still be, in the live document, what the snapshot held (else ``atomic.Stale``
 naming the cell, and nothing is written anywhere); cells the change does not touch may have
-changed meanwhile — the person's typing there is kept. Live documents, notebooks on disk and
+changed meanwhile — the person's typing there is kept. A tracked call's commit notes each live document
+before and after it (``undo.live_notes``), so the change joins the undo timeline. Live documents, notebooks on disk and
 files of one change are checked first and written together: the Y transactions run only after
 the disk writes succeeded, on the rooms' thread, so no update of the room lands in between.
 """
@@ -32,6 +33,7 @@ from typing import Any
 
 from kli.kernel.notebook import server as srv
 from kli.kernel.notebook.room import Room, RoomError, Rooms
+from kli.tools.core import undo
 from kli.tools.core.atomic import Stale
 from kli.tools.core.jail import Jail
 from kli.tools.notebook.disk import DiskNotebooks
@@ -136,12 +138,17 @@ class LiveNotebooks:
             self.disk.commit(on_disk, files, expected)
             return
 
+        notes = undo.live_notes()  # a recorded call: its live changes go to the undo timeline
+
         def together() -> None:
-            plans = [(room, _plan(real, room, nb)) for real, nb, room in live]
+            plans = [(real, room, _plan(real, room, nb)) for real, nb, room in live]
             if on_disk or files:
                 self.disk.commit(on_disk, files, expected)
-            for room, plan in plans:
+            for real, room, plan in plans:
+                before = _data(room) if notes is not None else None
                 _apply(room, plan)
+                if notes is not None:
+                    notes.append((real, before, _data(room)))
 
         self.rooms.run(together)
 
@@ -150,10 +157,14 @@ class LiveNotebooks:
 
 
 # -- the live document --------------------------------------------------------------------------
-def _snapshot(room: Room) -> Notebook:
+def _data(room: Room) -> dict[str, Any]:
     with room.lock:
-        data = room.doc.get()
-    return parse(NBFORMAT_LAYOUT.dumps(data))
+        data: dict[str, Any] = room.doc.get()
+    return data
+
+
+def _snapshot(room: Room) -> Notebook:
+    return parse(NBFORMAT_LAYOUT.dumps(_data(room)))
 
 
 def _live_cells(room: Room) -> list[dict[str, Any]]:

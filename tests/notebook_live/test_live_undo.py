@@ -1,5 +1,8 @@
-"""Undo in a real kernel a Jupyter server (with jupyter-collaboration) started: an agent's
-``undo`` under approval mode ``review`` waits for a person's Accept."""
+"""Undo in a real kernel a Jupyter server (with jupyter-collaboration) started: a notebook
+changed in the live Y document is recorded per session like a file, and undo / redo go back
+through the live document (the person, a second Y client, sees each in place), refused naming
+the notebook and cell when that cell changed since; an agent's ``undo`` under approval mode
+``review`` waits for a person's Accept."""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ from typing import Any
 import pytest
 
 from kli import client
+from kli.tools.file.anchors import line_hash
 from tests.notebook_live.conftest import CollabServer, Person
 
 pytestmark = [pytest.mark.kernel, pytest.mark.notebook_live]
@@ -52,3 +56,105 @@ def test_an_agents_undo_under_review_waits_and_accept_takes_the_change_back(
         assert not (collab.root / "held.txt").exists()
     finally:
         _in_kernel(agent, f"approval.set_mode({WS}, 'auto')")
+
+
+def _edit(agent: Any, name: str, cell: str, old: str, new: str) -> Any:
+    assert agent.call("read", {"path": f"{name}#{cell}"}).ok
+    r = agent.call("edit", {"input": f"@@ {name}#{cell}\n= 1:{line_hash(old)}\n~{new}\n"})
+    assert r.ok, r.text
+    return r
+
+
+def test_a_live_cell_edit_is_recorded_and_undo_and_redo_go_through_the_live_document(
+    live: tuple[str, Any, Person]
+) -> None:
+    name, agent, person = live
+    r = _edit(agent, name, "one", "a = 1", "a = 10")
+    person.wait_for(lambda: person.sources()[0] == "a = 10")
+    change = r.details.get("change")
+    assert change, r.details  # the live change is in the undo timeline
+    listed = agent.call("changes", {})
+    assert f"{name}#one (live)" in listed.text, listed.text
+    u = agent.call("undo", {"change": change})
+    assert u.ok, u.text
+    person.wait_for(lambda: person.sources()[0] == "a = 1")
+    assert person.sources()[1] == "b = 2"
+    assert [(f["path"], f["before"], f["after"]) for f in u.details["files"]] == [
+        (f"{name}#one", "a = 10", "a = 1")]
+    assert u.details.get("change")  # the undo is itself a recorded live change
+    d = agent.call("redo", {"change": change})
+    assert d.ok, d.text
+    person.wait_for(lambda: person.sources()[0] == "a = 10")
+    again = agent.call("undo", {"change": change})  # its redo left it as it was: no force
+    assert again.ok, again.text
+    person.wait_for(lambda: person.sources()[0] == "a = 1")
+
+
+def test_undo_is_refused_naming_the_notebook_and_cell_when_the_person_changed_it(
+    live: tuple[str, Any, Person]
+) -> None:
+    name, agent, person = live
+    r = _edit(agent, name, "two", "b = 2", "b = 20")
+    person.wait_for(lambda: person.sources()[1] == "b = 20")
+    person.type_into(1, 0, "# mine\n")
+    wait_kernel_sees(agent, f"{name}#two", "# mine")
+    u = agent.call("undo", {"change": r.details["change"]})
+    assert not u.ok and u.details["error"] == "changed", u.text
+    assert f"{name}#two" in u.text and u.details["paths"] == [f"{name}#two"]
+    assert person.sources()[1] == "# mine\nb = 20"  # nothing changed
+    forced = agent.call("undo", {"change": r.details["change"], "force": True})
+    assert forced.ok, forced.text
+    person.wait_for(lambda: person.sources()[1] == "b = 2")
+    # what the person had is recorded too: undoing the forced undo brings it back
+    assert agent.call("undo", {"change": forced.details["change"]}).ok
+    person.wait_for(lambda: person.sources()[1] == "# mine\nb = 20")
+
+
+def test_undo_of_inserted_and_deleted_cells_removes_them_and_puts_them_back_in_place(
+    live: tuple[str, Any, Person]
+) -> None:
+    name, agent, person = live
+    assert agent.call("read", {"path": name}).ok
+    before = person.sources()
+    ins = agent.call("cells", {"path": name, "op": "insert", "where": "after", "anchor": "one",
+                               "source": "c = 3"})
+    assert ins.ok, ins.text
+    person.wait_for(lambda: "c = 3" in person.sources())
+    assert agent.call("undo", {"change": ins.details["change"]}).ok
+    person.wait_for(lambda: person.sources() == before)
+    assert agent.call("read", {"path": name}).ok
+    gone = agent.call("cells", {"path": name, "op": "delete", "cell": "one"})
+    assert gone.ok, gone.text
+    person.wait_for(lambda: len(person.sources()) == len(before) - 1)
+    back = agent.call("undo", {"change": gone.details["change"]})
+    assert back.ok, back.text
+    person.wait_for(lambda: person.sources() == before)
+    assert person.cell(0)["id"] == "one"
+
+
+def test_a_held_undo_of_a_live_change_changes_the_document_only_on_accept(
+    live: tuple[str, Any, Person]
+) -> None:
+    name, agent, person = live
+    r = _edit(agent, name, "one", "a = 1", "a = 5")
+    person.wait_for(lambda: person.sources()[0] == "a = 5")
+    _in_kernel(agent, f"from kli.tools.core import approval\napproval.set_mode({WS}, 'review', 'file')")
+    try:
+        u = agent.call("undo", {"change": r.details["change"]})
+        assert u.ok and u.details.get("status") == "pending", u.text
+        assert person.sources()[0] == "a = 5"
+        pid = u.details["proposal"]
+        out = _in_kernel(agent, f"r = approval.accept_any({WS}, {pid!r}, 'ui')\n(r.ok, r.text)")
+        assert "(True, " in out, out
+        person.wait_for(lambda: person.sources()[0] == "a = 1")
+    finally:
+        _in_kernel(agent, f"approval.set_mode({WS}, 'auto')")
+
+
+def wait_kernel_sees(agent: Any, target: str, text: str) -> None:
+    import time
+
+    deadline = time.monotonic() + 10
+    while text not in agent.call("read", {"path": target}).text:
+        assert time.monotonic() < deadline, f"the kernel did not see {text!r} in {target}"
+        time.sleep(0.1)

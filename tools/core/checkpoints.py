@@ -6,7 +6,8 @@ Layout, under the workspace root::
     .kli/checkpoints/<id>/meta.json  {"id", "path", "reason", "tool", "session", "time",
                                       "size", "sha256", "mode", "kind", "link"}
 
-``kind`` is ``"file"`` or ``"symlink"`` (``link`` holds the link's target, ``data`` is empty).
+``kind`` is ``"file"`` or ``"symlink"`` (``link`` holds the link's target, ``data`` is empty),
+or ``LIVE`` (a notebook changed in a live document, below).
 Ids sort by time (``cp-<UTC stamp>-<n>``). The store keeps the newest ``checkpoint_keep``
 checkpoints, and at most ``checkpoint_budget_mb`` MiB of ``data`` (``DEFAULT_BUDGET_MB``),
 pruning the oldest first when a new one is made. The tools write here themselves — the jail's
@@ -16,6 +17,9 @@ The undo timeline (``kli.tools.core.undo``) is this same store: a checkpoint wit
 id is one file of one recorded change — ``data`` its bytes before (``existed`` False: the call
 created it), ``after_sha256`` / ``after_exists`` what the call left, ``kept`` False when the
 bytes before were not kept (too large, or not seen), ``undoes`` the change an undo took back.
+A ``LIVE`` checkpoint is a notebook changed in a live Y document (jupyter-collaboration):
+``data`` holds the document before and after, ``cells`` the cells the change touched; its undo
+goes back through the live document.
 
 ``restore`` gives the exact bytes (and permission bits) back; when the path exists with
 different bytes those are checkpointed first, so a restore can itself be undone.
@@ -45,6 +49,8 @@ CHECKPOINT_DIR = os.path.join(CONTROL_DIR, "checkpoints")
 DEFAULT_KEEP = 2000  # checkpoints kept (setting checkpoint_keep); the oldest go first beyond
 DEFAULT_BUDGET_MB = 256  # the store's data, in MiB, beyond which the oldest checkpoints go
 _seq = itertools.count(1)
+LIVE = "ydoc"  # kind of a notebook changed in a live (Y) document: ``data`` is JSON of the
+# document before and after the change (``{"before": …, "after": …}``), undone cell by cell
 
 
 @dataclass(frozen=True)
@@ -68,13 +74,16 @@ class Checkpoint:
     after_sha256: str | None = None
     undoes: str | None = None
     undone: list[str] | None = None  # an undo's change: every change it took back
+    cells: list[str] | None = None  # kind LIVE: the ids of the cells the change touched
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)
 
     def summary(self) -> str:
         stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(self.time))
-        what = f"symlink → {self.link}" if self.kind == "symlink" else f"{self.size} bytes"
+        what = (f"symlink → {self.link}" if self.kind == "symlink" else
+                f"live notebook cells {', '.join(self.cells or [])}" if self.kind == LIVE else
+                f"{self.size} bytes")
         return f"{self.id}  {self.path}  ({what}, {self.reason} by {self.tool}, {stamp})"
 
 

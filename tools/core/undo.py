@@ -11,6 +11,9 @@ the ``ws_*`` writers, ``bash``, ``eval``…) and of ``ws_shell`` in ``track``:
   ``details["detection"]`` saying whether the walk was complete. The setting
   ``change_detection`` (default true) turns the snapshot off.
 
+- a live notebook store (the kernel's, with jupyter-collaboration) notes each notebook it
+  changed in a live Y document, before and after (``live_notes``).
+
 After the call each changed file becomes one checkpoint in the one store
 (``kli.tools.core.checkpoints``) with the call's change id: the bytes before and the hash
 after. ``details["change"]`` names the id. The timeline is those checkpoints, grouped by change,
@@ -19,15 +22,25 @@ per session.
 ``undo`` puts a change's bytes before back — refused, naming the file and touching nothing,
 when any of its files is no longer what the change left (a person edited it), unless
 ``force``. An undo is a call like any other, so it is itself a recorded change (``undoes`` names
-what it took back), and ``redo`` is the undo of that undo.
+what it took back), and ``redo`` is the undo of that undo. A live notebook's change (a
+``checkpoints.LIVE`` checkpoint) is taken back cell by cell through the notebook store (the
+live document when it is open there: ``_revert_cells``), refused naming the notebook and the
+cell when a cell it touched changed since.
+
+A background job (``bash`` with ``run_in_background``) is watched from the tree its start left
+until it ends (``_watch_job``); its changes are one change of its session then.
 """
 
 from __future__ import annotations
 
 import contextlib
+import copy
+import difflib
 import hashlib
 import itertools
+import json
 import os
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -35,7 +48,7 @@ from typing import TYPE_CHECKING, Any
 
 from kli.tools.core import approval, atomic, checkpoints, interrupts, snapshot
 from kli.tools.core.changes import count_changes, file_change
-from kli.tools.core.checkpoints import Checkpoint
+from kli.tools.core.checkpoints import LIVE, Checkpoint
 from kli.tools.core.registry import GATE_WRITE, Call, Tool
 from kli.tools.core.result import ToolError, ToolResult
 from kli.tools.core.settings import is_control_name
@@ -54,6 +67,7 @@ class Tracker:
     seen: dict[str, Any]
     before: snapshot.Tree | None
     after: snapshot.Tree | None = None  # the tree after the call (a background job's start)
+    live: list[tuple[str, Any, Any]] = field(default_factory=list)  # ``live_notes``
 
 
 def _enabled(settings: dict[str, Any], name: str, default: bool) -> bool:
@@ -80,14 +94,33 @@ def _cache(ws: Workspace) -> snapshot.Cache:
     return cache
 
 
+_live = threading.local()
+
+
+def live_notes() -> list[tuple[str, Any, Any]] | None:
+    """Where a live notebook store notes ``(real path, document before, document after)`` of
+    each notebook it changed in a live (Y) document while a recorded call runs on this thread
+    (``track``); None when no call is recorded here. The documents are nbformat dicts."""
+    notes: list[tuple[str, Any, Any]] | None = getattr(_live, "notes", None)
+    return notes
+
+
 @contextlib.contextmanager
 def track(call: Call, settings: dict[str, Any]) -> Iterator[Tracker]:
-    """Observe the writes of ``call`` (and snapshot the tree for a ``DETECTED`` tool)."""
+    """Observe the writes of ``call`` (and snapshot the tree for a ``DETECTED`` tool), and the
+    live notebook documents it changes (``live_notes``)."""
     before = None
     if call.tool.name in DETECTED and _enabled(settings, "change_detection", True):
         before = snapshot.take(call.ws.root, _cache(call.ws))
-    with atomic.observing() as seen:
-        yield Tracker(seen, before)
+    previous = getattr(_live, "notes", None)
+    tracker = Tracker({}, before)
+    _live.notes = tracker.live
+    try:
+        with atomic.observing() as seen:
+            tracker.seen = seen
+            yield tracker
+    finally:
+        _live.notes = previous
 
 
 def _under_root(ws: Workspace, real: str) -> str | None:
@@ -152,7 +185,45 @@ def _finish(call: Call, tracker: Tracker, result: ToolResult, settings: dict[str
             if kind == "deleted":
                 cache.drop(path)
         details["detection"] = _detection(tracker.before, after)
-    return _record(call, befores, detected, result, details, settings, "this call")
+    return _record(call, befores, detected, result, details, settings, "this call",
+                   _live_changes(tracker.live))
+
+
+def _live_changes(notes: list[tuple[str, Any, Any]]) -> dict[str, tuple[Any, Any]]:
+    """Each live notebook's document before the call's first change of it and after its last."""
+    out: dict[str, tuple[Any, Any]] = {}
+    for real, before, after in notes:
+        out[real] = (out[real][0] if real in out else before, after)
+    return out
+
+
+def _cell_ids(cells: Any) -> list[str]:
+    from kli.tools.notebook.model import stand_in_ids
+
+    return stand_in_ids(cells if isinstance(cells, list) else [])
+
+
+def touched_cells(before: Any, after: Any) -> list[str]:
+    """The ids of the cells a change of a notebook document inserted, deleted, changed or
+    moved, in the order of the document after it (then the deleted ones)."""
+    b_cells, a_cells = before.get("cells") or [], after.get("cells") or []
+    b_ids, a_ids = _cell_ids(b_cells), _cell_ids(a_cells)
+    b_at = {cid: i for i, cid in enumerate(b_ids)}
+    a_at = {cid: i for i, cid in enumerate(a_ids)}
+    moved = set(_moved(b_ids, a_ids))
+    out = [cid for cid in a_ids if cid not in b_at or cid in moved
+           or a_cells[a_at[cid]] != b_cells[b_at[cid]]]
+    return out + [cid for cid in b_ids if cid not in a_at]
+
+
+def _moved(b_ids: list[str], a_ids: list[str]) -> list[str]:
+    """The cells of both whose order changed (those outside the longest matching runs)."""
+    a_set, b_set = set(a_ids), set(b_ids)
+    common_b = [cid for cid in b_ids if cid in a_set]
+    common_a = [cid for cid in a_ids if cid in b_set]
+    blocks = difflib.SequenceMatcher(None, common_b, common_a, autojunk=False).get_matching_blocks()
+    kept = {common_a[m.b + k] for m in blocks for k in range(m.size)}
+    return [cid for cid in common_b if cid not in kept]
 
 
 def _detection(before: snapshot.Tree, after: snapshot.Tree) -> dict[str, Any]:
@@ -167,10 +238,11 @@ def _detection(before: snapshot.Tree, after: snapshot.Tree) -> dict[str, Any]:
 
 def _record(call: Call, befores: dict[str, Any], detected: list[tuple[str, str, bytes | None]],
             result: ToolResult, details: dict[str, Any], settings: dict[str, Any],
-            who: str) -> ToolResult:
-    """Record ``befores`` (each real path's bytes before the change) and the ``detected``
-    files as one change of ``call``; ``details`` (the result's, plus the detection) get the
-    detected files and the change id, the text a line naming them (``who`` changed files)."""
+            who: str, live: dict[str, tuple[Any, Any]] | None = None) -> ToolResult:
+    """Record ``befores`` (each real path's bytes before the change), the ``detected`` files
+    and the ``live`` notebook documents (before, after) as one change of ``call``; ``details``
+    (the result's, plus the detection) get the detected files and the change id, the text a
+    line naming them (``who`` changed files)."""
     ws = call.ws
     record = _enabled(settings, "file_checkpoints", True)
     for path, kind, data in detected:
@@ -180,7 +252,9 @@ def _record(call: Call, befores: dict[str, Any], detected: list[tuple[str, str, 
         rel = _under_root(ws, real)
         if rel is not None:
             entries.append((real, rel, data))
-    if not entries or not record:
+    documents = [(real, rel, pair) for real, pair in (live or {}).items()
+                 if (rel := _under_root(ws, real)) is not None and pair[0] != pair[1]]
+    if (not entries and not documents) or not record:
         if entries and detected:
             details["files"] = [*(details.get("files") or []), *(
                 file_change(ws.jail.rel(p), _text(b) if k != "created" else None, None if k == "deleted"
@@ -211,6 +285,22 @@ def _record(call: Call, befores: dict[str, Any], detected: list[tuple[str, str, 
             after_exists=exists, after_sha256=digest,
             undoes=undoes if isinstance(undoes, str) else None,
             undone=[str(u) for u in undone] if isinstance(undone, list) else None,
+        )
+        checkpoints.save(ws.root, cp, raw, keep, budget)
+        recorded.append(rel)
+    for _real, rel, (doc_before, doc_after) in documents:
+        payload = json.dumps({"before": doc_before, "after": doc_after}).encode()
+        kept = len(payload) <= atomic.OBSERVE_MAX_BYTES
+        raw = payload if kept else b""
+        cp = Checkpoint(
+            id=checkpoints.new_id(), path=rel, reason="change", tool=call.tool.name,
+            session=call.session.id, time=now, size=len(raw),
+            sha256=hashlib.sha256(raw).hexdigest(), mode=0o644, kind=LIVE, change=change_id,
+            session_label=call.session.label, kept=kept,
+            after_sha256=hashlib.sha256(json.dumps(doc_after).encode()).hexdigest(),
+            undoes=undoes if isinstance(undoes, str) else None,
+            undone=[str(u) for u in undone] if isinstance(undone, list) else None,
+            cells=touched_cells(doc_before, doc_after),
         )
         checkpoints.save(ws.root, cp, raw, keep, budget)
         recorded.append(rel)
@@ -357,7 +447,9 @@ class Change:
         for f in self.files:
             entry: dict[str, Any] = {"path": f.path, "existed": f.existed, "kept": f.kept,
                                      "after_exists": f.after_exists, "checkpoint": f.id}
-            if root is not None:
+            if f.kind == LIVE:  # a live notebook's change: the cells, no line counts
+                entry.update(kind=LIVE, cells=list(f.cells or []))
+            elif root is not None:
                 counts = file_counts(root, f, (later or {}).get(f.path, []))
                 if counts is not None:
                     entry["added"], entry["removed"] = counts
@@ -370,7 +462,8 @@ class Change:
     def line(self) -> str:
         stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(self.time))
         what = ", ".join(
-            ("created " if not f.existed else "deleted " if not f.after_exists else "") + f.path
+            (f"{f.path}#{','.join(f.cells or [])} (live)" if f.kind == LIVE else
+             ("created " if not f.existed else "deleted " if not f.after_exists else "") + f.path)
             for f in self.files[:6]) + (" …" if len(self.files) > 6 else "")
         extra = f" (undoes {', '.join(self.undone[:3])}{' …' if len(self.undone) > 3 else ''})" \
             if self.undone else ""
@@ -508,6 +601,115 @@ def _current(real: str) -> bytes | None:
         return None
 
 
+def _reverted(call: Call, rel: str, real: str, cps: list[Checkpoint], force: bool,
+              verb: str) -> tuple[Any, Any]:
+    """Notebook ``rel`` as it is now (loaded from its store: the live document when it is
+    open there) and as it is with the changes of ``cps`` (newest first) taken back, cell by
+    cell. A cell a change touched that is no longer as the change left it is a refusal naming
+    the notebook and the cell, unless ``force`` (then that cell is left as it is)."""
+    loaded = call.ws.notebooks.load(real)
+    data = copy.deepcopy(loaded.data)
+    for cp in cps:
+        payload = json.loads(checkpoints.data_of(call.ws.root, cp))
+        data = _revert_cells(data, payload["before"], payload["after"], force,
+                             f"{verb} refused", rel, cp.change or "")
+    target = loaded.copy()
+    target.data = data
+    return loaded, target
+
+
+def _same_cell(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    from kli.tools.notebook.model import source_text
+
+    return source_text(a.get("source")) == source_text(b.get("source")) and \
+        a.get("cell_type") == b.get("cell_type")
+
+
+def _revert_cells(cur: dict[str, Any], before: dict[str, Any], after: dict[str, Any], force: bool,
+                  refused: str, rel: str, change: str) -> dict[str, Any]:
+    """``cur`` with what the change from ``before`` to ``after`` did taken back: cells it
+    inserted removed, cells it deleted put back after the cell that preceded them, fields it
+    changed set back, cells it moved moved back; the notebook's metadata too. Cells it did
+    not touch stay as they are now (a person's work there is kept)."""
+    b_cells, a_cells = before.get("cells") or [], after.get("cells") or []
+    c_cells = cur.get("cells") or []
+    b_ids, a_ids, c_ids = _cell_ids(b_cells), _cell_ids(a_cells), _cell_ids(c_cells)
+    b_at = {cid: i for i, cid in enumerate(b_ids)}
+    a_at = {cid: i for i, cid in enumerate(a_ids)}
+    c_at = {cid: i for i, cid in enumerate(c_ids)}
+    inserted = {cid for cid in a_ids if cid not in b_at}
+    deleted = [cid for cid in b_ids if cid not in a_at]
+    moved = set(_moved(b_ids, a_ids))
+    changed = [cid for cid in b_ids if cid in a_at and b_cells[b_at[cid]] != a_cells[a_at[cid]]]
+    problems: list[tuple[str, str]] = []
+    for cid in [c for c in a_ids if c in inserted or c in moved or c in changed]:
+        if cid not in c_at:
+            problems.append((cid, "was deleted"))
+        elif not _same_cell(c_cells[c_at[cid]], a_cells[a_at[cid]]):
+            problems.append((cid, "was changed"))
+    problems += [(cid, "is there again") for cid in deleted if cid in c_at]
+    if problems and not force:
+        cid, why = problems[0]
+        raise ToolError(
+            f"{refused}: cell {rel}#{cid} {why} since change {change} (someone edited it after, "
+            "in the notebook). Nothing was changed. Look at it first (read "
+            f"path='{rel}#{cid}'); to take the change back anyway, repeat with force=true (a "
+            "changed cell is put back as before the change, one no longer there is left out; "
+            "what is there now is recorded, so that "
+            "can be undone too).", error="changed", paths=[f"{rel}#{c}" for c, _ in problems])
+    skip = {cid for cid, why in problems if why != "was changed"}  # forced: left as they are
+    ids = [cid for cid in c_ids if cid not in inserted or cid in skip]
+    cells = [copy.deepcopy(c_cells[c_at[cid]]) for cid in ids]
+    for cid in changed:
+        if cid in skip or cid not in ids:
+            continue
+        b, a = b_cells[b_at[cid]], a_cells[a_at[cid]]
+        i = ids.index(cid)
+        if b.get("cell_type") != a.get("cell_type"):
+            cells[i] = copy.deepcopy(b)
+            continue
+        for key in set(b) | set(a):
+            if key in b and (key not in a or b[key] != a[key]):
+                cells[i][key] = copy.deepcopy(b[key])
+            elif key not in b:
+                cells[i].pop(key, None)
+    put_back = [cid for cid in b_ids if cid not in skip
+                and ((cid in moved and cid in ids) or (cid in deleted and cid not in ids))]
+    lifted: dict[str, dict[str, Any]] = {}
+    for cid in put_back:
+        if cid in ids:
+            at = ids.index(cid)
+            lifted[cid] = cells.pop(at)
+            del ids[at]
+    for cid in put_back:  # in the order before the change: a cell's predecessor comes first
+        prev = next((b_ids[j] for j in range(b_at[cid] - 1, -1, -1) if b_ids[j] in ids), None)
+        at = ids.index(prev) + 1 if prev is not None else 0
+        cells.insert(at, lifted.get(cid) or copy.deepcopy(b_cells[b_at[cid]]))
+        ids.insert(at, cid)
+    out = dict(cur)
+    out["cells"] = cells
+    for key in ("metadata", "nbformat_minor"):
+        if key in before and before.get(key) != after.get(key):
+            out[key] = copy.deepcopy(before[key])
+    return out
+
+
+def _cell_changes(rel: str, old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, Any]]:
+    """One file change per cell ``old`` → ``new`` touched (``nb.ipynb#CELL``), with its
+    source before and after."""
+    from kli.tools.notebook.model import source_text
+
+    o_cells, n_cells = old.get("cells") or [], new.get("cells") or []
+    o_at = {cid: c for cid, c in zip(_cell_ids(o_cells), o_cells, strict=True)}
+    n_at = {cid: c for cid, c in zip(_cell_ids(n_cells), n_cells, strict=True)}
+    out = []
+    for cid in touched_cells(old, new):
+        o, n = o_at.get(cid), n_at.get(cid)
+        out.append(file_change(f"{rel}#{cid}", source_text(o.get("source")) if o else None,
+                               source_text(n.get("source")) if n else None, "written"))
+    return out
+
+
 def _undo_changes(call: Call, targets: list[Change], force: bool, verb: str,
                   redone: str = "") -> ToolResult:
     ws = call.ws
@@ -515,16 +717,22 @@ def _undo_changes(call: Call, targets: list[Change], force: bool, verb: str,
         raise ToolError(f"{verb}: nothing to {verb} (no recorded change matches). List them "
                         "with changes.", error="not_found")
     newest: dict[str, Checkpoint] = {}
+    live: dict[str, list[Checkpoint]] = {}  # a live notebook's changes, newest first
     for change in targets:  # newest first: a file's newest change is what must be on disk
         for cp in change.files:
-            newest.setdefault(cp.path, cp)
+            if cp.kind == LIVE:
+                live.setdefault(cp.path, []).append(cp)
+            else:
+                newest.setdefault(cp.path, cp)
             if not cp.kept:
                 raise ToolError(
                     f"{verb} refused: the bytes of {cp.path} before change {change.id} were not "
                     f"kept (over {atomic.OBSERVE_MAX_BYTES} bytes, or unseen). Nothing was "
                     "changed.", error="not_kept", path=cp.path, change=change.id)
     reals = {p: ws.jail.resolve(p, write=True).real for p in newest}
-    with ws.writing(list(reals.values()), tool=verb, rel=", ".join(sorted(reals))):
+    live_reals = {p: ws.jail.resolve(p, write=True).real for p in live}
+    everything = sorted(set(reals) | set(live_reals))
+    with ws.writing([*reals.values(), *live_reals.values()], tool=verb, rel=", ".join(everything)):
         current = {p: _current(r) for p, r in reals.items()}
         changed = []
         for path, cp in newest.items():
@@ -539,11 +747,20 @@ def _undo_changes(call: Call, targets: list[Change], force: bool, verb: str,
                 "Look at it first; to put the old bytes back anyway, repeat with force=true "
                 "(what is there now is kept, so that can be undone too).",
                 error="changed", paths=changed)
+        documents = {path: _reverted(call, path, live_reals[path], cps, force, verb)
+                     for path, cps in live.items()}  # every check before anything is changed
         datas: dict[str, bytes | None] = {}
         for change in targets:  # newest first; the oldest change's "before" is written last
             for cp in change.files:
-                datas[cp.path] = checkpoints.data_of(ws.root, cp) if cp.existed else None
-        files = []
+                if cp.kind != LIVE:
+                    datas[cp.path] = checkpoints.data_of(ws.root, cp) if cp.existed else None
+        files: list[dict[str, Any]] = []
+        for path, (loaded, target) in documents.items():  # through the live document
+            try:
+                ws.notebooks.commit([(live_reals[path], target)])
+            except atomic.Stale as exc:
+                raise ToolError(exc.refusal(verb, path), error="stale") from None
+            files.extend(_cell_changes(path, loaded.data, target.data))
         for path, data in datas.items():
             real, now = reals[path], current[path]
             try:
@@ -556,6 +773,7 @@ def _undo_changes(call: Call, targets: list[Change], force: bool, verb: str,
                 raise ToolError(exc.refusal(verb, path), error="stale") from None
             files.append(file_change(path, _text(now), _text(data),
                                      "deleted" if data is None else "written"))
+        datas.update(dict.fromkeys(documents))
     ids = [c.id for c in targets]
     names = ", ".join(sorted(datas))
     if verb == "redo":

@@ -13,6 +13,7 @@ import os
 from kli.tools.core import approval
 from kli.tools.core.atomic import ANY, Stale
 from kli.tools.core.changes import file_change
+from kli.tools.core.checkpoints import LIVE
 from kli.tools.core.registry import GATE_WRITE, Call, Tool
 from kli.tools.core.result import ToolError, ToolResult
 from kli.tools.core.session import FileView
@@ -59,6 +60,11 @@ def _restore(call: Call) -> ToolResult:
         )
     root = call.ws.root
     cp = checkpoints.get(root, cp_id)
+    if cp.kind == LIVE:
+        raise ToolError(
+            f"ws_checkpoints: {cp.id} records a change of notebook {cp.path} in its live document "
+            f"(cells {', '.join(cp.cells or [])}), not a file's bytes; take it back with undo "
+            f"change={cp.change}. Nothing was changed.", error="live_change")
     data = checkpoints.data_of(root, cp)
     dest = call.ws.jail.resolve(call.args.get("path") or cp.path, write=True)
     with call.ws.writing([dest.real], tool="ws_checkpoints", rel=dest.rel):

@@ -3,6 +3,7 @@ changes (kli.tools.core.snapshot, kli.tools.core.undo), through Workspace.call."
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import pytest
@@ -248,3 +249,68 @@ def test_undo_since_leaves_out_changes_undone_already_and_its_redo_puts_all_back
     assert redo.ok, redo.text
     assert (root / "x.txt").read_text() == "x.txt\n" and (root / "z.txt").read_text() == "z.txt\n"
     assert not (root / "y.txt").exists()
+
+
+# -- a notebook changed in a live document: taken back cell by cell --------------------------
+def _nb(*cells: tuple[str, str]) -> dict:  # type: ignore[type-arg]
+    return {"cells": [{"cell_type": "code", "id": cid, "metadata": {}, "outputs": [],
+                       "execution_count": None, "source": src} for cid, src in cells],
+            "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+
+
+def _srcs(data: dict) -> list[tuple[str, str]]:  # type: ignore[type-arg]
+    return [(c["id"], c["source"]) for c in data["cells"]]
+
+
+def _revert(cur: dict, before: dict, after: dict, force: bool = False) -> dict:  # type: ignore[type-arg]
+    return undo._revert_cells(cur, before, after, force, "undo refused", "nb.ipynb", "ch-1")
+
+
+def test_taking_back_a_live_change_keeps_the_cells_it_did_not_touch() -> None:
+    before = _nb(("a", "1"), ("b", "2"), ("c", "3"))
+    after = _nb(("a", "10"), ("b", "2"), ("c", "3"))
+    now = _nb(("a", "10"), ("b", "2 # the person's"), ("c", "3"))
+    assert _srcs(_revert(now, before, after)) == [("a", "1"), ("b", "2 # the person's"), ("c", "3")]
+
+
+def test_taking_back_inserts_deletes_and_moves_puts_each_cell_back_in_its_place() -> None:
+    before = _nb(("a", "1"), ("b", "2"), ("c", "3"), ("d", "4"))
+    after = _nb(("c", "3"), ("a", "1"), ("new", "n"), ("d", "4"))  # b deleted, c moved up
+    now = _nb(("c", "3"), ("a", "1"), ("new", "n"), ("d", "4 # typed"))
+    assert _srcs(_revert(now, before, after)) == [("a", "1"), ("b", "2"), ("c", "3"),
+                                                 ("d", "4 # typed")]
+    touched = undo.touched_cells(before, after)  # one of a, c moved (either order is a move)
+    assert len(touched) == 3 and set(touched) - {"a", "c"} == {"new", "b"}
+
+
+def test_a_cell_changed_since_is_a_refusal_naming_it_unless_forced() -> None:
+    before = _nb(("a", "1"), ("b", "2"))
+    after = _nb(("a", "10"), ("b", "2"))
+    now = _nb(("a", "10 # the person's"), ("b", "2"))
+    with pytest.raises(undo.ToolError) as refused:
+        _revert(now, before, after)
+    assert "nb.ipynb#a was changed since change ch-1" in refused.value.message
+    assert refused.value.details["paths"] == ["nb.ipynb#a"]
+    assert _srcs(_revert(now, before, after, force=True)) == [("a", "1"), ("b", "2")]
+
+
+def test_a_cell_deleted_since_is_named_and_left_out_when_forced() -> None:
+    before = _nb(("a", "1"), ("b", "2"))
+    after = _nb(("a", "10"), ("b", "2"))
+    now = _nb(("b", "2"))
+    with pytest.raises(undo.ToolError) as refused:
+        _revert(now, before, after)
+    assert "nb.ipynb#a was deleted since" in refused.value.message
+    assert _srcs(_revert(now, before, after, force=True)) == [("b", "2")]
+
+
+def test_a_live_checkpoint_is_not_restored_as_file_bytes(ws: Workspace, root: Path) -> None:
+    payload = b'{"before": {}, "after": {}}'
+    cp = checkpoints.Checkpoint(
+        id=checkpoints.new_id(), path="nb.ipynb", reason="change", tool="edit", session="s",
+        time=0.0, size=len(payload), sha256=hashlib.sha256(payload).hexdigest(),
+        mode=0o644, kind=checkpoints.LIVE, change="ch-x", cells=["a"])
+    checkpoints.save(str(root), cp, payload, 10)
+    r = ws.call("ws_checkpoints", {"action": "restore", "id": cp.id})
+    assert not r.ok and r.details["error"] == "live_change" and "undo change=ch-x" in r.text
+    assert not (root / "nb.ipynb").exists()
