@@ -374,6 +374,9 @@ class Hub:
 
         def on_msg(m: dict[str, Any]) -> None:
             data = m["content"].get("data")
+            if isinstance(data, dict) and data.get("op") in P.MODEL_OPS:
+                self._open_model_msg(comm, data)
+                return
             route = self._ui_route(data)
             run_call = getattr(self.kernel, "run_call", None)
             if route is None or run_call is None:
@@ -391,12 +394,32 @@ class Hub:
         def on_close(_m: dict[str, Any]) -> None:
             with self._lock:
                 self.ui_comms.pop(comm.comm_id, None)
+            models = getattr(self.ws.notebooks, "models", None)
+            if models is not None:
+                models.forget(comm.comm_id)
 
         comm.on_msg(on_msg)
         comm.on_close(on_close)
+        route = getattr(self.kernel, "route_agent_comm", None)
+        if route is not None:  # the tab's model replies go to the control subshell
+            route(comm)
         with self._lock:
             self.ui_comms[comm.comm_id] = comm
         comm.send(jsonable(self.hello(data.get("replay", DEFAULT_REPLAY))))
+
+    def _open_model_msg(self, comm: Any, data: dict[str, Any]) -> None:
+        """``notebooks`` / ``model_reply`` from the extension, for the open-model store
+        (``kli.kernel.notebook.openmodel``); no reply. A store without one ignores them."""
+        models = getattr(self.ws.notebooks, "models", None)
+        if models is None:
+            return
+        try:
+            if data.get("op") == P.OPEN_NOTEBOOKS.op:
+                models.report(comm.comm_id, lambda m: comm.send(jsonable(m)), data.get("paths"))
+            else:
+                models.answer(data)
+        except Exception:  # a bad message never reaches ipykernel as an exception
+            traceback.print_exc()
 
     def _ui_route(self, data: Any) -> str | None:
         """For an accept (one or bulk) that would run a held call in the image, the tool to

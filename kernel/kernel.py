@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 from ipykernel.ipkernel import IPythonKernel
 
-from kli.kernel.protocol import COMM_TARGETS, PROTOCOL_VERSION
+from kli.kernel.protocol import COMM_TARGETS, MODEL_OPS, PROTOCOL_VERSION
 
 T = TypeVar("T")
 
@@ -217,7 +217,7 @@ class KliKernel(IPythonKernel):
         if not isinstance(data, dict):
             return default
         op = data.get("op", "call")
-        if op in ("ping", "list", "cancel"):
+        if op in ("ping", "list", "cancel", *MODEL_OPS):  # MODEL_OPS: a tab's answers
             if self._control_subshell is None:
                 self._control_subshell = self._new_subshell()
             return self._control_subshell

@@ -35,6 +35,8 @@ RING_TEXT_LIMIT = 256 * 1024  # file texts longer than this are dropped from rep
 UNKNOWN_CANDIDATE = "unknown_candidate"  # kli.tools.file.candidates.UNKNOWN
 EVENT_SOURCES = ("agent", "magic", "ui", "widget", "cli", "api")
 RESOLVED_BY = (*EVENT_SOURCES, "kernel")
+MODEL_TIMEOUT = 10.0  # seconds the kernel waits for an open notebook tab's model_reply
+MODEL_ERRORS = ("stale", "not_open", "failed")  # error codes of a model_reply
 
 # Error codes of an ``error`` reply, and when each is sent.
 REQUEST_ERRORS = {
@@ -59,6 +61,7 @@ CONSTANTS: dict[str, tuple[Any, str]] = {
                         "dropped from replayed events"),
     "UNKNOWN_CANDIDATE": (UNKNOWN_CANDIDATE, "`details.error` for a candidate id not pending"),
     "UI_CHANGES_LIMIT": (UI_CHANGES_LIMIT, "changes a `changes` request answers by default"),
+    "MODEL_TIMEOUT": (MODEL_TIMEOUT, "seconds the kernel waits for a tab's `model_reply`"),
 }
 
 
@@ -246,8 +249,9 @@ ApprovalMode = Enum("ApprovalMode", approval.MODES)
 ApprovalKind = Enum("ApprovalKind", approval.ACTIONS, open=True)
 ProposalKind = Enum("ProposalKind", ("repair", approval.KIND), open=True)
 BulkAction = Enum("BulkAction", approval.BULK_ACTIONS)
+ModelError = Enum("ModelError", MODEL_ERRORS, open=True)
 ENUMS = (FileStatus, ResolvedStatus, EventSource, ResolvedBy, RequestError, ApprovalMode,
-         ApprovalKind, ProposalKind, BulkAction)
+         ApprovalKind, ProposalKind, BulkAction, ModelError)
 
 # -- shapes ---------------------------------------------------------------------------------
 MARK = Shape("Mark", "A character range in FILE.after that a repair changed.", (
@@ -566,15 +570,83 @@ REPLAY = Shape("ReplayRequest", "Send a new `hello` naming this request.", (
     Field("limit", INT, f"how many events (default {DEFAULT_REPLAY})", required=False),
 ), op="replay", target=UI_TARGET, sender="client", extra=True)
 
+# The open model (docs/notebook.md): a notebook open in a JupyterLab tab without
+# jupyter-collaboration is read and changed in that tab, through the tab's kli.ui comm.
+
+CELL_EXPECT = Shape("CellExpect", "What a cell an apply touches must still be in the open "
+                    "model (else the apply is refused as `stale` and nothing is changed).", (
+    Field("cell_type", STR),
+    Field("source", STR, "its whole source, as the agent read it"),
+))
+
+CELL_UPDATE = Shape("CellUpdate", "A cell changed in place.", (
+    Field("id", STR, "the cell's id in the model (before the change)"),
+    Field("cell", MapOf(ANY), "the cell as it is to be (nbformat JSON)"),
+    Field("keys", ListOf(STR), "the cell's fields that changed (`source`, `outputs`, "
+          "`execution_count`, `metadata`, `attachments`, `cell_type`, `id`); a key absent "
+          "from `cell` is removed"),
+))
+
+NOTEBOOK_PLAN = Shape("NotebookPlan", "The change of one open notebook, cell by cell.", (
+    Field("path", STR, "the notebook's path on the server (as `context.path`)"),
+    Field("expect", MapOf(Ref("CellExpect")), "by cell id: cells that must still hold what "
+          "the agent read (edited, deleted, moved or retyped cells)"),
+    Field("update", ListOf(Ref("CellUpdate"))),
+    Field("remove", ListOf(STR), "ids of cells deleted or moved (moved ones are placed again)"),
+    Field("place", ListOf(MapOf(ANY)), "cells inserted or moved, in the new order; each goes "
+          "after the nearest cell before it in `order` that the model has"),
+    Field("order", ListOf(STR), "every cell id of the notebook as it is to be"),
+    Field("metadata", MapOf(ANY), "the notebook's metadata, when it changed", required=False),
+    Field("nbformat_minor", INT, "when it changed", required=False),
+))
+
+OPEN_NOTEBOOKS = Shape("OpenNotebooksMsg", "The notebooks open in this browser's tabs (every "
+                       "one, sent again whenever one opens, closes or is renamed): the kernel "
+                       "reads and changes them in the tab (`model_read`, `model_apply`) when "
+                       "the server has no jupyter-collaboration. No reply.", (
+    Field("paths", ListOf(STR), "server paths (`context.path`) of the open notebooks, relative "
+          "to the root of the server that started the kernel"),
+), op="notebooks", target=UI_TARGET, sender="client", extra=True)
+
+MODEL_READ = Shape("ModelReadMsg", "Send the open notebook as the tab has it (unsaved typing "
+                   "included); answered by a `model_reply` with `notebook`.", (
+    Field("id", STR),
+    Field("path", STR),
+), op="model_read", target=UI_TARGET)
+
+MODEL_APPLY = Shape("ModelApplyMsg", "Change open notebooks: every `expect` of every plan is "
+                    "checked against the tab's model first, then all are applied (one "
+                    "transaction per notebook) and each notebook saved through its document "
+                    "context; answered by a `model_reply`.", (
+    Field("id", STR),
+    Field("notebooks", ListOf(Ref("NotebookPlan"))),
+), op="model_apply", target=UI_TARGET)
+
+MODEL_REPLY = Shape("ModelReplyMsg", "The tab's answer to `model_read` / `model_apply`.", (
+    Field("id", STR, "the request's id"),
+    Field("ok", BOOL),
+    Field("text", STR, "what happened (for an error: what and which cell)"),
+    Field("error", ModelError, "`stale` (a cell changed in the model since it was read), "
+          "`not_open` (no tab has the path), `failed`", required=False),
+    Field("path", STR, "the notebook an error concerns", required=False),
+    Field("cell", STR, "the cell a `stale` error concerns", required=False),
+    Field("notebook", MapOf(ANY), "`model_read`: the notebook (nbformat JSON, every cell "
+          "with its id)", required=False),
+    Field("saved", BOOL, "`model_apply`: whether every notebook was saved", required=False),
+), op="model_reply", target=UI_TARGET, sender="client", extra=True)
+
+MODEL_OPS = (OPEN_NOTEBOOKS.op, MODEL_REPLY.op)  # kli.ui ops the open-model store handles
+
 OBJECTS = (MARK, FILE, EVENT, CANDIDATE, DECISION, SESSION, TOOL_INFO, EDIT_BUNDLE, CHANGE_FILE,
-           CHANGE, AGENT_OPEN, UI_OPEN)
+           CHANGE, AGENT_OPEN, UI_OPEN, CELL_EXPECT, CELL_UPDATE, NOTEBOOK_PLAN)
 MESSAGES = (AGENT_HELLO, UI_HELLO, RESULT, SPECS, PONG, CANCELLED, ERROR, EVENT_MSG, RESOLVED,
             PROPOSED, EXPIRED, APPROVAL, CALL, LIST, PING, CANCEL, ACCEPT, REJECT, REPLAY, BULK,
-            SET_APPROVAL, UNDO, CHANGES, CHANGES_REQ)
+            SET_APPROVAL, UNDO, CHANGES, CHANGES_REQ, OPEN_NOTEBOOKS, MODEL_READ, MODEL_APPLY,
+            MODEL_REPLY)
 SHAPES = {s.name: s for s in (*OBJECTS, *MESSAGES)}
 # What the extension receives on kli.ui, as one union (``KernelMsg`` in TypeScript).
 UI_INCOMING = (UI_HELLO, EVENT_MSG, RESOLVED, PROPOSED, EXPIRED, APPROVAL, CHANGES, RESULT,
-               ERROR)
+               ERROR, MODEL_READ, MODEL_APPLY)
 
 def build(shape: Shape, **fields: Any) -> dict[str, Any]:
     """An object of ``shape`` from ``fields``, which must be the shape's (a misspelt or missing

@@ -1,12 +1,14 @@
 """The live notebook: the kernel's side of the notebook surface (docs/notebook.md).
 
 The tools load and change notebooks through a ``NotebookStore`` (``kli.tools.roles``); the
-kernel host puts ``live.LiveNotebooks`` there, which sends each notebook to one of two paths,
+kernel host puts ``live.LiveNotebooks`` there, which sends each notebook to one of three paths,
 decided in one place (``live.LiveNotebooks.route``):
 
 - the server's shared Y document (jupyter-collaboration), joined as a Y client of the room
   (``room``), for a notebook open on the Jupyter server that started this kernel
   (``server``: JPY_PARENT_PID, jpserver-PID.json, JPY_SESSION_NAME);
+- without a room, the open model of a browser's JupyterLab tab that has the notebook open,
+  through the extension (``openmodel``);
 - the file on disk (``kli.tools.notebook.disk``) for every other notebook.
 
 ``runner`` runs a notebook's cells in the kernel's image as cells (the ``run_cells`` tool's

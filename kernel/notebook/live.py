@@ -8,7 +8,9 @@ Which document a tool reads and changes is decided in one place, ``route``:
    jupyter-collaboration (its room can be joined). The person sees each change in place, with
    no reload and no "file changed on disk" dialog; the server saves the file after its save
    delay. It needs no browser: the kernel is a Y client of the room.
-2. ``disk`` — the ``.ipynb`` file (``kli.tools.notebook.disk``), for everything else.
+2. ``model`` — no room, and a browser's JupyterLab tab has the notebook open (its extension
+   told the kernel, ``openmodel``): read from and changed in the tab's model, saved by the tab.
+3. ``disk`` — the ``.ipynb`` file (``kli.tools.notebook.disk``), for everything else.
 
 A notebook loaded from the Y document is a snapshot of it (``Notebook.raw`` is that snapshot's
 JSON). ``commit`` compares each changed notebook with the snapshot it came from and applies
@@ -32,6 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kli.kernel.notebook import server as srv
+from kli.kernel.notebook.openmodel import MODEL, OpenModels
 from kli.kernel.notebook.room import Room, RoomError, Rooms
 from kli.tools.core import undo
 from kli.tools.core.atomic import Stale
@@ -62,6 +65,8 @@ class LiveNotebooks:
         self._no_collab: str | None = None  # why joining rooms failed for good
         self._open: tuple[float, set[str]] = (0.0, set())
         self.routes: dict[str, Route] = {}  # the last route of each notebook loaded
+        # Notebooks open in a browser's tab, reported by the extension (``openmodel``).
+        self.models = OpenModels(lambda: (s.root_dir if (s := self.server()) else None))
 
     @property
     def live(self) -> bool:
@@ -80,19 +85,30 @@ class LiveNotebooks:
             return Route(YDOC, "its room is joined")
         server = self.server()
         if server is None:
-            return Route(DISK, "no Jupyter server started this kernel (JPY_PARENT_PID, "
-                               "jpserver-PID.json)")
+            return self._tab_or_disk(real, "no Jupyter server started this kernel "
+                                           "(JPY_PARENT_PID, jpserver-PID.json)")
         if self._no_collab is not None:
-            return Route(DISK, self._no_collab)
+            return self._tab_or_disk(real, self._no_collab)
         if server.rel(real) is None:
             return Route(DISK, "it is outside the server's root")
         if real != srv.session_notebook(server, self._env) and real not in self._open_set(server):
-            return Route(DISK, "it is not open on the server (no session)")
+            return self._tab_or_disk(real, "it is not open on the server (no session)")
         return Route(YDOC, "open on a server with jupyter-collaboration")
 
+    def _tab_or_disk(self, real: str, why: str) -> Route:
+        """No room: the open model when a browser's tab has the notebook open, else the file."""
+        if self.models.has(real):
+            return Route(MODEL, f"open in a JupyterLab tab, no collaborative room ({why})")
+        return Route(DISK, why)
+
     def is_live(self, real: str) -> bool:
-        """Whether changes of notebook ``real`` go to a live document now (its room joined)."""
-        return self.rooms.get(real) is not None
+        """Whether changes of notebook ``real`` go to a live document now (its room joined, or
+        it was loaded from a tab's open model that still has it)."""
+        return self.rooms.get(real) is not None or self._from_tab(real)
+
+    def _from_tab(self, real: str) -> bool:
+        route = self.routes.get(real)
+        return route is not None and route.path == MODEL and self.models.has(real)
 
     def _open_set(self, server: srv.Server) -> set[str]:
         at, found = self._open
@@ -111,7 +127,7 @@ class LiveNotebooks:
             except RoomError as exc:
                 if "collaboration" in str(exc) or "not installed" in str(exc):
                     self._no_collab = f"the server cannot share it live: {exc}"
-                route = Route(DISK, str(exc))
+                route = self._tab_or_disk(real, str(exc))
             else:
                 self.routes[real] = route
                 return room
@@ -121,6 +137,8 @@ class LiveNotebooks:
     # -- NotebookStore -------------------------------------------------------------------------
     def load(self, real: str) -> Notebook:
         room = self._room(real)
+        if room is None and self.routes[real].path == MODEL:
+            return self.models.load(real, self._shown(real))
         if room is None:
             return self.disk.load(real)
         return self.rooms.run(lambda: _snapshot(room))
@@ -131,6 +149,10 @@ class LiveNotebooks:
         files: Sequence[tuple[str, bytes]] = (),
         expected: Mapping[str, bytes | None] | None = None,
     ) -> None:
+        tab = [self.rooms.get(real) is None and self._from_tab(real) for real, _ in notebooks]
+        if any(tab):  # the tab first: only it can refuse (stale) once the plan was checked
+            self.models.commit([n for n, t in zip(notebooks, tab, strict=True) if t], self._shown)
+            notebooks = [n for n, t in zip(notebooks, tab, strict=True) if not t]
         live = [(real, nb, room) for real, nb in notebooks
                 if (room := self.rooms.get(real)) is not None]
         on_disk = [(real, nb) for real, nb in notebooks if self.rooms.get(real) is None]
@@ -151,6 +173,10 @@ class LiveNotebooks:
                     notes.append((real, before, _data(room)))
 
         self.rooms.run(together)
+
+    def _shown(self, real: str) -> str:
+        server = self.server()
+        return (server.rel(real) if server is not None else None) or os.path.basename(real)
 
     def close(self) -> None:
         self.rooms.close()
@@ -181,6 +207,7 @@ class _Plan:
     remove: list[str]
     place: list[str]  # ids (re)inserted, in the new order
     meta_changed: bool
+    expect: dict[str, dict[str, Any]]  # id -> the loaded cell, for cells that must be unchanged
 
 
 def _kept_in_order(ids: list[str], rank: dict[str, int]) -> set[str]:
@@ -215,13 +242,18 @@ def _kept_in_order(ids: list[str], rank: dict[str, int]) -> set[str]:
 def _plan(real: str, room: Room, nb: Notebook) -> _Plan:
     """What applying ``nb`` to the live document changes; ``Stale`` when a cell it touches is
     no longer, in the live document, what ``nb`` was loaded from."""
+    return plan_against(real, _live_cells(room), nb)
+
+
+def plan_against(real: str, cur: list[dict[str, Any]], nb: Notebook) -> _Plan:
+    """What applying ``nb`` to a document whose cells are now ``cur`` changes (``_plan``; the
+    open model's store plans against the cells it loaded, and the tab checks ``expect``)."""
     old = parse(nb.raw).data
     new = nb.data
     o_cells, n_cells = old["cells"], new["cells"]
     o_ids, n_ids = stand_in_ids(o_cells), stand_in_ids(n_cells)
     o_at = {cid: i for i, cid in enumerate(o_ids)}
     n_at = {cid: i for i, cid in enumerate(n_ids)}
-    cur = _live_cells(room)
     cur_ids = stand_in_ids(cur)
     cur_at = {cid: i for i, cid in enumerate(cur_ids)}
     removed = [cid for cid in o_ids if cid not in n_at]
@@ -248,7 +280,8 @@ def _plan(real: str, room: Room, nb: Notebook) -> _Plan:
                               "(the person's text is kept)")
     meta_changed = any(old.get(k) != new.get(k) for k in ("metadata", "nbformat_minor"))
     return _Plan(new, n_ids, list(cur_ids), update, removed + moved,
-                 [cid for cid in n_ids if cid in inserted or cid in moved], meta_changed)
+                 [cid for cid in n_ids if cid in inserted or cid in moved], meta_changed,
+                 touched)
 
 
 def _set_field(doc: Any, ycell: Any, key: str, value: Any) -> None:

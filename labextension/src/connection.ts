@@ -13,6 +13,8 @@ import {
   IChangesMsg,
   IErrorMsg,
   IHelloMsg,
+  IModelApplyMsg,
+  IModelReadMsg,
   IResolvedMsg,
   IResultMsg,
   PROTOCOL_VERSION,
@@ -60,6 +62,21 @@ export class UiConnection {
   /** Emitted for every `resolved` message from the kernel. */
   get resolved(): ISignal<this, IResolvedMsg> {
     return this._resolved;
+  }
+
+  /** Emitted for every `model_read` / `model_apply` from the kernel (plugins/openmodel.ts). */
+  get modelRequest(): ISignal<this, IModelReadMsg | IModelApplyMsg> {
+    return this._modelRequest;
+  }
+
+  /** Send a message that gets no reply (`notebooks`, `model_reply`); false when not open. */
+  notify(op: string, fields: Record<string, unknown>): boolean {
+    const comm = this._comm;
+    if (!comm || this._status !== 'open') {
+      return false;
+    }
+    comm.send({ v: PROTOCOL_VERSION, op, ...fields } as never);
+    return true;
   }
 
   get isDisposed(): boolean {
@@ -241,6 +258,10 @@ export class UiConnection {
       case 'approval':
         this._dispatch({ type: 'approval', approval: msg.approval });
         break;
+      case 'model_read':
+      case 'model_apply':
+        this._modelRequest.emit(msg);
+        break;
       default:
         break;
     }
@@ -285,6 +306,7 @@ export class UiConnection {
   private _waiting = new Map<string, IWaiting>();
   private _changed = new Signal<this, IActivityState>(this);
   private _resolved = new Signal<this, IResolvedMsg>(this);
+  private _modelRequest = new Signal<this, IModelReadMsg | IModelApplyMsg>(this);
 }
 
 function errorReply(id: string | null, text: string): IErrorMsg {

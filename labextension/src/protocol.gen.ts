@@ -29,6 +29,9 @@ export const UNKNOWN_CANDIDATE = 'unknown_candidate';
 /** changes a `changes` request answers by default */
 export const UI_CHANGES_LIMIT = 200;
 
+/** seconds the kernel waits for a tab's `model_reply` */
+export const MODEL_TIMEOUT = 10.0;
+
 export const FILE_STATUS_VALUES = ['written', 'preview', 'rejected', 'reverted', 'unchanged', 'deleted', 'moved'] as const;
 export type FileStatus = (typeof FILE_STATUS_VALUES)[number];
 
@@ -55,6 +58,9 @@ export type ProposalKind = (typeof PROPOSAL_KIND_VALUES)[number];
 
 export const BULK_ACTION_VALUES = ['accept', 'reject'] as const;
 export type BulkAction = (typeof BULK_ACTION_VALUES)[number];
+
+export const MODEL_ERROR_VALUES = ['stale', 'not_open', 'failed'] as const;
+export type ModelError = (typeof MODEL_ERROR_VALUES)[number];
 
 /** A character range in FILE.after that a repair changed. */
 export interface IMark {
@@ -245,6 +251,42 @@ export interface IUiOpenData {
   /** how many recent events the hello replays (default 200) */
   replay?: number;
   [extra: string]: unknown;
+}
+
+/** What a cell an apply touches must still be in the open model (else the apply is refused as `stale` and nothing is changed). */
+export interface ICellExpect {
+  cell_type: string;
+  /** its whole source, as the agent read it */
+  source: string;
+}
+
+/** A cell changed in place. */
+export interface ICellUpdate {
+  /** the cell's id in the model (before the change) */
+  id: string;
+  /** the cell as it is to be (nbformat JSON) */
+  cell: Record<string, unknown>;
+  /** the cell's fields that changed (`source`, `outputs`, `execution_count`, `metadata`, `attachments`, `cell_type`, `id`); a key absent from `cell` is removed */
+  keys: string[];
+}
+
+/** The change of one open notebook, cell by cell. */
+export interface INotebookPlan {
+  /** the notebook's path on the server (as `context.path`) */
+  path: string;
+  /** by cell id: cells that must still hold what the agent read (edited, deleted, moved or retyped cells) */
+  expect: Record<string, ICellExpect>;
+  update: ICellUpdate[];
+  /** ids of cells deleted or moved (moved ones are placed again) */
+  remove: string[];
+  /** cells inserted or moved, in the new order; each goes after the nearest cell before it in `order` that the model has */
+  place: (Record<string, unknown>)[];
+  /** every cell id of the notebook as it is to be */
+  order: string[];
+  /** the notebook's metadata, when it changed */
+  metadata?: Record<string, unknown>;
+  /** when it changed */
+  nbformat_minor?: number;
 }
 
 /** The kernel's answer to a `kli.agent` comm_open. */
@@ -561,5 +603,58 @@ export interface IChangesRequest {
   limit?: number;
 }
 
+/** The notebooks open in this browser's tabs (every one, sent again whenever one opens, closes or is renamed): the kernel reads and changes them in the tab (`model_read`, `model_apply`) when the server has no jupyter-collaboration. No reply. */
+export interface IOpenNotebooksMsg {
+  /** protocol version (absent: 1) */
+  v?: number;
+  /** the message kind */
+  op: 'notebooks';
+  /** server paths (`context.path`) of the open notebooks, relative to the root of the server that started the kernel */
+  paths: string[];
+}
+
+/** Send the open notebook as the tab has it (unsaved typing included); answered by a `model_reply` with `notebook`. */
+export interface IModelReadMsg {
+  /** protocol version (absent: 1) */
+  v?: number;
+  /** the message kind */
+  op: 'model_read';
+  id: string;
+  path: string;
+}
+
+/** Change open notebooks: every `expect` of every plan is checked against the tab's model first, then all are applied (one transaction per notebook) and each notebook saved through its document context; answered by a `model_reply`. */
+export interface IModelApplyMsg {
+  /** protocol version (absent: 1) */
+  v?: number;
+  /** the message kind */
+  op: 'model_apply';
+  id: string;
+  notebooks: INotebookPlan[];
+}
+
+/** The tab's answer to `model_read` / `model_apply`. */
+export interface IModelReplyMsg {
+  /** protocol version (absent: 1) */
+  v?: number;
+  /** the message kind */
+  op: 'model_reply';
+  /** the request's id */
+  id: string;
+  ok: boolean;
+  /** what happened (for an error: what and which cell) */
+  text: string;
+  /** `stale` (a cell changed in the model since it was read), `not_open` (no tab has the path), `failed` */
+  error?: ModelError | string;
+  /** the notebook an error concerns */
+  path?: string;
+  /** the cell a `stale` error concerns */
+  cell?: string;
+  /** `model_read`: the notebook (nbformat JSON, every cell with its id) */
+  notebook?: Record<string, unknown>;
+  /** `model_apply`: whether every notebook was saved */
+  saved?: boolean;
+}
+
 /** What the extension receives on `kli.ui`. */
-export type KernelMsg = IHelloMsg | IEventMsg | IResolvedMsg | IProposedMsg | IExpiredMsg | IApprovalMsg | IChangesMsg | IResultMsg | IErrorMsg;
+export type KernelMsg = IHelloMsg | IEventMsg | IResolvedMsg | IProposedMsg | IExpiredMsg | IApprovalMsg | IChangesMsg | IResultMsg | IErrorMsg | IModelReadMsg | IModelApplyMsg;

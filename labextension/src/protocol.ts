@@ -14,6 +14,8 @@ import type {
   IEventMsg,
   IExpiredMsg,
   IHelloMsg,
+  IModelApplyMsg,
+  IModelReadMsg,
   IProposedMsg,
   IResolvedMsg,
   IResultMsg,
@@ -50,6 +52,10 @@ export function parseKernelMsg(data: unknown): KernelMsg | null {
       return msg as IResultMsg;
     case 'error':
       return msg as IErrorMsg;
+    case 'model_read':
+      return typeof (msg as IModelReadMsg).path === 'string' ? (msg as IModelReadMsg) : null;
+    case 'model_apply':
+      return Array.isArray((msg as IModelApplyMsg).notebooks) ? (msg as IModelApplyMsg) : null;
     default:
       return null;
   }
