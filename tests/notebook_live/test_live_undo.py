@@ -158,3 +158,21 @@ def wait_kernel_sees(agent: Any, target: str, text: str) -> None:
     while text not in agent.call("read", {"path": target}).text:
         assert time.monotonic() < deadline, f"the kernel did not see {text!r} in {target}"
         time.sleep(0.1)
+
+
+def test_the_servers_save_of_a_live_notebook_is_not_a_bash_calls_change(
+    collab: CollabServer, live: tuple[str, Any, Person]
+) -> None:
+    name, agent, person = live
+    _edit(agent, name, "two", person.sources()[1].split("\n")[0], "b = 7")
+    person.wait_for(lambda: person.sources()[1].startswith("b = 7"))
+    r = agent.call("bash", {"command": "sleep 2; echo x > by_bash.txt"})  # the save lands meanwhile
+    assert r.ok, r.text
+    import json
+    import time
+
+    deadline = time.monotonic() + 10
+    while "b = 7" not in json.dumps(collab.saved(name)):
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+    assert [f["path"] for f in r.details["files"]] == ["by_bash.txt"], r.details["files"]

@@ -180,7 +180,7 @@ def _finish(call: Call, tracker: Tracker, result: ToolResult, settings: dict[str
         after = snapshot.take(ws.root)
         tracker.after = after
         detected = [d for d in snapshot.compare(tracker.before, after, cache)
-                    if d[0] not in befores and d[0] not in inner]
+                    if d[0] not in befores and d[0] not in inner and not _live_file(ws, d[0])]
         for path, kind, _b in detected:
             if kind == "deleted":
                 cache.drop(path)
@@ -224,6 +224,14 @@ def _moved(b_ids: list[str], a_ids: list[str]) -> list[str]:
     blocks = difflib.SequenceMatcher(None, common_b, common_a, autojunk=False).get_matching_blocks()
     kept = {common_a[m.b + k] for m in blocks for k in range(m.size)}
     return [cid for cid in common_b if cid not in kept]
+
+
+def _live_file(ws: Workspace, real: str) -> bool:
+    """Whether ``real`` is the file of a notebook this kernel changes in its live document (a
+    joined room): the Jupyter server writes that file on its own (its save), so the file
+    changing is not the call's change; the document's changes are recorded themselves."""
+    is_live = getattr(ws.notebooks, "is_live", None)
+    return real.endswith(".ipynb") and callable(is_live) and bool(is_live(real))
 
 
 def _detection(before: snapshot.Tree, after: snapshot.Tree) -> dict[str, Any]:
@@ -399,7 +407,7 @@ def _job_done(call: Call, job: Any, before: snapshot.Tree, cache: snapshot.Cache
             detected: list[tuple[str, str, bytes | None]] = []
             for path, kind, data in snapshot.compare(before, after, cache):
                 rel = _under_root(ws, path)
-                if rel is None:
+                if rel is None or _live_file(ws, path):
                     continue
                 other = explained.get(rel)
                 if other is None:
