@@ -3,7 +3,8 @@ notebook is live) in Chromium (docs/notebook.md, docs/review.md): an agent's cel
 diff below that cell's input, dismissable, and is not saved with the notebook; a repair preview
 of a cell has Accept on the cell; under approval mode a held cell edit shows Accept / Reject on
 the cell — Accept writes exactly the shown text into the cell, Reject leaves it unchanged and its
-note reaches the agent — and the proposal leaves the activity panel's queue (one queue).
+note reaches the agent — and the proposal leaves the activity panel's queue (one queue); a
+held run_cells shows Accept / Reject on its cell, Accept runs it, Reject does not.
 Screenshots go to tests/artifacts/cell-diff-*.png (docs/img)."""
 
 from __future__ import annotations
@@ -169,6 +170,43 @@ def test_a_held_cell_edit_is_accepted_or_rejected_on_the_cell_itself(lab: Any) -
         item2.get_by_role("button", name="Dismiss").click()
         wait_until(lambda: cells.nth(1).locator(".kli-CellDiff-item").count() == 0,
                    "the dismissed decision to go")
+    finally:
+        agent.close()
+        lab.run("%kli approval auto")
+    assert lab.console_errors() == []
+
+
+def test_a_held_cell_run_shows_accept_and_reject_on_the_cell(lab: Any) -> None:
+    lab.open("cellrun.ipynb", ["print('ran one')", "print('ran two')"])
+    lab.run("%kli approval review eval").locator(".jp-OutputArea-output").wait_for()
+    agent = client.connect(str(lab.server.connection_file(lab.notebook)), label="run agent",
+                           timeout=30)
+    cells = lab.page.locator(".jp-Notebook .jp-Cell")
+    try:
+        read = agent.call("read", {"path": "cellrun.ipynb"})
+        first, second = read.details["cell_ids"][:2]
+        r = agent.call("run_cells", {"path": "cellrun.ipynb", "cell": first})
+        assert r.details.get("status") == "pending", r.text
+        pid = r.details["proposal"]
+        item = cells.nth(0).locator(f".kli-CellDiff-item[data-candidate='{pid}']")
+        item.wait_for()
+        assert item.get_attribute("data-kind") == "run"
+        assert "Accept runs this cell" in item.inner_text()
+        assert cells.nth(1).locator(".kli-CellDiff-item").count() == 0
+        time.sleep(0.5)
+        assert cells.nth(0).locator(".jp-OutputArea-output").count() == 0  # nothing ran
+        lab.screenshot("cell-diff-run", cells.nth(0))
+        item.get_by_role("button", name="Accept").click()
+        cells.nth(0).locator(".jp-OutputArea-output", has_text="ran one").wait_for()
+        item.locator("xpath=self::*[@data-state='written']").wait_for()
+
+        r2 = agent.call("run_cells", {"path": "cellrun.ipynb", "cell": second})
+        pid2 = r2.details["proposal"]
+        item2 = cells.nth(1).locator(f".kli-CellDiff-item[data-candidate='{pid2}']")
+        item2.get_by_role("button", name="Reject").click()
+        item2.locator("xpath=self::*[@data-state='rejected']").wait_for()
+        time.sleep(0.5)
+        assert cells.nth(1).locator(".jp-OutputArea-output").count() == 0
     finally:
         agent.close()
         lab.run("%kli approval auto")

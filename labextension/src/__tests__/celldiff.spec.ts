@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cellChanges, kernelPath, splitCell } from '../model/celldiff';
+import { cellChanges, heldRuns, kernelPath, splitCell } from '../model/celldiff';
 import { INITIAL_STATE, IActivityState, reduce } from '../model/store';
 import type { ICandidate, IFileChange, IToolEvent } from '../protocol';
 
@@ -142,5 +142,48 @@ describe('cellChanges', () => {
       }
     });
     expect(s.root).toBe('/r');
+  });
+});
+
+describe('heldRuns', () => {
+  const held = (args: Record<string, unknown>): ICandidate => ({
+    candidate: 'p7',
+    kind: 'call',
+    path: '',
+    tool: 'run_cells',
+    action: 'eval',
+    args
+  });
+
+  it('names the cells a held run_cells runs, in each of its forms', () => {
+    expect(heldRuns(held({ path: 'nb.ipynb', cell: 'a' }))).toEqual({
+      notebook: 'nb.ipynb',
+      cells: [['a', 'Accept runs this cell']]
+    });
+    expect(heldRuns(held({ path: 'nb.ipynb#b' }))!.cells).toEqual([['b', 'Accept runs this cell']]);
+    expect(heldRuns(held({ path: 'nb.ipynb', cells: ['a', 'nb.ipynb#b'] }))!.cells).toEqual([
+      ['a', 'Accept runs cells a, b (this is 1 of 2)'],
+      ['b', 'Accept runs cells a, b (this is 2 of 2)']
+    ]);
+    expect(heldRuns(held({ path: 'nb.ipynb', from: 'c' }))!.cells).toEqual([
+      ['c', 'Accept runs this cell and every cell after it']
+    ]);
+  });
+
+  it('is null for other calls and for a run naming no cell', () => {
+    expect(heldRuns({ ...held({ path: 'nb.ipynb', cell: 'a' }), tool: 'eval' })).toBeNull();
+    expect(heldRuns(held({ path: 'nb.ipynb' }))).toBeNull();
+  });
+
+  it('puts a held run on its cells as a run, next to other proposals', () => {
+    const s = reduce(INITIAL_STATE, {
+      type: 'proposed',
+      candidate: held({ path: 'nb.ipynb', cells: ['a', 'b'] })
+    });
+    const got = cellChanges(s, 'nb.ipynb');
+    expect(got.get('b')!.map(c => [c.kind, c.candidate, c.runs])).toEqual([
+      ['run', 'p7', 'Accept runs cells a, b (this is 2 of 2)']
+    ]);
+    expect(cellChanges(s, 'other.ipynb').size).toBe(0);
   });
 });

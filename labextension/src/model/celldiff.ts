@@ -13,7 +13,9 @@ import type { IActivityState } from './store';
 export interface ICellChange {
   /** Stable across renders: the candidate id of a proposal, `EVENT_ID:PATH` of an applied edit. */
   key: string;
-  kind: 'applied' | 'proposal';
+  /** `run`: an agent's `run_cells` held for review (approval mode, kind `eval`): no diff,
+   * Accept runs the cells. */
+  kind: 'applied' | 'proposal' | 'run';
   cellId: string;
   /** The cell's change: before / after are the cell's source. */
   file: IFileChange;
@@ -24,6 +26,42 @@ export interface ICellChange {
   tool: string;
   /** Unix seconds, when known. */
   time: number | null;
+  /** A held run: what Accept runs, said from this cell ("this cell", "cells a, b (this is 2 of
+   * 2)", "this cell and every cell after it"). */
+  runs?: string;
+}
+
+/**
+ * The cells a held `run_cells` names in its notebook, with the words said on each: `cell` (an id,
+ * or `nb.ipynb#ID` in `path` or `cell`), `cells` (a list) or `from` (said on its first cell).
+ */
+export function heldRuns(c: ICandidate): { notebook: string; cells: [string, string][] } | null {
+  if (c.tool !== 'run_cells' || !c.args) {
+    return null;
+  }
+  const args = c.args;
+  const str = (v: unknown): string => (typeof v === 'string' ? v : '');
+  const inPath = splitCell(str(args.path));
+  const notebook = inPath ? inPath[0] : str(args.path);
+  const own = (id: string): string => {
+    const cell = splitCell(id);
+    return cell && cell[0] === notebook ? cell[1] : id;
+  };
+  let cells: [string, string][] = [];
+  if (Array.isArray(args.cells) && args.cells.length) {
+    const ids = args.cells.map(x => own(str(x))).filter(Boolean);
+    cells = ids.map((id, i) => [
+      id,
+      ids.length === 1
+        ? 'Accept runs this cell'
+        : `Accept runs cells ${ids.join(', ')} (this is ${i + 1} of ${ids.length})`
+    ]);
+  } else if (str(args.from)) {
+    cells = [[own(str(args.from)), 'Accept runs this cell and every cell after it']];
+  } else if (str(args.cell) || inPath) {
+    cells = [[own(str(args.cell)) || inPath![1], 'Accept runs this cell']];
+  }
+  return notebook && cells.length ? { notebook, cells } : null;
 }
 
 /** `nb.ipynb#c1` → [`nb.ipynb`, `c1`]; a path without a cell → null. */
@@ -126,6 +164,23 @@ export function cellChanges(
     out.set(change.cellId, list);
   };
   for (const c of state.pending) {
+    const runs = heldRuns(c);
+    if (runs && runs.notebook === notebook && !dismissed.has(c.candidate)) {
+      for (const [cellId, words] of runs.cells) {
+        add({
+          key: c.candidate,
+          kind: 'run',
+          cellId,
+          // The proposal's own path: Accept checks the kernel's candidate by it (matchPending).
+          file: { path: c.path, status: 'preview', candidate: c.candidate },
+          candidate: c.candidate,
+          who: c.session_label || c.session || '',
+          tool: c.tool ?? 'run_cells',
+          time: typeof c.time === 'number' ? c.time : null,
+          runs: words
+        });
+      }
+    }
     for (const file of proposalFiles(c)) {
       const cell = splitCell(String(file.path ?? ''));
       if (cell && cell[0] === notebook && !dismissed.has(c.candidate)) {

@@ -17,7 +17,7 @@ import { UiConnection, connectionFor, isKliKernel } from '../connection';
 import { ICellChange, cellChanges, kernelPath } from '../model/celldiff';
 import { IDecision, decisionText, isFinal } from '../model/decision';
 import { FileChangeView } from './fileview';
-import { button } from './repair';
+import { RepairControls, button } from './repair';
 
 /** A cell widget as far as this module needs it (`Cell` of @jupyterlab/cells). */
 interface ICellLike extends Widget {
@@ -53,13 +53,28 @@ class CellChangeItem extends Widget {
     this._dismissButton.title = 'Hide this on the cell (the activity panel keeps it)';
     head.node.append(this._words, this._dismissButton);
     layout.addWidget(head);
-    const file =
-      change.file.language && change.file.language !== 'text'
-        ? change.file
-        : { ...change.file, language };
-    this._view = new FileChangeView(file, { languages, lookup });
+    if (change.kind === 'run') {
+      // A held run has no diff: the words say which cells Accept runs.
+      this._view = new Widget();
+      this._view.addClass('kli-CellDiff-run');
+      this._controls = new RepairControls(
+        { candidate: change.candidate ?? '', path: change.file.path, after: null },
+        `${change.tool} waits for your review; ${change.runs ?? 'Accept runs it'}`,
+        lookup
+      );
+      this._view.layout = new PanelLayout();
+      (this._view.layout as PanelLayout).addWidget(this._controls);
+    } else {
+      const file =
+        change.file.language && change.file.language !== 'text'
+          ? change.file
+          : { ...change.file, language };
+      const view = new FileChangeView(file, { languages, lookup });
+      this._view = view;
+      this._controls = view.repair;
+    }
     layout.addWidget(this._view);
-    const controls = this._view.repair;
+    const controls = this._controls;
     if (controls) {
       controls.decisionChanged.connect((_, d) => this._onDecision(d));
       this._onDecision(controls.decision);
@@ -68,7 +83,7 @@ class CellChangeItem extends Widget {
 
   /** Decided (written, rejected, refused, gone): the item stays, folded, until dismissed. */
   get decided(): boolean {
-    const d = this._view.repair?.decision;
+    const d = this._controls?.decision;
     return !!d && isFinal(d);
   }
 
@@ -76,7 +91,7 @@ class CellChangeItem extends Widget {
     const final = isFinal(d);
     this.node.dataset.state = d.state;
     // Only a decided proposal may be dismissed; an applied edit always.
-    this._dismissButton.hidden = this.change.kind === 'proposal' && !final;
+    this._dismissButton.hidden = this.change.kind !== 'applied' && !final;
     this._view.setHidden(final);
     this._words.textContent = final
       ? `${headWords(this.change, true)}: ${decisionText(d)}`
@@ -85,7 +100,8 @@ class CellChangeItem extends Widget {
 
   private _words: HTMLSpanElement;
   private _dismissButton: HTMLButtonElement;
-  private _view: FileChangeView;
+  private _view: Widget;
+  private _controls: RepairControls | null;
 }
 
 /** The item's head: who changed the cell with which tool; a proposal, once decided, without
@@ -94,6 +110,9 @@ function headWords(c: ICellChange, decided = false): string {
   const who = c.who ? ` by ${c.who}` : '';
   if (c.kind === 'applied') {
     return `Changed${who} (${c.tool})`;
+  }
+  if (c.kind === 'run') {
+    return `Run proposed ${c.candidate}${who} (${c.tool})${decided ? '' : ': not run yet'}`;
   }
   const what = c.candidate?.startsWith('c') ? 'Repair preview' : 'Proposed change';
   return `${what} ${c.candidate}${who} (${c.tool})${decided ? '' : ': not written yet'}`;
@@ -213,7 +232,7 @@ export class NotebookCellDiffs {
   private _prune(box: CellDiffBox, keys: Set<string>, resolved: Record<string, unknown>): void {
     for (const [key, item] of [...box.items]) {
       const decided =
-        item.change.kind === 'proposal' &&
+        item.change.kind !== 'applied' &&
         (item.decided || (item.change.candidate ?? '') in resolved);
       if (!this._dismissed.has(key) && (keys.has(key) || decided)) {
         continue;
