@@ -4,10 +4,12 @@
 
 Makes a tree of ``--files`` small files (default 10,000: 100 folders of 100 files of ~40
 bytes, plus a ``.git`` folder of 2,000 files that is skipped), then runs ``bash true`` through
-``Workspace.call`` with ``change_detection`` on and off, interleaved call by call, and prints
-a Markdown table (medians, minimum in brackets; paste under "## Change detection" in
-docs/benchmarks.md). Also: the first call with detection on (it reads the small files'
-bytes once), a call that changes one file, and bare ``subprocess.run(['sh','-c','true'])``.
+``Workspace.call`` with ``change_detection`` on — watched (inotify, the default on Linux) and
+walked (``snapshot.WATCH`` false: the walk every other system gets) — and off, interleaved call
+by call, and prints a Markdown table (medians, minimum in brackets; paste under "## Change
+detection" in docs/benchmarks.md). Also: the first call (it reads the small files' bytes once;
+watched, it also puts the watches), a call after a person changed a file between calls, a
+call that changes one file, and bare ``subprocess.run(['sh','-c','true'])``.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import tempfile
 import time
 
 from kli.tools import Workspace
+from kli.tools.core import snapshot
 
 
 def make_tree(root: str, files: int) -> None:
@@ -32,7 +35,7 @@ def make_tree(root: str, files: int) -> None:
             fh.write(f"VALUE_{i} = {i}  # a small module\n")
     git = os.path.join(root, ".git", "objects")
     os.makedirs(git)
-    for i in range(2000):
+    for i in range(min(2000, files * 20 // 100)):
         with open(os.path.join(git, f"o{i}"), "w") as fh:
             fh.write("x")
 
@@ -52,42 +55,74 @@ def main() -> None:
     ap.add_argument("--files", type=int, default=10_000)
     ap.add_argument("--repeat", type=int, default=200)
     a = ap.parse_args()
+    watching = snapshot.WATCH and snapshot._inotify() is not None
     with tempfile.TemporaryDirectory() as tmp:
-        root = os.path.realpath(tmp)
+        root = os.path.join(os.path.realpath(tmp), "tree")
         make_tree(root, a.files)
         on = Workspace(root, {"change_detection": True})
         off = Workspace(root, {"change_detection": False})
+
+        def walked(cmd: str = "true", ws: Workspace = on) -> None:
+            snapshot.WATCH = False
+            try:
+                ws.call("bash", {"command": cmd})
+            finally:
+                snapshot.WATCH = watching
+
+        # the first calls, each on a tree of its own just written (after a warm-up of both
+        # ways on a tiny tree: imports, libc)
+        tiny = os.path.join(tmp, "tiny")
+        make_tree(tiny, 10)
+        Workspace(tiny).call("bash", {"command": "true"})
+        walked(ws=Workspace(tiny))
+        other = os.path.join(tmp, "other")
+        make_tree(other, a.files)
+        first_walk = timed(lambda: walked(ws=Workspace(other, {"change_detection": True})))
         first = timed(lambda: on.call("bash", {"command": "true"}))
         r = on.call("bash", {"command": "true"})
         watched = r.details["detection"]["files_watched"]
         for _ in range(5):  # warm-up
             on.call("bash", {"command": "true"})
+            walked()
             off.call("bash", {"command": "true"})
         t_on: list[float] = []
+        t_walk: list[float] = []
         t_off: list[float] = []
         t_bare: list[float] = []
         for _ in range(a.repeat):
             t_on.append(timed(lambda: on.call("bash", {"command": "true"})))
+            t_walk.append(timed(walked))
             t_off.append(timed(lambda: off.call("bash", {"command": "true"})))
             t_bare.append(timed(lambda: subprocess.run(["sh", "-c", "true"], check=False)))
+        t_person: list[float] = []
         t_change: list[float] = []
+        t_change_walk: list[float] = []
         for i in range(min(a.repeat, 50)):
+            with open(os.path.join(root, "pkg001", "mod001.py"), "a") as fh:  # the person
+                fh.write(f"# {i}\n")
+            t_person.append(timed(lambda: on.call("bash", {"command": "true"})))
             cmd = f"echo {i} >> pkg000/mod000.py"
             t_change.append(timed(lambda cmd=cmd: on.call("bash", {"command": cmd})))
-        ratio = statistics.median(t_on) / statistics.median(t_off)
-        ratio_min = min(t_on) / min(t_off)
+            t_change_walk.append(timed(lambda cmd=cmd: walked(cmd)))
+        off_med, off_min = statistics.median(t_off), min(t_off)
         load = os.getloadavg()[0]
         print(f"Tree: {a.files} files in {a.files // 100} folders + 2000 in .git (skipped); "
-              f"{watched} watched; {os.cpu_count()} CPUs, load average {load:.1f}; "
-              f"{a.repeat} interleaved runs, median (minimum).\n")
+              f"{watched} watched; inotify {'on' if watching else 'not available'}; "
+              f"{os.cpu_count()} CPUs, load average {load:.1f}; {a.repeat} interleaved runs, "
+              "median (minimum).\n")
         print("| measure | time | ratio |")
         print("|---|---|---|")
-        print(f"| `bash true`, detection on | {fmt(t_on)} | {ratio:.2f}× ({ratio_min:.2f}×) of off |")
+        print(f"| `bash true`, detection on, watched (inotify) | {fmt(t_on)} | "
+              f"{statistics.median(t_on) / off_med:.2f}× ({min(t_on) / off_min:.2f}×) of off |")
+        print(f"| `bash true`, detection on, walked (two tree walks) | {fmt(t_walk)} | "
+              f"{statistics.median(t_walk) / off_med:.2f}× ({min(t_walk) / off_min:.2f}×) of off |")
         print(f"| `bash true`, detection off (`change_detection: false`) | {fmt(t_off)} | 1 |")
         print(f"| `subprocess.run(['sh','-c','true'])` | {fmt(t_bare)} | — |")
-        print(f"| first call, detection on (reads the small files once) | {first:.1f} ms | — |")
-        print(f"| `bash` appending to one file, detection on (diff + undo record) | {fmt(t_change)} | — |")
-
+        print(f"| first call, watched (walk, watches, reads the small files once) | {first:.1f} ms | — |")
+        print(f"| first call, walked (reads the small files once) | {first_walk:.1f} ms | — |")
+        print(f"| `bash true` after a person changed a file, watched | {fmt(t_person)} | — |")
+        print(f"| `bash` appending to one file, watched (diff + undo record) | {fmt(t_change)} | — |")
+        print(f"| `bash` appending to one file, walked (diff + undo record) | {fmt(t_change_walk)} | — |")
 
 if __name__ == "__main__":
     main()
