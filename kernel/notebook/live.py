@@ -150,9 +150,30 @@ class LiveNotebooks:
         expected: Mapping[str, bytes | None] | None = None,
     ) -> None:
         tab = [self.rooms.get(real) is None and self._from_tab(real) for real, _ in notebooks]
-        if any(tab):  # the tab first: only it can refuse (stale) once the plan was checked
-            self.models.commit([n for n, t in zip(notebooks, tab, strict=True) if t], self._shown)
-            notebooks = [n for n, t in zip(notebooks, tab, strict=True) if not t]
+        if not any(tab):
+            self._commit(notebooks, files, expected)
+            return
+        # A browser tab's notebooks first: only the tab can refuse (stale) once the plan was
+        # checked; when the rest then fails, the tab's change is taken back (``openmodel``).
+        in_tab = [n for n, t in zip(notebooks, tab, strict=True) if t]
+        self.models.commit(in_tab, self._shown)
+        try:
+            self._commit([n for n, t in zip(notebooks, tab, strict=True) if not t], files,
+                         expected)
+        except BaseException:
+            self.models.take_back(in_tab, self._shown)
+            raise
+        tab_notes = undo.live_notes()  # for undo, cell by cell: the read and the change
+        if tab_notes is not None:
+            tab_notes.extend((real, parse(nb.raw).data, copy.deepcopy(nb.data))
+                             for real, nb in in_tab)
+
+    def _commit(
+        self,
+        notebooks: Sequence[tuple[str, Notebook]],
+        files: Sequence[tuple[str, bytes]] = (),
+        expected: Mapping[str, bytes | None] | None = None,
+    ) -> None:
         live = [(real, nb, room) for real, nb in notebooks
                 if (room := self.rooms.get(real)) is not None]
         on_disk = [(real, nb) for real, nb in notebooks if self.rooms.get(real) is None]

@@ -201,6 +201,20 @@ class OpenModels:
         return saved
 
 
+    def take_back(self, notebooks: Sequence[tuple[str, Notebook]],
+                  shown: Callable[[str], str]) -> bool:
+        """Undo a ``commit`` of ``notebooks`` in their tab(s) (the rest of a change failed):
+        the cells it changed are set back to what was read, refused (and left) where the
+        person changed them since. Whether it all went back."""
+        inverse = [(real, Notebook(NBFORMAT_LAYOUT.dumps(nb.data), parse(nb.raw).data))
+                   for real, nb in notebooks]
+        try:
+            self.commit(inverse, shown)
+        except OSError:
+            return False
+        return True
+
+
 def _tab_path_is(models: OpenModels, real: str, path: Any) -> bool:
     found = models._tab_for(real)
     return found is not None and found[1].paths.get(real) == path

@@ -189,6 +189,37 @@ def test_an_agents_edit_lands_in_the_open_tab_keeping_unsaved_typing_and_refusin
         assert _cell_text(lab, 0) == "p = 1 + 10 + 100"  # still the person's
         assert lab.page.locator(".jp-Dialog").count() == 0
         assert _saved(lab, "om.ipynb").cells[1].execution_count is not None
+
+        # One change of the tab's notebook and a file: the file's write fails (it changed since
+        # it was checked) after the tab applied, and the tab's change is taken back.
+        side = lab.server.root / "side.txt"
+        side.write_text("a")
+        mixed = _eval(agent, "\n".join([
+            "from kli.tools.core.atomic import Stale",
+            f"s = {MODELS}",
+            f"real = {str(real.resolve())!r}",
+            "nb = s.load(real)",
+            "nb.cells[1]['source'] = 'q = 99'",
+            f"side = {str(side.resolve())!r}",
+            "try:",
+            "    s.commit([(real, nb)], [(side, b'b')], {side: b'not what is there'})",
+            "    print('written')",
+            "except Stale:",
+            "    print('refused')",
+        ]))
+        assert "refused" in mixed, mixed
+        _wait(lambda: _cell_text(lab, 1) == "q = 20", "the tab's change taken back")
+        assert side.read_text() == "a"
+        assert [c.source for c in _saved(lab, "om.ipynb").cells][1] == "q = 20"
+
+        # The agent's edit is recorded for undo; undo goes through the tab, cell by cell.
+        assert r.details.get("change"), r.details
+        back = agent.call("undo", {"change": r.details["change"]})
+        assert back.ok, back.text
+        _wait(lambda: _cell_text(lab, 1) == "q = 2", "the undo in the tab")
+        assert _cell_text(lab, 0) == "p = 1 + 10 + 100"
+        assert [c.source for c in _saved(lab, "om.ipynb").cells] == ["p = 1 + 10 + 100", "q = 2"]
+        assert lab.page.locator(".jp-Dialog").count() == 0
     finally:
         agent.close()
     assert lab.console_errors() == []
