@@ -78,9 +78,10 @@ class _DisplayPub:
         return getattr(self.real, name)
 
     def publish(self, data: dict[str, Any], metadata: dict[str, Any] | None = None,
-                *args: Any, **kwargs: Any) -> None:
-        self.outputs.add({"output_type": "display_data", "data": dict(data),
-                          "metadata": dict(metadata or {})})
+                *args: Any, transient: dict[str, Any] | None = None, update: bool = False,
+                **kwargs: Any) -> None:
+        display_id = (transient or {}).get("display_id")
+        self.outputs.display(data, metadata, display_id, update and display_id is not None)
 
     def clear_output(self, wait: bool = False) -> None:
         self.outputs.clear(wait)

@@ -25,6 +25,8 @@ def live(collab: CollabServer) -> Iterator[tuple[str, Any, Person]]:
         ("flood", "for i in range(100_000):\n    print('flood line', i)"),
         ("stuck", "import time\nprint('before the interrupt')\nfor _ in range(600): "
                   "time.sleep(0.05)"),
+        ("progress", "from IPython.display import display\nh = display('start', display_id=True)\n"
+                     "for i in range(50):\n    h.update(f'step {i}')"),
     ])
     kernel_id = collab.start_session(name)
     agent = client.connect_server(collab.url, kernel_id=kernel_id, timeout=120)
@@ -134,3 +136,16 @@ def test_an_interrupt_mid_stream_keeps_the_outputs_so_far_and_says_interrupted(
         == ["KeyboardInterrupt"]
     assert cell["execution_count"] == r.details["cells"][0]["execution_count"]
     assert "ok" in agent.call("eval", {"code": "'ok'"}).text
+
+
+def test_a_display_updated_in_place_is_one_output_in_the_document(
+    live: tuple[str, Any, Person]
+) -> None:
+    name, agent, person = live
+    r = agent.call("run_cells", {"path": name, "cell": "progress"})
+    assert r.ok, r.text
+    person.wait_for(lambda: _ycell(person, 3)["execution_state"] == "idle"
+                    and _ycell(person, 3)["execution_count"] is not None)
+    outputs = _ycell(person, 3)["outputs"]
+    assert [o["output_type"] for o in outputs] == ["display_data"]
+    assert outputs[0]["data"]["text/plain"] == "'step 49'"

@@ -112,10 +112,12 @@ class Outputs:
         self.version = 0
         self.dropped = 0
         self._clear_on_next = False
+        self._displays: dict[str, list[dict[str, Any]]] = {}  # display_id: its outputs
 
     def _start(self) -> None:
         if self._clear_on_next:
             self.items.clear()
+            self._displays.clear()
             self._clear_on_next = False
 
     def stream(self, name: str, text: str) -> None:
@@ -149,12 +151,31 @@ class Outputs:
                 self.items.append(output)
             self.version += 1
 
+    def display(self, data: dict[str, Any], metadata: dict[str, Any] | None = None,
+                display_id: str | None = None, update: bool = False) -> None:
+        """A ``display()``; with ``update``, the outputs shown earlier under ``display_id``
+        are changed in place (``update_display``), as JupyterLab does, and nothing is added."""
+        output = {"output_type": "display_data", "data": dict(data),
+                  "metadata": dict(metadata or {})}
+        if update:
+            with self.lock:
+                for shown in self._displays.get(str(display_id), []):
+                    shown["data"], shown["metadata"] = output["data"], output["metadata"]
+                self.version += 1
+            return
+        self.add(output)
+        if display_id is not None:
+            with self.lock:
+                if any(o is output for o in self.items):
+                    self._displays.setdefault(str(display_id), []).append(output)
+
     def clear(self, wait: bool = False) -> None:
         with self.lock:
             if wait:
                 self._clear_on_next = True
             else:
                 self.items.clear()
+                self._displays.clear()
                 self._clear_on_next = False
             self.version += 1
 

@@ -81,3 +81,17 @@ def test_every_change_raises_the_version() -> None:
     out.clear()
     seen.append(out.render()[0])
     assert seen == sorted(set(seen))
+
+
+def test_update_display_changes_the_outputs_of_its_display_id_in_place() -> None:
+    out = Outputs()
+    out.display({"text/plain": "0%"}, None, display_id="bar")
+    out.stream("stdout", "working\n")
+    out.display({"text/plain": "other"})
+    for i in range(1, 1001):
+        out.display({"text/plain": f"{i // 10}%"}, None, display_id="bar", update=True)
+    got = out.render()[1]
+    assert [o["output_type"] for o in got] == ["display_data", "stream", "display_data"]
+    assert got[0]["data"] == {"text/plain": "100%"} and got[2]["data"] == {"text/plain": "other"}
+    out.display({"text/plain": "x"}, None, display_id="gone", update=True)  # shown elsewhere
+    assert len(out.render()[1]) == 3
