@@ -5,6 +5,8 @@ of a cell has Accept on the cell; under approval mode a held cell edit shows Acc
 the cell — Accept writes exactly the shown text into the cell, Reject leaves it unchanged and its
 note reaches the agent — and the proposal leaves the activity panel's queue (one queue); a
 held run_cells shows Accept / Reject on its cell, Accept runs it, Reject does not.
+An agent of one notebook's kernel that edits another open notebook (its own kernel) shows its
+diff on that notebook's cell.
 Screenshots go to tests/artifacts/cell-diff-*.png (docs/img)."""
 
 from __future__ import annotations
@@ -210,4 +212,32 @@ def test_a_held_cell_run_shows_accept_and_reject_on_the_cell(lab: Any) -> None:
     finally:
         agent.close()
         lab.run("%kli approval auto")
+    assert lab.console_errors() == []
+
+
+def test_an_edit_of_a_notebook_open_with_another_kernel_shows_on_that_notebooks_cell(
+    lab: Any,
+) -> None:
+    lab.open("agentside.ipynb", ["x = 0"])
+    agent = client.connect(str(lab.server.connection_file(lab.notebook)), label="cross agent",
+                           timeout=30)
+    try:
+        lab.server.new_notebook("other.ipynb", ["y = 1", "z = 2"])
+        lab.command("docmanager:open", {"path": "other.ipynb"})
+        other = lab.page.locator(".jp-NotebookPanel:visible .jp-Notebook .jp-Cell")
+        other.nth(1).wait_for()
+        lab.wait_idle()  # its own kli kernel, whose kli.ui comm the extension opens too
+        read = agent.call("read", {"path": "other.ipynb"})
+        assert read.ok, read.text
+        second = read.details["cell_ids"][1]
+        r = agent.call("edit", {"input": f"@@ other.ipynb#{second}\n"
+                                         f"= 1:{line_hash('z = 2')}\n~z = 22\n"})
+        assert r.ok, r.text
+        item = other.nth(1).locator(".kli-CellDiff-item[data-kind='applied']")
+        item.wait_for()
+        assert "Changed by cross agent (edit)" in item.inner_text()
+        assert shown_new_text(item) == "z = 22"
+        assert other.nth(0).locator(".kli-CellDiff").count() == 0
+    finally:
+        agent.close()
     assert lab.console_errors() == []

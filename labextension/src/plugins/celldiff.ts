@@ -6,7 +6,7 @@
 import type { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { IEditorLanguageRegistry } from '@jupyterlab/codemirror';
 import { INotebookTracker } from '@jupyterlab/notebook';
-import { NotebookCellDiffs } from '../widgets/celldiff';
+import { KliConnections, NotebookCellDiffs } from '../widgets/celldiff';
 
 export const cellDiffPlugin: JupyterFrontEndPlugin<void> = {
   id: 'kli-kernel:cell-diff',
@@ -19,7 +19,13 @@ export const cellDiffPlugin: JupyterFrontEndPlugin<void> = {
     notebooks: INotebookTracker | null,
     languages: IEditorLanguageRegistry | null
   ) => {
-    notebooks?.forEach(panel => new NotebookCellDiffs(panel, languages));
-    notebooks?.widgetAdded.connect((_, panel) => new NotebookCellDiffs(panel, languages));
+    if (!notebooks) {
+      return;
+    }
+    const connections = new KliConnections(notebooks);
+    notebooks.forEach(panel => new NotebookCellDiffs(panel, languages, connections));
+    notebooks.widgetAdded.connect(
+      (_, panel) => new NotebookCellDiffs(panel, languages, connections)
+    );
   }
 };

@@ -10,8 +10,8 @@
  */
 import { PageConfig } from '@jupyterlab/coreutils';
 import type { IEditorLanguageRegistry } from '@jupyterlab/codemirror';
-import type { NotebookPanel } from '@jupyterlab/notebook';
-import type { Kernel } from '@jupyterlab/services';
+import type { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
+import { ISignal, Signal } from '@lumino/signaling';
 import { PanelLayout, Widget } from '@lumino/widgets';
 import { UiConnection, connectionFor, isKliKernel } from '../connection';
 import { ICellChange, cellChanges, kernelPath } from '../model/celldiff';
@@ -31,13 +31,15 @@ class CellChangeItem extends Widget {
     readonly change: ICellChange,
     languages: IEditorLanguageRegistry | null,
     language: string,
-    lookup: () => UiConnection | null,
+    readonly conn: UiConnection,
+    key: string,
     private readonly _dismiss: (key: string) => void
   ) {
     super();
+    const lookup = (): UiConnection => conn;
     this.addClass('kli-CellDiff-item');
     this.node.dataset.kind = change.kind;
-    this.node.dataset.key = change.key;
+    this.node.dataset.key = key;
     if (change.candidate) {
       this.node.dataset.candidate = change.candidate;
     }
@@ -47,9 +49,7 @@ class CellChangeItem extends Widget {
     this._words = document.createElement('span');
     this._words.className = 'kli-CellDiff-words';
     this._words.textContent = headWords(change);
-    this._dismissButton = button('Dismiss', 'kli-CellDiff-dismiss', () =>
-      this._dismiss(change.key)
-    );
+    this._dismissButton = button('Dismiss', 'kli-CellDiff-dismiss', () => this._dismiss(key));
     this._dismissButton.title = 'Hide this on the cell (the activity panel keeps it)';
     head.node.append(this._words, this._dismissButton);
     layout.addWidget(head);
@@ -130,60 +130,131 @@ class CellDiffBox extends Widget {
 }
 
 /**
- * The cell views of one notebook panel: follows the panel's kernel (a kli kernel's `kli.ui`
- * connection, the one the activity panel uses) and its cells.
+ * The `kli.ui` connections of every kli kernel an open notebook runs (an agent attached to one
+ * kernel may change a notebook open with another): `changed` when any of them changes, or the
+ * set does.
+ */
+export class KliConnections {
+  constructor(private readonly _tracker: INotebookTracker) {
+    const watch = (panel: NotebookPanel): void => {
+      panel.sessionContext.kernelChanged.connect(this._refresh, this);
+      void panel.sessionContext.ready.then(() => this._refresh());
+      panel.disposed.connect(() => this._refresh());
+    };
+    _tracker.forEach(watch);
+    _tracker.widgetAdded.connect((_, panel) => watch(panel));
+    this._refresh();
+  }
+
+  get connections(): UiConnection[] {
+    return [...this._conns];
+  }
+
+  get changed(): ISignal<this, void> {
+    return this._changed;
+  }
+
+  private _refresh(): void {
+    const now = new Set<UiConnection>();
+    this._tracker.forEach(panel => {
+      const kernel = panel.isDisposed ? null : (panel.sessionContext.session?.kernel ?? null);
+      if (kernel && isKliKernel(kernel)) {
+        now.add(connectionFor(kernel));
+      }
+    });
+    for (const conn of this._conns) {
+      if (!now.has(conn)) {
+        conn.changed.disconnect(this._onChanged, this);
+      }
+    }
+    for (const conn of now) {
+      if (!this._conns.has(conn)) {
+        conn.changed.connect(this._onChanged, this);
+      }
+    }
+    this._conns = now;
+    this._changed.emit();
+  }
+
+  private _onChanged(): void {
+    this._changed.emit();
+  }
+
+  private _conns = new Set<UiConnection>();
+  private _changed = new Signal<this, void>(this);
+}
+
+/** A change wanted on a cell, with the connection of the kernel that announced it. */
+interface IWanted {
+  change: ICellChange;
+  conn: UiConnection;
+  /** The item's key: the kernel's id and the change's own key (candidate ids restart per kernel). */
+  key: string;
+}
+
+/**
+ * The cell views of one notebook panel: the changes every open kli kernel announces for its
+ * cells (through the `kli.ui` connection the activity panel uses), kept in step with its cells.
  */
 export class NotebookCellDiffs {
   constructor(
     private readonly _panel: NotebookPanel,
-    private readonly _languages: IEditorLanguageRegistry | null
+    private readonly _languages: IEditorLanguageRegistry | null,
+    private readonly _connections: KliConnections
   ) {
-    _panel.sessionContext.kernelChanged.connect(this._follow, this);
-    void _panel.sessionContext.ready.then(() => this._follow());
+    _connections.changed.connect(this._sync, this);
     _panel.context.pathChanged.connect(this._sync, this);
     _panel.content.modelContentChanged.connect(this._sync, this);
     _panel.disposed.connect(() => this.dispose());
-    this._follow();
+    this._sync();
   }
 
   dispose(): void {
-    this._conn?.changed.disconnect(this._sync, this);
-    this._conn = null;
+    this._connections.changed.disconnect(this._sync, this);
     for (const box of this._boxes.values()) {
       box.dispose();
     }
     this._boxes.clear();
   }
 
-  private _follow(): void {
-    const kernel: Kernel.IKernelConnection | null =
-      this._panel.sessionContext.session?.kernel ?? null;
-    const conn = kernel && isKliKernel(kernel) ? connectionFor(kernel) : null;
-    if (conn !== this._conn) {
-      this._conn?.changed.disconnect(this._sync, this);
-      this._conn = conn;
-      conn?.changed.connect(this._sync, this);
-    }
-    this._sync();
-  }
-
-  private _lookup = (): UiConnection | null => this._conn;
-
   private _dismiss = (key: string): void => {
     this._dismissed.add(key);
     this._sync();
   };
 
+  /** The changes each kernel names for this notebook, by cell id. */
+  private _wanted(): Map<string, IWanted[]> {
+    const out = new Map<string, IWanted[]>();
+    const own = this._panel.sessionContext.session?.kernel ?? null;
+    const serverRoot = PageConfig.getOption('serverRoot');
+    for (const conn of this._connections.connections) {
+      const state = conn.state;
+      // Without the kernel's root only its own notebook can be matched (by file name).
+      if (!state.ready || (!state.root && conn.kernel !== own)) {
+        continue;
+      }
+      const notebook = kernelPath(this._panel.context.path, state.root, serverRoot);
+      if (!notebook) {
+        continue;
+      }
+      const prefix = `${conn.kernel.id}|`;
+      const dismissed = new Set(
+        [...this._dismissed].filter(k => k.startsWith(prefix)).map(k => k.slice(prefix.length))
+      );
+      for (const [cellId, changes] of cellChanges(state, notebook, dismissed)) {
+        const list = out.get(cellId) ?? [];
+        list.push(...changes.map(change => ({ change, conn, key: prefix + change.key })));
+        out.set(cellId, list);
+      }
+    }
+    return out;
+  }
+
   private _sync(): void {
-    const state = this._conn?.state;
     if (this._panel.isDisposed) {
       return;
     }
-    const notebook = state
-      ? kernelPath(this._panel.context.path, state.root, PageConfig.getOption('serverRoot'))
-      : null;
-    const wanted: Map<string, ICellChange[]> =
-      state && notebook ? cellChanges(state, notebook, this._dismissed) : new Map();
+    const wanted = this._wanted();
     const cells = new Map<string, ICellLike>();
     for (const cell of this._panel.content.widgets as unknown as ICellLike[]) {
       cells.set(cell.model.id, cell);
@@ -197,27 +268,25 @@ export class NotebookCellDiffs {
       }
       seen.add(cellId);
       const box = this._box(cellId, cell);
-      const keys = new Set(changes.map(c => c.key));
-      for (const change of changes) {
-        if (!box.items.has(change.key)) {
+      for (const { change, conn, key } of changes) {
+        if (!box.items.has(key)) {
           const lang = cell.model.type === 'markdown' ? 'markdown' : language;
-          const item = new CellChangeItem(
-            change,
-            this._languages,
-            lang,
-            this._lookup,
-            this._dismiss
+          box.items.set(
+            key,
+            new CellChangeItem(change, this._languages, lang, conn, key, this._dismiss)
           );
-          box.items.set(change.key, item);
         }
       }
-      this._prune(box, keys, state?.resolved ?? {});
-      this._order(box, changes);
+      this._prune(box, new Set(changes.map(w => w.key)));
+      this._order(
+        box,
+        changes.map(w => w.key)
+      );
     }
     // Cells with nothing new: keep a decided proposal (folded) until it is dismissed.
     for (const [cellId, box] of this._boxes) {
       if (!seen.has(cellId)) {
-        this._prune(box, new Set<string>(), state?.resolved ?? {});
+        this._prune(box, new Set<string>());
         this._order(box, []);
       }
       if (!box.items.size || !cells.has(cellId)) {
@@ -229,11 +298,11 @@ export class NotebookCellDiffs {
 
   /** Drop the items no longer wanted: a proposal stays once decided (or while the kernel's
    * `resolved` for it is on its way) unless dismissed. */
-  private _prune(box: CellDiffBox, keys: Set<string>, resolved: Record<string, unknown>): void {
+  private _prune(box: CellDiffBox, keys: Set<string>): void {
     for (const [key, item] of [...box.items]) {
       const decided =
         item.change.kind !== 'applied' &&
-        (item.decided || (item.change.candidate ?? '') in resolved);
+        (item.decided || (item.change.candidate ?? '') in item.conn.state.resolved);
       if (!this._dismissed.has(key) && (keys.has(key) || decided)) {
         continue;
       }
@@ -243,11 +312,11 @@ export class NotebookCellDiffs {
   }
 
   /** Wanted items in the model's order, then the kept decided ones. */
-  private _order(box: CellDiffBox, changes: ICellChange[]): void {
+  private _order(box: CellDiffBox, keys: string[]): void {
     const layout = box.layout as PanelLayout;
     const order = [
-      ...changes.map(c => box.items.get(c.key)).filter((w): w is CellChangeItem => !!w),
-      ...[...box.items.values()].filter(w => !changes.some(c => c.key === w.change.key))
+      ...keys.map(k => box.items.get(k)).filter((w): w is CellChangeItem => !!w),
+      ...[...box.items.entries()].filter(([k]) => !keys.includes(k)).map(([, w]) => w)
     ];
     order.forEach((item, i) => {
       if (layout.widgets[i] !== item) {
@@ -284,7 +353,6 @@ export class NotebookCellDiffs {
     return typeof name === 'string' && name ? name : 'python';
   }
 
-  private _conn: UiConnection | null = null;
   private _boxes = new Map<string, CellDiffBox>();
   private _dismissed = new Set<string>();
 }
