@@ -2,7 +2,8 @@
 changed in the live Y document is recorded per session like a file, and undo / redo go back
 through the live document (the person, a second Y client, sees each in place), refused naming
 the notebook and cell when that cell changed since; an agent's ``undo`` under approval mode
-``review`` waits for a person's Accept."""
+``review`` waits for a person's Accept. Without jupyter-collaboration, a notebook open in a
+JupyterLab tab (the open model, in Chromium) is recorded and undone through the tab alike."""
 
 from __future__ import annotations
 
@@ -14,6 +15,12 @@ import pytest
 from kli import client
 from kli.tools.file.anchors import line_hash
 from tests.notebook_live.conftest import CollabServer, Person
+from tests.notebook_live.test_open_model import (  # noqa: F401 (fixtures: a lab without collaboration)
+    browser,
+    lab,
+    lab_server,
+    page,
+)
 
 pytestmark = [pytest.mark.kernel, pytest.mark.notebook_live]
 
@@ -176,3 +183,39 @@ def test_the_servers_save_of_a_live_notebook_is_not_a_bash_calls_change(
         assert time.monotonic() < deadline
         time.sleep(0.2)
     assert [f["path"] for f in r.details["files"]] == ["by_bash.txt"], r.details["files"]
+
+
+@pytest.mark.browser
+def test_an_edit_in_an_open_tab_is_undone_in_the_tab(lab: Any) -> None:  # noqa: F811
+    """The open model (no jupyter-collaboration): the undo goes back through the tab's model,
+    and is refused naming the cell once the person changed it."""
+    from tests.notebook_live.test_open_model import _cell_text, _has_tab, _wait
+
+    lab.open("tab.ipynb", ["t = 1", "u = 2"])
+    real = lab.server.root / "tab.ipynb"
+    agent = client.connect(str(lab.server.connection_file(lab.notebook)), label="tab agent",
+                           timeout=30)
+    try:
+        _wait(lambda: _has_tab(agent, real), "the tab's notebooks report reaching the kernel")
+        read = agent.call("read", {"path": "tab.ipynb"})
+        assert read.ok, read.text
+        first, second = read.details["cell_ids"][:2]
+        r = _edit(agent, "tab.ipynb", second, "u = 2", "u = 20")
+        _wait(lambda: _cell_text(lab, 1) == "u = 20", "the agent's edit in the tab")
+        assert r.details.get("change"), r.details
+        u = agent.call("undo", {"change": r.details["change"]})
+        assert u.ok, u.text
+        _wait(lambda: _cell_text(lab, 1) == "u = 2", "the undo in the tab")
+        assert _cell_text(lab, 0) == "t = 1" and lab.page.locator(".jp-Dialog").count() == 0
+        again = _edit(agent, "tab.ipynb", first, "t = 1", "t = 10")
+        _wait(lambda: _cell_text(lab, 0) == "t = 10", "the second edit in the tab")
+        editor = lab.page.locator(".jp-Notebook .jp-Cell").nth(0).locator(".cm-content")
+        editor.click()
+        lab.page.keyboard.press("End")
+        lab.page.keyboard.type(" + 1", delay=30)
+        _wait(lambda: _cell_text(lab, 0) == "t = 10 + 1", "the person's typing")
+        refused = agent.call("undo", {"change": again.details["change"]})
+        assert not refused.ok and f"tab.ipynb#{first}" in refused.text, refused.text
+        assert _cell_text(lab, 0) == "t = 10 + 1"
+    finally:
+        agent.close()
