@@ -98,6 +98,7 @@ class Cache:
     data: dict[str, tuple[Key, bytes]] = field(default_factory=dict)
     total: int = 0
     synced: dict[str, tuple[int, int]] = field(default_factory=dict)  # root: (watch, log mark)
+    skipped: bool = False  # a file was not kept for the total budget (a watch retries them all)
 
     def bytes_of(self, path: str, key: Key) -> bytes | None:
         hit = self.data.get(path)
@@ -112,6 +113,7 @@ class Cache:
             return
         self.drop(path)
         if self.total + key[0] > KEEP_TOTAL_BYTES:
+            self.skipped = True
             return
         try:
             with open(path, "rb") as fh:
@@ -429,7 +431,8 @@ class _Watch:
         """Keep in ``cache`` the bytes of the files changed since it was last synced (all of
         them the first time, or when the log no longer reaches back that far)."""
         mark = cache.synced.get(self.root)
-        if mark is None or mark[0] != self.epoch or mark[1] < self.log_base:
+        if mark is None or mark[0] != self.epoch or mark[1] < self.log_base or cache.skipped:
+            cache.skipped = False  # as a walk does: files left out for the budget tried again
             for path, key in self.files.items():
                 cache.keep(path, key)
         else:

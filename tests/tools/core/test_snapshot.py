@@ -207,3 +207,19 @@ def test_a_deleted_root_drops_its_watch(tmp_path: Path, monkeypatch: pytest.Monk
     tree = snapshot.take(real)
     assert tree.files == {}
     assert snapshot._watches.get(real) is not watch
+
+
+def test_a_file_left_out_for_the_bytes_budget_is_kept_once_there_is_room_again(
+    mode: str, root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(snapshot, "KEEP_TOTAL_BYTES", 10)
+    (root / "big.txt").write_text("0123456789\n")  # 11 bytes: over the budget with the others
+    ws = Workspace(str(root))
+    ws.call("bash", {"command": "true"})
+    cache = ws._snapshot_cache  # type: ignore[attr-defined]
+    assert str(root / "big.txt") not in cache.data
+    monkeypatch.setattr(snapshot, "KEEP_TOTAL_BYTES", 1000)
+    ws.call("bash", {"command": "true"})  # big.txt itself did not change
+    r = ws.call("bash", {"command": "echo more >> big.txt"})
+    files = {f["path"]: f for f in r.details["files"]}
+    assert files["big.txt"]["before"] == "0123456789\n"
