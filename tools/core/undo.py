@@ -228,7 +228,8 @@ def _moved(b_ids: list[str], a_ids: list[str]) -> list[str]:
 
 def _live_file(ws: Workspace, real: str) -> bool:
     """Whether ``real`` is the file of a notebook this kernel changes in its live document (a
-    joined room): the Jupyter server writes that file on its own (its save), so the file
+    joined room, or a tab's open model: the store's ``is_live``): the Jupyter server or the tab
+    writes that file on its own (its save), so the file
     changing is not the call's change; the document's changes are recorded themselves."""
     is_live = getattr(ws.notebooks, "is_live", None)
     return real.endswith(".ipynb") and callable(is_live) and bool(is_live(real))
