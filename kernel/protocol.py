@@ -275,7 +275,7 @@ FILE = Shape("FileChange", "One file's change (`kli.tools.core.changes.file_chan
     Field("reason", nullable(STR), "named reason, e.g. `repair_outside_edit`", required=False),
     Field("message", nullable(STR), "human-readable reason", required=False),
     Field("marks", ListOf(Ref("Mark")), "ranges in `after` a repair changed", required=False),
-    Field("detected", BOOL, "found by the tree walk after a `bash` / `ws_shell` / `eval` call "
+    Field("detected", BOOL, "found by change detection (a watch, or a tree walk) after a `bash` / `ws_shell` / `eval` call "
           "(not reported by a file tool)", required=False),
     Field("change_kind", STR, "of a detected file: `created`, `modified` or `deleted`",
           required=False),

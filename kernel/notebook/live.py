@@ -49,7 +49,7 @@ OPEN_CACHE_S = 2.0  # how long the server's list of open notebooks is reused
 
 @dataclass(frozen=True)
 class Route:
-    path: str  # YDOC or DISK
+    path: str  # YDOC, MODEL (openmodel.MODEL) or DISK
     reason: str
 
 

@@ -98,7 +98,7 @@ export interface IFileChange {
   message?: string | null;
   /** ranges in `after` a repair changed */
   marks?: IMark[];
-  /** found by the tree walk after a `bash` / `ws_shell` / `eval` call (not reported by a file tool) */
+  /** found by change detection (a watch, or a tree walk) after a `bash` / `ws_shell` / `eval` call (not reported by a file tool) */
   detected?: boolean;
   /** of a detected file: `created`, `modified` or `deleted` */
   change_kind?: string;
