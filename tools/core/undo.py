@@ -28,7 +28,8 @@ live document when it is open there: ``_revert_cells``), refused naming the note
 cell when a cell it touched changed since.
 
 A background job (``bash`` with ``run_in_background``) is watched from the tree its start left
-until it ends (``_watch_job``); its changes are one change of its session then.
+until it ends (``watch`` / ``ended``, started by ``kli.tools.process.jobs`` through
+``on_finish``); its changes are one change of its session then.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ import json
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -160,7 +161,12 @@ def finish(call: Call, tracker: Tracker, result: ToolResult, settings: dict[str,
     try:
         with interrupts.recording():  # the store's own writes are not the call's commits
             done = _finish(call, tracker, result, settings)
-        _watch_job(call, tracker, done, settings)
+        for hook in list(_finish_hooks):
+            try:
+                hook(call, tracker, done, settings)
+            except Exception as exc:  # a watcher must never break the call it watches
+                done = ToolResult(done.ok, done.text, {**done.details,
+                                  "watch_error": f"{type(exc).__name__}: {exc}"})
         return done
     except ToolError as exc:
         return ToolResult(result.ok, result.text, {**result.details, "change_error": exc.message})
@@ -355,27 +361,44 @@ def _mode(real: str) -> int:
         return 0o644
 
 
-# -- background jobs ---------------------------------------------------------------------------
-def _watch_job(call: Call, tracker: Tracker, result: ToolResult, settings: dict[str, Any]) -> None:
-    """A ``bash`` that started a background job: watch the job's changes from the tree the
-    start left (``tracker.after``) until the job ends (``_job_done``, on the job's reader
-    thread). The job keeps its own copy of the kept bytes (``snapshot.Cache``; the bytes are
-    shared, so a copy costs only what later calls replace, at most ``KEEP_TOTAL_BYTES``)."""
-    if call.tool.name != "bash" or not result.details.get("background") or tracker.after is None:
-        return
-    from kli.tools.process import jobs
+# -- watches: changes over a stretch of time after a call (a background job) ----------------
+FinishHook = Callable[["Call", "Tracker", ToolResult, dict[str, Any]], None]
+_finish_hooks: list[FinishHook] = []
 
-    job = jobs.session_jobs(call.session).get(str(result.details.get("job_id")))
-    if job is None:
-        return
+
+def on_finish(hook: FinishHook) -> None:
+    """Run ``hook(call, tracker, result, settings)`` after every recorded call (``finish``):
+    how ``kli.tools.process.jobs`` starts watching the background job a ``bash`` started
+    (``watch``). A hook that fails is said in the result's details, never raised."""
+    if hook not in _finish_hooks:
+        _finish_hooks.append(hook)
+
+
+@dataclass
+class Watch:
+    """Changes under the root from the tree a call left (``tracker.after``) until ``ended``.
+    ``cache`` is the watch's own copy of the kept bytes (``snapshot.Cache``: the bytes are
+    shared with the workspace's, so a copy costs only what later calls replace, at most
+    ``KEEP_TOTAL_BYTES``)."""
+
+    call: Call
+    before: snapshot.Tree
+    cache: snapshot.Cache
+    started: float
+    settings: dict[str, Any]
+
+
+def watch(call: Call, tracker: Tracker, settings: dict[str, Any]) -> Watch | None:
+    """A watch from the tree ``call`` left; None when its changes were not detected (change
+    detection off, or not a detected tool)."""
+    if tracker.after is None:
+        return None
     shared = _cache(call.ws)
     own = snapshot.Cache(dict(shared.data), shared.total)
-    before = tracker.after
-    for path, key in before.files.items():  # files the start itself changed: their bytes now
+    for path, key in tracker.after.files.items():  # files the call itself changed: bytes now
         if own.bytes_of(path, key) is None:
             own.keep(path, key)
-    started = time.time()
-    job.when_done(lambda j: _job_done(call, j, before, own, started, settings))
+    return Watch(call, tracker.after, own, time.time(), settings)
 
 
 def _recorded_since(root: str, started: float) -> dict[str, Checkpoint]:
@@ -387,26 +410,25 @@ def _recorded_since(root: str, started: float) -> dict[str, Checkpoint]:
     return found
 
 
-def _job_done(call: Call, job: Any, before: snapshot.Tree, cache: snapshot.Cache, started: float,
-              settings: dict[str, Any]) -> None:
-    """The job ended: the files it created, modified or deleted under the root (the tree now
-    against the tree its start left) become one change of the job's session, kept on the job
-    (``job.changes``: ``bash_output`` shows it) and reported as a ``call`` event of ``bash``
-    (``details.job_completion``). A file another recorded change touched meanwhile and left
-    as it is now is that change's, not the job's; one the job changed after it is the job's,
-    with its bytes before unknown (shown without them; not undoable)."""
+def ended(w: Watch, *, ok: bool, text: str, details: dict[str, Any], who: str,
+          args: dict[str, Any], seconds: float) -> ToolResult:
+    """The watched stretch ended: the files created, modified or deleted under the root (the
+    tree now against the tree the call left) become one change of the call's session; the
+    result (``text`` with the line naming them, ``details`` with the files, the detection and
+    the change id) is also reported as a ``call`` event of the call's tool with ``args``. A
+    file another recorded change touched meanwhile and left as it is now is that change's; one
+    changed after it is this one's, with its bytes before unknown (shown without them; not
+    undoable). Never raises: a recording that fails is said in the details."""
     from kli.tools.core.workspace import _event_ids
-    from kli.tools.process.bash_output import describe
 
-    ws = call.ws
-    head = describe(job)
-    details: dict[str, Any] = {**job.facts(), "job_completion": True}
+    call, ws = w.call, w.call.ws
+    details = dict(details)
     try:
         with interrupts.recording():
             after = snapshot.take(ws.root)
-            explained = _recorded_since(ws.root, started)
+            explained = _recorded_since(ws.root, w.started)
             detected: list[tuple[str, str, bytes | None]] = []
-            for path, kind, data in snapshot.compare(before, after, cache):
+            for path, kind, data in snapshot.compare(w.before, after, w.cache):
                 rel = _under_root(ws, path)
                 if rel is None or _live_file(ws, path):
                     continue
@@ -418,20 +440,19 @@ def _job_done(call: Call, job: Any, before: snapshot.Tree, cache: snapshot.Cache
                 if exists == other.after_exists and (not exists or digest == other.after_sha256):
                     continue  # as the other change left it
                 detected.append((path, "modified" if exists else "deleted", None))
-            details["detection"] = _detection(before, after)
-            done = _record(call, {}, detected, ToolResult(job.exit_code == 0, head, details),
-                           dict(details), settings, f"job {job.id}")
+            details["detection"] = _detection(w.before, after)
+            done = _record(call, {}, detected, ToolResult(ok, text, details), dict(details),
+                           w.settings, who)
     except (ToolError, OSError) as exc:
         reason = exc.message if isinstance(exc, ToolError) else f"not recorded: {exc.strerror or exc}"
-        done = ToolResult(job.exit_code == 0, head, {**details, "change_error": reason})
-    job.changes = done
+        done = ToolResult(ok, text, {**details, "change_error": reason})
     ws.emit({
-        "kind": "call", "id": f"e{next(_event_ids)}", "time": time.time(), "tool": "bash",
-        "args": {**call.args, "job_id": job.id}, "session": call.session.id,
+        "kind": "call", "id": f"e{next(_event_ids)}", "time": time.time(),
+        "tool": call.tool.name, "args": args, "session": call.session.id,
         "session_label": call.session.label, "source": call.source, "ok": done.ok,
-        "text": done.text, "details": done.details,
-        "duration_ms": round(job.seconds() * 1000, 3),
+        "text": done.text, "details": done.details, "duration_ms": round(seconds * 1000, 3),
     })
+    return done
 
 
 # -- the timeline ------------------------------------------------------------------------------

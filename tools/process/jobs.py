@@ -14,10 +14,11 @@ and end when they exit, are killed (``bash_kill``), pass their own ``timeout``, 
 session ends — a session's closer kills every job's whole process group, and so does the
 host's shutdown (``Workspace.close``) and, as a last resort, interpreter exit (``atexit``).
 
-File changes: with change detection on, ``kli.tools.core.undo`` watches a job from the tree
-its start left until it ends (``Job.when_done``: a hook run on the reader thread before
-``done`` is set); what it created, modified or deleted under the root is one recorded change
-(``Job.changes``), shown by the first ``bash_output`` after the end and in a ``call`` event.
+File changes: with change detection on, a job is watched from the tree its start left until
+it ends (``_watch``, an ``undo.on_finish`` hook; ``Job.when_done`` runs ``undo.ended`` on the
+reader thread before ``done`` is set); what it created, modified or deleted under the root is
+one recorded change (``Job.changes``), shown by the first ``bash_output`` after the end and in
+a ``call`` event.
 
 Limits (named here): ``MAX_RUNNING_JOBS`` running jobs per session; ``MAX_KEPT_JOBS`` jobs
 remembered per session (the oldest finished one is forgotten first). A kill reaches the job's
@@ -44,6 +45,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from kli.tools.core import undo
+from kli.tools.core.registry import Call
+from kli.tools.core.result import ToolResult
 from kli.tools.core.session import Session
 from kli.tools.process.runner import KILL_GRACE, READ_SIZE, BoundedText, Tree
 
@@ -362,3 +366,26 @@ def _kill_every_job() -> None:
         with contextlib.suppress(Exception):
             if job.running or job.pipes_open:
                 job.tree.finish()
+
+
+def _watch(call: Call, tracker: undo.Tracker, result: ToolResult, settings: dict[str, Any]) -> None:
+    """After a recorded ``bash`` that started a background job: watch the job's changes until
+    it ends (module docstring)."""
+    if call.tool.name != "bash" or not result.details.get("background"):
+        return
+    job = session_jobs(call.session).get(str(result.details.get("job_id")))
+    w = undo.watch(call, tracker, settings) if job is not None else None
+    if job is None or w is None:
+        return
+
+    def done(j: Job) -> None:
+        from kli.tools.process.bash_output import describe
+
+        j.changes = undo.ended(
+            w, ok=j.exit_code == 0, text=describe(j), details={**j.facts(), "job_completion": True},
+            who=f"job {j.id}", args={**call.args, "job_id": j.id}, seconds=j.seconds())
+
+    job.when_done(done)
+
+
+undo.on_finish(_watch)
