@@ -11,6 +11,7 @@ Screenshots go to tests/artifacts/cell-diff-*.png (docs/img)."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import time
 from collections.abc import Callable
@@ -21,8 +22,11 @@ import pytest
 from kli import client
 from kli.tools.file.anchors import line_hash
 
-pytest.importorskip("jupyter_server_ydoc", reason="jupyter-collaboration is not installed")
-pytestmark = pytest.mark.browser
+# A skip mark, not importorskip: tests/browser/test_cell_diff_plain.py imports the helpers below
+# and runs without jupyter-collaboration.
+pytestmark = [pytest.mark.browser, pytest.mark.skipif(
+    importlib.util.find_spec("jupyter_server_ydoc") is None,
+    reason="jupyter-collaboration is not installed")]
 
 
 def wait_until(check: Callable[[], bool], what: str, timeout: float = 20.0) -> None:
