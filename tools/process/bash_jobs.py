@@ -1,7 +1,8 @@
 """bash_jobs — list this session's background jobs (kli profile, gate process/exec).
 
 One line per job: id, status (running / exited / killed / timed out), exit code, seconds,
-characters captured per stream and how many are unread, and the command (cut to
+characters captured per stream and how many are unread, the change its file changes were
+recorded as once it ended (``undo change=…`` takes them back), and the command (cut to
 ``COMMAND_CHARS``). At most ``jobs.MAX_KEPT_JOBS`` jobs are remembered per session.
 """
 
@@ -34,9 +35,10 @@ def _run(call: Call) -> ToolResult:
         cmd = job.command if len(job.command) <= COMMAND_CHARS else \
             job.command[: COMMAND_CHARS - 1] + "…"
         facts = job.facts()
+        changed = f"  changed files: change {facts['change']}" if "change" in facts else ""
         lines.append(
             f"{job.id}  {job.status}{code}  {job.seconds():.1f} s  stdout {job.stdout.total} "
-            f"stderr {job.stderr.total} chars ({facts['unread']} unread)  $ {cmd}"
+            f"stderr {job.stderr.total} chars ({facts['unread']} unread){changed}  $ {cmd}"
         )
     running = sum(1 for j in listed if j.running)
     head = f"{len(listed)} background jobs, {running} running:"

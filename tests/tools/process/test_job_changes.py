@@ -51,6 +51,7 @@ def test_a_jobs_changes_are_shown_when_it_ends_recorded_and_undone(ws: Workspace
     assert ended["details"]["change"] == change and _paths(ended) == _paths(out)
     again = ws.call("bash_output", {"job_id": job})
     assert "files" not in again.details and again.details["change"] == change  # shown once
+    assert f"changed files: change {change}" in ws.call("bash_jobs", {}).text
     assert [c.tool for c in undo.timeline(str(root)) if c.id == change] == ["bash"]
     assert ws.call("undo", {"change": change}).ok
     assert (root / "a.txt").read_text() == "one\n" and (root / "gone.txt").read_text() == "bye\n"
