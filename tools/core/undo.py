@@ -386,6 +386,9 @@ class Watch:
     cache: snapshot.Cache
     started: float
     settings: dict[str, Any]
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    closed: bool = False  # ``ended`` ran: nothing more is recorded
+    mine: set[str] = field(default_factory=set)  # the changes this watch recorded
 
 
 def watch(call: Call, tracker: Tracker, settings: dict[str, Any]) -> Watch | None:
@@ -401,32 +404,56 @@ def watch(call: Call, tracker: Tracker, settings: dict[str, Any]) -> Watch | Non
     return Watch(call, tracker.after, own, time.time(), settings)
 
 
-def _recorded_since(root: str, started: float) -> dict[str, Checkpoint]:
-    """The newest checkpoint of each path recorded by a change since ``started``."""
+def _recorded_since(root: str, started: float, mine: set[str]) -> dict[str, Checkpoint]:
+    """The newest checkpoint of each path recorded since ``started`` by a change not in
+    ``mine``."""
     found: dict[str, Checkpoint] = {}
     for cp in checkpoints.list_all(root):  # newest first
-        if cp.change is not None and cp.time >= started:
+        if cp.change is not None and cp.time >= started and cp.change not in mine:
             found.setdefault(cp.path, cp)
     return found
 
 
 def ended(w: Watch, *, ok: bool, text: str, details: dict[str, Any], who: str,
           args: dict[str, Any], seconds: float) -> ToolResult:
-    """The watched stretch ended: the files created, modified or deleted under the root (the
-    tree now against the tree the call left) become one change of the call's session; the
-    result (``text`` with the line naming them, ``details`` with the files, the detection and
-    the change id) is also reported as a ``call`` event of the call's tool with ``args``. A
-    file another recorded change touched meanwhile and left as it is now is that change's; one
-    changed after it is this one's, with its bytes before unknown (shown without them; not
-    undoable). Never raises: a recording that fails is said in the details."""
+    """The watched stretch ended: what changed since the watch began (or since its last
+    ``so_far``) becomes one change of the call's session (``_stretch``); the watch closes."""
+    with w.lock:
+        w.closed = True
+        return _stretch(w, ok, text, details, who, args, seconds)
+
+
+def so_far(w: Watch, *, ok: bool, text: str, details: dict[str, Any], who: str,
+           args: dict[str, Any], seconds: float) -> ToolResult | None:
+    """While the stretch goes on: what changed since the watch began (or since the last call
+    of this) becomes one change now, and the watch goes on from the tree now. None when the
+    watch has closed or nothing changed."""
+    with w.lock:
+        if w.closed:
+            return None
+        done = _stretch(w, ok, text, details, who, args, seconds, only_changes=True)
+        return done if done.details.get("files") else None
+
+
+def _stretch(w: Watch, ok: bool, text: str, details: dict[str, Any], who: str,
+             args: dict[str, Any], seconds: float, only_changes: bool = False) -> ToolResult:
+    """The files created, modified or deleted under the root since ``w.before`` (the tree now
+    against it), recorded as one change of the call's session; the result (``text`` with the
+    line naming them, ``details`` with the files, the detection and the change id) is also
+    reported as a ``call`` event of the call's tool with ``args`` (with ``only_changes``, only
+    when something changed). A file another recorded change touched meanwhile and left as it
+    is now is that change's; one changed after it is this one's, with its bytes before unknown
+    (shown without them; not undoable). The watch then starts from the tree now. Never raises:
+    a recording that fails is said in the details."""
     from kli.tools.core.workspace import _event_ids
 
     call, ws = w.call, w.call.ws
     details = dict(details)
+    now = time.time()
     try:
         with interrupts.recording():
             after = snapshot.take(ws.root)
-            explained = _recorded_since(ws.root, w.started)
+            explained = _recorded_since(ws.root, w.started, w.mine)
             detected: list[tuple[str, str, bytes | None]] = []
             for path, kind, data in snapshot.compare(w.before, after, w.cache):
                 rel = _under_root(ws, path)
@@ -443,9 +470,19 @@ def ended(w: Watch, *, ok: bool, text: str, details: dict[str, Any], who: str,
             details["detection"] = _detection(w.before, after)
             done = _record(call, {}, detected, ToolResult(ok, text, details), dict(details),
                            w.settings, who)
+            for path, key in after.files.items():  # the next stretch starts from the bytes now
+                if w.before.files.get(path) != key:
+                    w.cache.keep(path, key)
+            for path in w.before.files.keys() - after.files.keys():
+                w.cache.drop(path)
+            w.before, w.started = after, now
+            if "change" in done.details:
+                w.mine.add(str(done.details["change"]))
     except (ToolError, OSError) as exc:
         reason = exc.message if isinstance(exc, ToolError) else f"not recorded: {exc.strerror or exc}"
         done = ToolResult(ok, text, {**details, "change_error": reason})
+    if only_changes and not done.details.get("files"):
+        return done
     ws.emit({
         "kind": "call", "id": f"e{next(_event_ids)}", "time": time.time(),
         "tool": call.tool.name, "args": args, "session": call.session.id,

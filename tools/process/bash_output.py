@@ -10,9 +10,11 @@ process/exec).
   1 MiB capture dropped while the job ran is counted.
 - The result says whether the job is running or has exited (with its exit code); an exit is
   not an error result, whatever its code (the read itself succeeded) — ``details`` carry it.
-- The first read after the job ended shows the files it created, modified or deleted under
-  the root (``details["files"]``, detected as after a foreground ``bash``) and the change id
-  that ``undo`` takes back (``details["change"]``, in every later read too).
+- The files the job created, modified or deleted under the root are shown as they happen:
+  a read while it runs shows (and records as one change) those since its start or the last
+  read that showed some; the first read after it ended, the rest (``details["files"]``,
+  detected as after a foreground ``bash``; ``details["change"]`` the change ``undo`` takes
+  back, the newest one in every later read too).
 """
 
 from __future__ import annotations
@@ -97,9 +99,9 @@ def _run(call: Call) -> ToolResult:
         facts.update({f"new_{k}": v for k, v in stream_facts.items()})
         parts.append(text.replace(f"{label}:", f"{label} (new):", 1) if total else
                      f"{label}: (nothing new)")
-    changed = job.changes if job.done.is_set() else None
+    changed = job.changes if job.done.is_set() else jobs.changes_so_far(job)
     if changed is not None and not job.changes_shown:  # the files it changed: shown once
-        job.changes_shown = True
+        job.changes_shown = job.done.is_set()
         parts.extend(changed.text.split("\n")[1:])
         facts.update({k: changed.details[k] for k in ("files", "detection", "change_error")
                       if k in changed.details})

@@ -117,6 +117,8 @@ class Job:
     # What the job changed under the root (``undo``'s watch): a ToolResult once it ended.
     changes: Any = None
     changes_shown: bool = False  # bash_output showed its files
+    watch: Any = None  # its ``undo.Watch`` (change detection on)
+    last_change: Any = None  # the change its files so far were last recorded as
     on_exit: Callable[[Job], None] | None = None
     exited: bool = False  # the reader is past the point where it runs ``on_exit``
     exit_lock: threading.Lock = field(default_factory=threading.Lock)
@@ -182,7 +184,8 @@ class Job:
             "unread": (self.stdout.total - self.stdout.cursor)
             + (self.stderr.total - self.stderr.cursor),
             **({"change": self.changes.details["change"]}
-               if self.changes is not None and "change" in self.changes.details else {}),
+               if self.changes is not None and "change" in self.changes.details else
+               {"change": self.last_change} if self.last_change else {}),
         }
 
 
@@ -385,7 +388,26 @@ def _watch(call: Call, tracker: undo.Tracker, result: ToolResult, settings: dict
             w, ok=j.exit_code == 0, text=describe(j), details={**j.facts(), "job_completion": True},
             who=f"job {j.id}", args={**call.args, "job_id": j.id}, seconds=j.seconds())
 
+    job.watch = w
     job.when_done(done)
+
+
+def changes_so_far(job: Job) -> ToolResult | None:
+    """What a running job changed under the root since its start or the last time this was
+    asked, recorded as one change now (``undo.so_far``); None when nothing changed, the job
+    is not watched, or it has ended."""
+    from kli.tools.process.bash_output import describe
+
+    w = job.watch
+    if w is None or not job.running:
+        return None
+    got: ToolResult | None = undo.so_far(
+        w, ok=True, text=describe(job), details={**job.facts(), "job_progress": True},
+        who=f"job {job.id} (so far)", args={**w.call.args, "job_id": job.id},
+        seconds=job.seconds())
+    if got is not None:
+        job.last_change = got.details.get("change")
+    return got
 
 
 undo.on_finish(_watch)

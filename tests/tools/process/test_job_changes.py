@@ -115,3 +115,33 @@ def test_no_watch_when_change_detection_is_off(root: Path) -> None:
     out = _ended(ws, _start(ws, "sleep 0.2; echo x > new.txt"))
     assert "files" not in out.details and "change" not in out.details
     assert "changed files" not in out.text
+
+
+def test_a_running_jobs_changes_so_far_are_shown_and_recorded_by_each_read(
+    ws: Workspace, root: Path
+) -> None:
+    events: list[dict[str, Any]] = []
+    ws.add_listener(events.append)
+    job = _start(ws, "sleep 0.3; echo 1 > f.txt; echo a > p1.txt; sleep 1.5; echo 2 >> f.txt;"
+                     " echo b > p2.txt")
+    time.sleep(1.0)
+    early = ws.call("bash_output", {"job_id": job})
+    assert early.details["status"] == "running", early.text
+    assert _paths(early) == {"f.txt": "created", "p1.txt": "created"}
+    first = early.details["change"]
+    assert f"job {job} (so far) changed files" in early.text and first in early.text
+    quiet = ws.call("bash_output", {"job_id": job})  # nothing new since: nothing shown
+    assert "files" not in quiet.details and quiet.details["change"] == first
+    out = _ended(ws, job)
+    assert _paths(out) == {"f.txt": "modified", "p2.txt": "created"}
+    files = {f["path"]: f for f in out.details["files"]}
+    assert (files["f.txt"]["before"], files["f.txt"]["after"]) == ("1\n", "1\n2\n")
+    second = out.details["change"]
+    assert second != first
+    kinds = [k for e in events if e["kind"] == "call"
+             for k in ("job_progress", "job_completion") if e["details"].get(k)]
+    assert kinds == ["job_progress", "job_completion"]
+    assert ws.call("undo", {"change": second}).ok
+    assert (root / "f.txt").read_text() == "1\n" and not (root / "p2.txt").exists()
+    assert ws.call("undo", {"change": first}).ok
+    assert not (root / "f.txt").exists() and not (root / "p1.txt").exists()
