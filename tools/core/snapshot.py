@@ -39,7 +39,9 @@ The cost is bounded, and the bounds are these constants:
   walk's ``stat`` calls only. A changed file whose bytes before were not kept is shown without
   a diff, and cannot be undone.
 
-Background jobs (``bash`` with ``background``) are not watched: only the call's own run.
+A background job (``bash`` with ``background``) is watched from the tree its start call left until
+it ends, through ``undo.watch`` (``tools/process/jobs.py`` registers it); this module only takes
+and compares trees.
 """
 
 from __future__ import annotations
