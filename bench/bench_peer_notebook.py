@@ -437,6 +437,8 @@ def table(results: dict[str, list[Outcome]]) -> str:
 
         def kept(task: str, by: dict[str, list[Outcome]] = by) -> str:
             xs = by[task]
+            if not xs:
+                return "—"
             n = sum(o.typed_lost == 0 for o in xs)
             lost = sum(o.typed_lost or 0 for o in xs)
             return f"{n}/{len(xs)}" + (f" ({lost} typed chars lost or moved)" if lost else "")
