@@ -4,7 +4,8 @@ diff below that cell's input, dismissable, and is not saved with the notebook; a
 of a cell has Accept on the cell; under approval mode a held cell edit shows Accept / Reject on
 the cell — Accept writes exactly the shown text into the cell, Reject leaves it unchanged and its
 note reaches the agent — and the proposal leaves the activity panel's queue (one queue); a
-held run_cells shows Accept / Reject on its cell, Accept runs it, Reject does not.
+held run_cells shows Accept / Reject on its cell, Accept runs it, Reject does not; a held
+cells insert shows on its anchor cell, a held delete on its cell.
 An agent of one notebook's kernel that edits another open notebook (its own kernel) shows its
 diff on that notebook's cell; and in Notebook 7 a cell shows an agent's edit too.
 Screenshots go to tests/artifacts/cell-diff-*.png (docs/img)."""
@@ -266,3 +267,41 @@ def test_in_notebook_7_an_agents_cell_edit_shows_its_diff_on_the_cell(lab: Any) 
     # Notebook 7's own bundle logs jupyter-collaboration's statusBarTimeline plugin failing to
     # activate (no status bar there): not ours (as in test_extension's Notebook 7 test).
     assert [e for e in lab.console_errors() if "/static/notebook/" not in e or "kli" in e] == []
+
+
+def test_a_held_cell_insert_shows_on_its_anchor_and_a_held_delete_on_its_cell(lab: Any) -> None:
+    lab.open("cellops.ipynb", ["a = 1", "b = 2"])
+    lab.run("%kli approval review file").locator(".jp-OutputArea-output").wait_for()
+    agent = client.connect(str(lab.server.connection_file(lab.notebook)), label="ops agent",
+                           timeout=30)
+    cells = lab.page.locator(".jp-Notebook .jp-Cell")
+    try:
+        read = agent.call("read", {"path": "cellops.ipynb"})
+        first, second = read.details["cell_ids"][:2]
+        ins = agent.call("cells", {"path": "cellops.ipynb", "op": "insert", "anchor": first,
+                                   "where": "after", "source": "n = 5"})
+        assert ins.details.get("status") == "pending", ins.text
+        pid = ins.details["proposal"]
+        item = cells.nth(0).locator(f".kli-CellDiff-item[data-candidate='{pid}']")
+        item.wait_for()
+        assert "Proposed new cell" in item.inner_text() and "after this one" in item.inner_text()
+        assert shown_new_text(item) == "n = 5"
+        lab.screenshot("cell-diff-insert", cells.nth(0))
+        item.get_by_role("button", name="Accept").click()
+        wait_until(lambda: cell_text(lab, 1) == "n = 5", "the accepted new cell after the first")
+        assert cell_text(lab, 2) == "b = 2"
+
+        assert agent.call("read", {"path": "cellops.ipynb"}).ok
+        dele = agent.call("cells", {"path": "cellops.ipynb", "op": "delete", "cell": second})
+        pid2 = dele.details["proposal"]
+        item2 = cells.nth(2).locator(f".kli-CellDiff-item[data-candidate='{pid2}']")
+        item2.wait_for()
+        assert "b = 2" in item2.locator(".cm-deletedChunk").inner_text()
+        assert item2.locator(".kli-Removed").inner_text() == "-1"
+        item2.get_by_role("button", name="Reject").click()
+        item2.locator("xpath=self::*[@data-state='rejected']").wait_for()
+        assert cell_text(lab, 2) == "b = 2"
+    finally:
+        agent.close()
+        lab.run("%kli approval auto")
+    assert lab.console_errors() == []

@@ -187,3 +187,37 @@ describe('heldRuns', () => {
     expect(cellChanges(s, 'other.ipynb').size).toBe(0);
   });
 });
+
+describe('held cells ops', () => {
+  it('places a held insert by its anchor and shows a held delete as every line removed', () => {
+    const insert: ICandidate = {
+      candidate: 'p8',
+      kind: 'call',
+      path: 'nb.ipynb#new1',
+      tool: 'cells',
+      args: { path: 'nb.ipynb', op: 'insert', anchor: 'a', where: 'after', source: 'n = 1' },
+      files: [{ path: 'nb.ipynb#new1', status: 'preview', before: null, after: 'n = 1' }]
+    };
+    const del: ICandidate = {
+      candidate: 'p9',
+      kind: 'call',
+      path: 'nb.ipynb#b',
+      tool: 'cells',
+      args: { path: 'nb.ipynb', op: 'delete', cell: 'b' },
+      files: [{ path: 'nb.ipynb#b', status: 'preview', before: 'y = 2', after: null }]
+    };
+    let s = reduce(INITIAL_STATE, { type: 'proposed', candidate: insert });
+    s = reduce(s, { type: 'proposed', candidate: del });
+    const got = cellChanges(s, 'nb.ipynb');
+    expect(got.get('new1')!.map(c => c.placement)).toEqual([{ anchor: 'a', where: 'after' }]);
+    expect(got.get('b')!.map(c => [c.placement, c.file.before, c.file.after])).toEqual([
+      [undefined, 'y = 2', '']
+    ]);
+    const atEnd = { ...insert, candidate: 'p10', args: { path: 'nb.ipynb', op: 'insert' } };
+    const end = cellChanges(
+      reduce(INITIAL_STATE, { type: 'proposed', candidate: atEnd }),
+      'nb.ipynb'
+    );
+    expect(end.get('new1')!.map(c => c.placement)).toEqual([{ anchor: null, where: 'end' }]);
+  });
+});

@@ -29,6 +29,21 @@ export interface ICellChange {
   /** A held run: what Accept runs, said from this cell ("this cell", "cells a, b (this is 2 of
    * 2)", "this cell and every cell after it"). */
   runs?: string;
+  /** A held `cells` insert: the cell it goes after / before (`anchor`, or `start` / `end`),
+   * where the cell view shows it while the new cell does not exist. */
+  placement?: { anchor: string | null; where: string };
+}
+
+/** Where a held `cells` insert puts its new cell (null: not an insert). */
+function insertPlacement(c: ICandidate): ICellChange['placement'] {
+  const args = c.args ?? {};
+  if (c.tool !== 'cells' || args.op !== 'insert') {
+    return undefined;
+  }
+  const anchor = typeof args.anchor === 'string' && args.anchor ? args.anchor : null;
+  const where =
+    typeof args.where === 'string' && args.where ? args.where : anchor ? 'after' : 'end';
+  return { anchor: anchor ? (splitCell(anchor)?.[1] ?? anchor) : null, where };
 }
 
 /**
@@ -188,11 +203,18 @@ export function cellChanges(
           key: c.candidate,
           kind: 'proposal',
           cellId: cell[1],
-          file: { ...file, status: 'preview', candidate: c.candidate },
+          // A held delete has no text after: the diff shows every line removed.
+          file: {
+            ...file,
+            status: 'preview',
+            candidate: c.candidate,
+            after: file.after ?? (typeof file.before === 'string' ? '' : file.after)
+          },
           candidate: c.candidate,
           who: c.session_label || c.session || '',
           tool: c.tool ?? 'edit',
-          time: typeof c.time === 'number' ? c.time : null
+          time: typeof c.time === 'number' ? c.time : null,
+          placement: insertPlacement(c)
         });
       }
     }

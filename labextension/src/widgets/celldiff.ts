@@ -108,6 +108,13 @@ class CellChangeItem extends Widget {
  * "not written yet" (the decision's words follow). */
 function headWords(c: ICellChange, decided = false): string {
   const who = c.who ? ` by ${c.who}` : '';
+  if (c.placement) {
+    const at =
+      c.placement.where === 'before' || c.placement.where === 'start'
+        ? 'before this one'
+        : 'after this one';
+    return `Proposed new cell ${c.candidate}${who} (${c.tool}), ${at}${decided ? '' : ': not written yet'}`;
+  }
   if (c.kind === 'applied') {
     return `Changed${who} (${c.tool})`;
   }
@@ -254,19 +261,32 @@ export class NotebookCellDiffs {
     if (this._panel.isDisposed) {
       return;
     }
-    const wanted = this._wanted();
-    const cells = new Map<string, ICellLike>();
-    for (const cell of this._panel.content.widgets as unknown as ICellLike[]) {
-      cells.set(cell.model.id, cell);
+    const order = this._panel.content.widgets as unknown as ICellLike[];
+    const cells = new Map<string, ICellLike>(order.map(cell => [cell.model.id, cell]));
+    // A held insert's cell does not exist yet: it shows on the cell it would follow (or
+    // precede, or the notebook's first / last cell).
+    const shownOn = (cellId: string, w: IWanted): string | undefined => {
+      const where = w.change.placement;
+      if (cells.has(cellId) || !where) {
+        return cellId;
+      }
+      if (where.anchor && cells.has(where.anchor)) {
+        return where.anchor;
+      }
+      return (where.where === 'start' ? order[0] : order[order.length - 1])?.model.id;
+    };
+    const byCell = new Map<string, IWanted[]>();
+    for (const [cellId, changes] of this._wanted()) {
+      for (const w of changes) {
+        const at = shownOn(cellId, w);
+        if (at && cells.has(at)) {
+          byCell.set(at, [...(byCell.get(at) ?? []), w]);
+        }
+      }
     }
     const language = this._language();
-    const seen = new Set<string>();
-    for (const [cellId, changes] of wanted) {
-      const cell = cells.get(cellId);
-      if (!cell) {
-        continue;
-      }
-      seen.add(cellId);
+    for (const [cellId, changes] of byCell) {
+      const cell = cells.get(cellId)!;
       const box = this._box(cellId, cell);
       for (const { change, conn, key } of changes) {
         if (!box.items.has(key)) {
@@ -285,7 +305,7 @@ export class NotebookCellDiffs {
     }
     // Cells with nothing new: keep a decided proposal (folded) until it is dismissed.
     for (const [cellId, box] of this._boxes) {
-      if (!seen.has(cellId)) {
+      if (!byCell.has(cellId)) {
         this._prune(box, new Set<string>());
         this._order(box, []);
       }
