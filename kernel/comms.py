@@ -417,7 +417,7 @@ class Hub:
             if data.get("op") == P.OPEN_NOTEBOOKS.op:
                 models.report(comm.comm_id, lambda m: comm.send(jsonable(m)), data.get("paths"))
             else:
-                models.answer(data)
+                models.answer(comm.comm_id, data)
         except Exception:  # a bad message never reaches ipykernel as an exception
             traceback.print_exc()
 

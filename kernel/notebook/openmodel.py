@@ -38,6 +38,7 @@ from kli.tools.core.atomic import Stale
 from kli.tools.notebook.model import NBFORMAT_LAYOUT, Notebook, parse, source_text
 
 MODEL = "model"
+LATE_KEPT = 64  # changes remembered to take back should their timed-out tab apply them late
 _DROP_PREFIX = ("RTC:",)  # a drive prefix of the path in a collaborative lab
 
 
@@ -48,9 +49,9 @@ class ModelTimeout(OSError):
         super().__init__(
             errno.ETIMEDOUT,
             f"the JupyterLab tab that has {rel} open did not answer in {timeout:g} s (the tab "
-            "or its browser closed, or the page is busy). Nothing may have reached the tab; "
-            "re-read the notebook and send the change again: if the tab is gone, it goes to "
-            "the file on disk",
+            "or its browser closed, or the page is busy). Nothing was changed (a change the "
+            "tab applies late is taken back); re-read the notebook and send the change again: "
+            "if the tab is gone, it goes to the file on disk",
             rel,
         )
 
@@ -85,6 +86,9 @@ class OpenModels:
         self.timeout = timeout
         self._tabs: dict[str, _Tab] = {}  # comm id -> what it reported
         self._waiting: dict[str, _Waiting] = {}
+        self._silent: dict[str, _Tab] = {}  # comm id -> a tab that timed out (until it speaks)
+        # request id -> what to do when a tab that timed out answers it after all
+        self._late: dict[str, Callable[[dict[str, Any]], None]] = {}
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
 
@@ -107,9 +111,10 @@ class OpenModels:
                 self._tabs.pop(comm_id, None)
 
     def forget(self, comm_id: str) -> None:
-        """Comm ``comm_id`` closed (or its tab stopped answering)."""
+        """Comm ``comm_id`` closed."""
         with self._lock:
             self._tabs.pop(comm_id, None)
+            self._silent.pop(comm_id, None)
 
     def has(self, real: str) -> bool:
         return self._tab_for(real) is not None
@@ -119,18 +124,29 @@ class OpenModels:
             tabs = [(cid, t) for cid, t in self._tabs.items() if real in t.paths]
         return max(tabs, key=lambda ct: ct[1].at) if tabs else None
 
-    def answer(self, data: Mapping[str, Any]) -> None:
-        """A ``model_reply`` from a tab."""
+    def answer(self, comm_id: str, data: Mapping[str, Any]) -> None:
+        """A ``model_reply`` from comm ``comm_id``'s tab. A tab that timed out and answers after
+        all has its notebooks back; a change it applied after the kernel gave up is taken back
+        (on a thread of its own: its reply arrives on this one)."""
         rid = data.get("id")
         with self._lock:
             waiting = self._waiting.get(rid) if isinstance(rid, str) else None
+            silent = self._silent.pop(comm_id, None)
+            if silent is not None and comm_id not in self._tabs:
+                silent.at = time.monotonic()
+                self._tabs[comm_id] = silent
+            late = self._late.pop(rid, None) if isinstance(rid, str) else None
         if waiting is not None:
             waiting.reply = dict(data)
             waiting.done.set()
+        elif late is not None:
+            threading.Thread(target=late, args=(dict(data),), name="kli-open-model-late",
+                             daemon=True).start()
 
     # -- requests ------------------------------------------------------------------------------
     def _request(self, real: str, rel_shown: str, shape: P.Shape,
-                 fields: Callable[[dict[str, str]], dict[str, Any]]) -> dict[str, Any]:
+                 fields: Callable[[dict[str, str]], dict[str, Any]],
+                 late: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
         found = self._tab_for(real)
         if found is None:
             raise ModelFailed(rel_shown, "no tab has it open any more")
@@ -142,7 +158,14 @@ class OpenModels:
         try:
             tab.send(P.message(shape, id=rid, **fields(tab.paths)))
             if not waiting.done.wait(self.timeout):
-                self.forget(comm_id)
+                with self._lock:
+                    if self._tabs.get(comm_id) is tab:
+                        del self._tabs[comm_id]
+                        self._silent[comm_id] = tab
+                    if late is not None:
+                        self._late[rid] = late
+                        while len(self._late) > LATE_KEPT:
+                            self._late.pop(next(iter(self._late)))
                 raise ModelTimeout(rel_shown, self.timeout)
         finally:
             with self._lock:
@@ -180,6 +203,7 @@ class OpenModels:
                 raise ModelFailed(shown(real), "no tab has it open any more")
             by_tab.setdefault(found[0], []).append((real, nb))
         saved = True
+        done: list[tuple[str, Notebook]] = []  # applied in an earlier tab of this commit
         for items in by_tab.values():
             first = items[0][0]
             plans = [(real, plan_against(real, parse(nb.raw).data["cells"], nb))
@@ -188,10 +212,20 @@ class OpenModels:
             def fields(paths: dict[str, str], plans: Any = plans) -> dict[str, Any]:
                 return {"notebooks": [_wire(paths[real], plan) for real, plan in plans]}
 
-            reply = self._request(first, shown(first), P.MODEL_APPLY, fields)
+            def late(reply: dict[str, Any], items: Any = items) -> None:
+                if reply.get("ok"):
+                    self.take_back(items, shown)
+
+            try:
+                reply = self._request(first, shown(first), P.MODEL_APPLY, fields, late)
+            except OSError:
+                self.take_back(done, shown)
+                raise
             if reply.get("ok"):
                 saved = saved and reply.get("saved") is not False
+                done.extend(items)
                 continue
+            self.take_back(done, shown)
             where = next((real for real, _ in items
                           if _tab_path_is(self, real, reply.get("path"))), first)
             text = str(reply.get("text") or "refused")
@@ -208,6 +242,8 @@ class OpenModels:
         person changed them since. Whether it all went back."""
         inverse = [(real, Notebook(NBFORMAT_LAYOUT.dumps(nb.data), parse(nb.raw).data))
                    for real, nb in notebooks]
+        if not inverse:
+            return True
         try:
             self.commit(inverse, shown)
         except OSError:

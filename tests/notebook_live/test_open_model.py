@@ -259,6 +259,35 @@ def test_a_closed_tab_sends_edits_to_the_file_and_a_silent_one_gives_an_error(la
         assert r.ok, r.text
         assert _saved(lab, "other.ipynb").cells[0].source == "o = 2"
 
+        # A busy page answers after the kernel gave up: the change it applied late is taken
+        # back, so what the error said (nothing was changed) holds in the end.
+        _eval(agent, "\n".join([
+            f"s = {MODELS}",
+            f"real = {str(real.resolve())!r}",
+            "_om_nb = s.load(real)",
+            "_om_nb.cells[0]['source'] = 'g = 5'",
+            "s.models.timeout = 1.0",
+        ]))
+        lab.page.evaluate("""() => {
+          const m = window.jupyterapp.shell.currentWidget.content.widgets[0].model.sharedModel;
+          window.kliSeen = [];
+          m.changed.connect(() => window.kliSeen.push(m.getSource()));
+          setTimeout(() => { const t = Date.now(); while (Date.now() - t < 3000) {} }, 0);
+        }""")
+        late = _eval(agent, "\n".join([
+            "try:",
+            "    s.commit([(real, _om_nb)])",
+            "    print('applied')",
+            "except OSError as exc:",
+            "    print('error:', exc.strerror)",
+        ]))
+        assert "error:" in late and "did not answer in 1 s" in late and "taken back" in late, late
+        _wait(lambda: "g = 5" in lab.page.evaluate("() => window.kliSeen"), "the late apply")
+        _wait(lambda: _cell_text(lab, 0) == "g = 1", "the late change taken back")
+        _wait(lambda: _saved(lab, "gone.ipynb").cells[0].source == "g = 1", "the file back")
+        assert _has_tab(agent, real)  # it answered: its notebooks count again
+        assert lab.page.locator(".jp-Dialog").count() == 0
+
         # The browser goes away without closing anything: the kernel still lists the tab, waits
         # for it a bounded time, gives an error result saying how to retry, then uses the file.
         assert agent.call("read", {"path": "gone.ipynb"}).ok
