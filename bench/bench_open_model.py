@@ -110,6 +110,19 @@ def _run(agent: Any, page: Any, repeat: int) -> None:
                 times["tab_call"].append(took)
             else:
                 times[kind].append(took)
+    counted = agent.call("eval", {"code": "\n".join([
+        "m = get_ipython().kernel.workspace.notebooks.models",
+        "_kli_n = []",
+        "_kli_send = m._request",
+        "m._request = lambda *a, **k: (_kli_n.append(a[2].op), _kli_send(*a, **k))[1]",
+    ])})
+    assert counted.ok, counted.text
+    new = "c = a + b + counted"
+    r = agent.call("edit", {"input": f"@@ tab.ipynb#{ids['tab.ipynb']}\n"
+                                     f"= 3:{line_hash(current['tab'])}\n~{new}\n"})
+    assert r.ok, r.text
+    ops = agent.call("eval", {"code": "m._request = _kli_send\nprint(_kli_n)"}).text
+    print(f"Messages to the tab for one edit: {ops.strip().splitlines()[-1]}\n")
     plain = statistics.median(times["plain"])
     print(f"Medians of {repeat} alternating runs (ms).\n")
     print("| edit of one line | agent call returned, ms | in the page's model, ms | / plain file |")
