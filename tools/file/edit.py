@@ -190,7 +190,9 @@ def _apply_patch(call: Call, patch_text: str, policy: str) -> ToolResult:
         for t in targets:
             view = call.session.views.get(t.real)
             try:
-                t.plan = plan_file(t.rel, t.before, t.ops, view, wide=MAX_LINE_CHARS)
+                t.plan = plan_file(
+                    t.rel, t.before, t.ops, view, wide=MAX_LINE_CHARS, whole=t.cell is not None
+                )
             except PlanError as exc:
                 raise ToolError(
                     "edit rejected: " + exc.message,

@@ -16,7 +16,9 @@ Rules (spec kli-tools.txt, ``edit``):
   view's version along), every target line must lie before the change, or after it when the
   line count is unchanged; otherwise its number may point at a moved block's look-alike and the
   patch is stale. Without a version (a streamed search of a large file) the shown rows next to
-  each target must still be as shown;
+  each target must still be as shown; a notebook cell (``whole``) changed since the session
+  last saw it is stale wherever the change lies (issue 17: the person's edit of a cell after
+  the agent read it refuses the agent's edit of that cell);
 - a line the session saw only cut (too wide) may not be replaced or deleted;
 - overlapping range ops, and an insert that falls inside a range op (its gap lies between two
   lines the range removes), are rejected naming both;
@@ -225,14 +227,34 @@ def changed_region(view: FileView | None, lines: list[str]) -> tuple[int, int, i
 
 
 def _check_anchors(
-    rel: str, lines: list[str], ops: list[Op], view: FileView | None, wide: int | None
+    rel: str,
+    lines: list[str],
+    ops: list[Op],
+    view: FileView | None,
+    wide: int | None,
+    whole: bool = False,
 ) -> None:
     """Every anchor names a line the session was shown, whose text is still exactly that; and
     when the file changed behind the session's back, no target lies where the change may have
-    moved it (see the module docstring)."""
+    moved it (see the module docstring). ``whole``: any change behind the session's back is
+    stale, wherever it lies (a notebook cell: one the person changed since is not edited)."""
     total = len(lines)
     texts = view.texts if view is not None else {}
     region = changed_region(view, lines)
+    if whole and region is not None and ops:
+        prefix, suffix, delta = region
+        first = next((op for op in ops if op.start is not None), None)
+        if first is not None:
+            where = (
+                f"lines {prefix + 1}-{total - suffix}"
+                if prefix + 1 <= total - suffix
+                else f"{-delta} line(s) removed after line {prefix}"
+            )
+            raise _stale(
+                rel, first, prefix + 1, f"{rel} changed since you last read it, not by your "
+                f"edits ({where} differ from what you saw), and a cell someone changed since "
+                "you read it is not edited.", whole=True
+            )
     for op in ops:
         if op.start is None or op.end is None:
             continue
@@ -353,6 +375,7 @@ def plan_file(
     view: FileView | None = None,
     *,
     wide: int | None = None,
+    whole: bool = False,
 ) -> FilePlan:
     """Apply ``ops`` to ``text`` in memory, or raise ``PlanError``.
 
@@ -361,11 +384,12 @@ def plan_file(
     back, and its ``cut`` lines may not be replaced. ``view=None`` checks the anchors' hashes
     only (a plan made outside any session, as the tests and benchmarks do);
     ``wide`` is the width above which read shows a line cut: such a line not in ``view`` is
-    treated as unseen-whole too.
+    treated as unseen-whole too. ``whole``: any change since the session last saw the text
+    (not by its own edits) is stale — a notebook cell's rule.
     """
     lines = split_lines(text)
     total = len(lines)
-    _check_anchors(rel, lines, ops, view, wide)
+    _check_anchors(rel, lines, ops, view, wide, whole)
     _check_overlaps(rel, ops)
     crlf = _first_ending_crlf(text)
     final_nl = text.endswith("\n")

@@ -188,6 +188,37 @@ def test_an_insert_naming_only_a_cell_goes_after_it(tmp_path: Path) -> None:
         "a", "mid", "b", "last"]
 
 
+def test_a_cell_the_person_changed_since_the_read_is_not_edited_anywhere_in_it(
+    tmp_path: Path,
+) -> None:
+    """Issue 17: the person's edit of a cell after the agent read it refuses the agent's edit
+    of that cell, even of a line the person did not touch (a file merges such an edit; a cell
+    does not); an edit of another cell still applies, and the agent's own edits never make its
+    next edit stale."""
+    _write(tmp_path / "nb.ipynb", new_code_cell("a = 1\nb = 2\nc = 3", id="p"),
+           new_code_cell("d = 4", id="q"))
+    ws = Workspace(str(tmp_path))
+    ws.call("read", {"path": "nb.ipynb"})
+    r = ws.call("edit", {"input": f"@@ nb.ipynb#p\n= {_a(3, 'c = 3')}\n~c = 30\n"})
+    assert r.ok, r.text  # its own edit moves the version along
+    nb = nbformat.read(str(tmp_path / "nb.ipynb"), 4)
+    nb.cells[0].source = "a = 100\nb = 2\nc = 30"  # the person changes line 1
+    nbformat.write(nb, str(tmp_path / "nb.ipynb"))
+    before = (tmp_path / "nb.ipynb").read_text()
+    r = ws.call("edit", {"input": f"@@ nb.ipynb#p\n= {_a(2, 'b = 2')}\n~b = 20\n"})
+    assert not r.ok and r.details["error"] == "stale", r.text
+    assert "nb.ipynb#p" in r.text and "lines 1-1 differ" in r.text
+    assert "Nothing was written" in r.text
+    assert (tmp_path / "nb.ipynb").read_text() == before
+    r = ws.call("edit", {"input": f"@@ nb.ipynb#q\n= {_a(1, 'd = 4')}\n~d = 40\n"})
+    assert r.ok, r.text
+    assert [c.source for c in nbformat.read(str(tmp_path / "nb.ipynb"), 4).cells] == [
+        "a = 100\nb = 2\nc = 30", "d = 40"]
+    ws.call("read", {"path": "nb.ipynb#p"})
+    r = ws.call("edit", {"input": f"@@ nb.ipynb#p\n= {_a(2, 'b = 2')}\n~b = 20\n"})
+    assert r.ok, r.text
+
+
 def test_a_stand_in_of_identical_cells_is_stale_once_the_cells_changed(tmp_path: Path) -> None:
     _write(tmp_path / "nb.ipynb", new_code_cell("x = 1"), new_code_cell("x = 1"), ids=False)
     ws = Workspace(str(tmp_path))

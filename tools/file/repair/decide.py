@@ -9,9 +9,11 @@ Reasons (``RepairDecision.reason``; the safety classification is ``classificatio
 - ``repair_outside_edit``   the repair changes a line outside the edited range: unsafe.
 - ``form_count_changed``    the repaired text has a different number of top-level forms /
                             statements than the original: unsafe.
-- ``original_unparsed``     the original did not balance / parse, so stability is unknown: unsafe
-                            (a preview); when no repair works either, the patched text is
-                            written as is — the patch did not break a parsing file.
+- ``original_unparsed``     the original did not balance / parse. When the lines the patch took
+                            out and put in balance by themselves, or no repair works, the
+                            patched text is written as is (the patch did not break a parsing
+                            file, and no repair touches lines nobody asked to change);
+                            otherwise stability is unknown: unsafe (a preview).
 - ``unrepairable``          no delimiter repair makes the text balance / parse (an unterminated
                             string, or a Python syntax error brackets do not explain): refused.
 - ``policy_reject``         ``repair="reject"`` and the patched text is unbalanced: refused.
@@ -118,6 +120,20 @@ def decide(
             message=f"the patched file is unbalanced: {problem}; repair='reject' writes nothing",
         )
     original_count = language.form_count(original)
+    if original_count is None and _edit_balances_alone(language, original, patched):
+        # The file was broken before the patch, and the lines the patch took out and put in
+        # balance by themselves: the problem is the file's own (a person half-way through a
+        # bracket elsewhere), so the patch is written as it is, and no repair touches lines
+        # nobody asked to change.
+        return RepairDecision(
+            WRITE,
+            ORIGINAL_UNPARSED,
+            patched,
+            classification=ORIGINAL_UNPARSED,
+            language=name,
+            message=f"the file did not parse before this edit and still does not ({problem}), "
+            "outside the lines you changed; written as patched, without repair",
+        )
     planned = language.fixes(patched, scan)
     still = None
     if planned is not None:
@@ -180,6 +196,29 @@ def decide(
     if classification == LOCAL_STABLE:
         return RepairDecision(WRITE, LOCAL_STABLE, candidate, **common)
     return RepairDecision(PREVIEW, classification, candidate, **common)
+
+
+def _changed_lines(original: str, patched: str) -> tuple[str, str]:
+    """The whole lines of ``original`` and of ``patched`` between their common first and
+    last lines: what the patch took out and what it put in."""
+    a, b = original.splitlines(keepends=True), patched.splitlines(keepends=True)
+    head = 0
+    while head < len(a) and head < len(b) and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < len(a) - head and tail < len(b) - head and a[-1 - tail] == b[-1 - tail]:
+        tail += 1
+    return "".join(a[head : len(a) - tail]), "".join(b[head : len(b) - tail])
+
+
+def _edit_balances_alone(language: RepairLanguage, original: str, patched: str) -> bool:
+    """Whether the lines the patch took out and those it put in each balance by themselves
+    (no open bracket, stray closer or unterminated string inside them) — then the patch
+    neither made nor mended the text's imbalance."""
+    removed, added = _changed_lines(original, patched)
+    if not removed.strip() and not added.strip():
+        return True
+    return language.scan(removed).balanced and language.scan(added).balanced
 
 
 def still_valid(language: RepairLanguage | None, text: str) -> str | None:
