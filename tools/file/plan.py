@@ -243,15 +243,15 @@ def _check_anchors(
     region = changed_region(view, lines)
     if whole and region is not None and ops:
         prefix, suffix, delta = region
-        first = next((op for op in ops if op.start is not None), None)
-        if first is not None:
+        anchored = next((op for op in ops if op.start is not None), None)
+        if anchored is not None:
             where = (
                 f"lines {prefix + 1}-{total - suffix}"
                 if prefix + 1 <= total - suffix
                 else f"{-delta} line(s) removed after line {prefix}"
             )
             raise _stale(
-                rel, first, prefix + 1, f"{rel} changed since you last read it, not by your "
+                rel, anchored, prefix + 1, f"{rel} changed since you last read it, not by your "
                 f"edits ({where} differ from what you saw), and a cell someone changed since "
                 "you read it is not edited.", whole=True
             )
