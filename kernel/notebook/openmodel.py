@@ -103,7 +103,10 @@ class OpenModels:
                 if not isinstance(rel, str) or not rel.lower().endswith(".ipynb"):
                     continue
                 plain = next((rel[len(p):] for p in _DROP_PREFIX if rel.startswith(p)), rel)
-                found[os.path.realpath(os.path.join(base, plain.lstrip("/")))] = rel
+                real = os.path.realpath(os.path.join(base, plain.lstrip("/")))
+                inside = os.path.relpath(real, os.path.realpath(base))
+                if inside != os.pardir and not inside.startswith(os.pardir + os.sep):
+                    found[real] = rel  # a path outside the server's root is no tab's
         with self._lock:
             if found:
                 self._tabs[comm_id] = _Tab(send, found, time.monotonic())
