@@ -15,19 +15,45 @@ from __future__ import annotations
 import importlib.util
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 
 from kli import client
 from kli.tools.file.anchors import line_hash
+from tests.browser.conftest import (
+    Lab,
+    LabFailed,
+    LabServer,
+    LabUnavailable,
+    _unavailable,
+    start_lab_server,
+)
 
 # A skip mark, not importorskip: tests/browser/test_cell_diff_plain.py imports the helpers below
 # and runs without jupyter-collaboration.
 pytestmark = [pytest.mark.browser, pytest.mark.skipif(
     importlib.util.find_spec("jupyter_server_ydoc") is None,
     reason="jupyter-collaboration is not installed")]
+
+
+@pytest.fixture(scope="module")
+def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
+    """A JupyterLab of this module's own (overrides tests/browser's): the agents' notebook
+    changes recorded here stay out of the timeline other modules' tests read."""
+    try:
+        with start_lab_server(tmp_path_factory.mktemp("celldifflab")) as server:
+            yield server
+    except LabUnavailable as why:
+        _unavailable(str(why))
+    except LabFailed as why:
+        pytest.fail(str(why))
+
+
+@pytest.fixture
+def lab(page: Any, lab_server: LabServer) -> Lab:
+    return Lab(page, lab_server)
 
 
 def wait_until(check: Callable[[], bool], what: str, timeout: float = 20.0) -> None:
