@@ -203,6 +203,18 @@ def test_a_held_cell_edit_is_accepted_or_rejected_on_the_cell_itself(lab: Any) -
         item2.get_by_role("button", name="Dismiss").click()
         wait_until(lambda: cells.nth(1).locator(".kli-CellDiff-item").count() == 0,
                    "the dismissed decision to go")
+
+        # Decided elsewhere (a magic): the cell's item folds to the decision too.
+        assert agent.call("read", {"path": f"cellreview.ipynb#{second}"}).ok
+        r3 = agent.call("edit", {"input": f"@@ cellreview.ipynb#{second}\n"
+                                          f"= 1:{line_hash('c = 3')}\n~c = 33\n"})
+        pid3 = r3.details["proposal"]
+        item3 = cells.nth(1).locator(f".kli-CellDiff-item[data-candidate='{pid3}']")
+        item3.wait_for()
+        lab.run(f"%kli accept {pid3}").locator(".jp-OutputArea-output").wait_for()
+        item3.locator("xpath=self::*[@data-state='written']").wait_for()
+        assert "Written (by magic)." in item3.locator(".kli-CellDiff-head").inner_text()
+        wait_until(lambda: cell_text(lab, 1) == "c = 33", "the text accepted by the magic")
     finally:
         agent.close()
         lab.run("%kli approval auto")
