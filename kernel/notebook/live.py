@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kli.kernel.notebook import server as srv
-from kli.kernel.notebook.openmodel import MODEL, OpenModels
+from kli.kernel.notebook.openmodel import MODEL, NotOpen, OpenModels
 from kli.kernel.notebook.room import Room, RoomError, Rooms
 from kli.tools.core import undo
 from kli.tools.core.atomic import Stale
@@ -138,7 +138,10 @@ class LiveNotebooks:
     def load(self, real: str) -> Notebook:
         room = self._room(real)
         if room is None and self.routes[real].path == MODEL:
-            return self.models.load(real, self._shown(real))
+            try:
+                return self.models.load(real, self._shown(real))
+            except NotOpen:  # closed before its report reached the kernel: the file
+                self.routes[real] = Route(DISK, "its tab closed")
         if room is None:
             return self.disk.load(real)
         return self.rooms.run(lambda: _snapshot(room))

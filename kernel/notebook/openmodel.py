@@ -63,6 +63,10 @@ class ModelFailed(OSError):
         super().__init__(errno.EIO, f"the JupyterLab tab of {rel} could not do it: {text}", rel)
 
 
+class NotOpen(ModelFailed):
+    """The tab answered that it does not have the notebook open (closed meanwhile)."""
+
+
 @dataclass
 class _Tab:
     """What one kli.ui comm (one browser's extension) reported."""
@@ -183,6 +187,7 @@ class OpenModels:
         if not reply.get("ok") or not isinstance(data, dict):
             if reply.get("error") == "not_open":
                 self._drop(real)
+                raise NotOpen(rel_shown, str(reply.get("text") or "not open"))
             raise ModelFailed(rel_shown, str(reply.get("text") or "no notebook in the reply"))
         return parse(NBFORMAT_LAYOUT.dumps(data))
 

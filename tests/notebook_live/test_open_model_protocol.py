@@ -116,6 +116,16 @@ def test_a_tab_that_reports_the_notebook_is_read_and_edited_through_its_messages
     assert not stale["ok"] and stale["details"]["error"] == "stale", stale["text"]
     assert "changed in the open tab" in stale["text"], stale["text"]
 
+    # The tab answers that it has closed it (its report not sent yet): the read is the file's.
+    start = len(h.seen)
+    h.send(agent, {"v": 1, "op": "call", "id": "r2", "tool": "read", "args": {"path": "t.ipynb"}})
+    ask = _next_on(h, ui, "model_read", start)
+    h.send(ui, {"v": 1, "op": "model_reply", "id": ask["id"], "ok": False, "error": "not_open",
+                "path": "t.ipynb", "text": "t.ipynb is not open in this browser"})
+    read = _result(h, agent, "r2", start)
+    assert read["ok"] and "t = 1" in read["text"] and "typed" not in read["text"], read["text"]
+    h.send(ui, {"v": 1, "op": "notebooks", "paths": ["t.ipynb"]})  # open again, for below
+
     # The tab closes it: the next read is the file's.
     h.send(ui, {"v": 1, "op": "notebooks", "paths": []})
     start = len(h.seen)
