@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import json
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -60,6 +61,15 @@ def _result(h: Harness, agent: str, rid: str, since: int) -> dict[str, Any]:
     return data
 
 
+def _until_reported(h: Harness, agent: str, want: bool) -> None:
+    code = ("import os\nprint(get_ipython().kernel.workspace.notebooks.models.has("
+            "os.path.realpath('t.ipynb')))")
+    deadline = time.monotonic() + 20
+    while h.call(agent, "eval", {"code": code})["text"].strip().splitlines()[-1] != str(want):
+        assert time.monotonic() < deadline, f"the report never became {want}"
+        time.sleep(0.1)
+
+
 def _model(server: CollabServer, first: str) -> dict[str, Any]:
     """The notebook as the 'tab' has it: the file with the person's unsaved first cell."""
     nb = server.saved("t.ipynb")
@@ -73,6 +83,7 @@ def test_a_tab_that_reports_the_notebook_is_read_and_edited_through_its_messages
 ) -> None:
     h, ui, agent, cell = tab
     h.send(ui, {"v": 1, "op": "notebooks", "paths": ["t.ipynb"]})
+    _until_reported(h, agent, True)
     start = len(h.seen)
     h.send(agent, {"v": 1, "op": "call", "id": "r1", "tool": "read", "args": {"path": "t.ipynb"}})
     ask = _next_on(h, ui, "model_read", start)
@@ -125,9 +136,12 @@ def test_a_tab_that_reports_the_notebook_is_read_and_edited_through_its_messages
     read = _result(h, agent, "r2", start)
     assert read["ok"] and "t = 1" in read["text"] and "typed" not in read["text"], read["text"]
     h.send(ui, {"v": 1, "op": "notebooks", "paths": ["t.ipynb"]})  # open again, for below
+    _until_reported(h, agent, True)
 
-    # The tab closes it: the next read is the file's.
+    # The tab closes it: the next read is the file's. (The report and the agent's call travel
+    # on different threads of the kernel: wait until the report is in.)
     h.send(ui, {"v": 1, "op": "notebooks", "paths": []})
+    _until_reported(h, agent, False)
     start = len(h.seen)
     read = h.call(agent, "read", {"path": "t.ipynb"})
     assert read["ok"] and "t = 1" in read["text"] and "typed" not in read["text"]
