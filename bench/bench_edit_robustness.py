@@ -514,6 +514,9 @@ def main() -> None:
         )
     wrong = {tool: c["WRONG"] for tool, c in totals.items()}
     print(f"\nWRONG counts: {dict(sorted(wrong.items()))}")
+    for tool in ("ws_edit", "ws_patch"):
+        c = totals[tool]
+        print(f"{tool}: {c['exact']} exact, {c['refused']} refused, {c['WRONG']} WRONG")
 
 
 if __name__ == "__main__":

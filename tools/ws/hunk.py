@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from kli.tools.ws.ladder import Span
 from kli.tools.ws.reindent import local_reindent, reindent_for
-from kli.tools.ws.textlines import leading_ws
+from kli.tools.ws.textlines import indent_width, leading_ws
 
 # Applying a hunk on a fuzzy span: an old line pairs with a different file line in the same
 # place only when at least this alike (then context is kept as the file has it, a removal
@@ -79,6 +79,10 @@ class _Render:
         self.old_count = sum(tag != "+" for tag, _t in body)
         self.aligned = align(body, span_lines, pair_removals)
         self.refs = _neighbours(body, self.aligned, span_lines) if local_indent else {}
+        self.local_indent = local_indent
+        self._levels, self._conflicted = _levels(body, self.aligned, span_lines)
+        self._additive = len({indent_width(f) - indent_width(w)
+                              for w, f in self._levels.items()}) <= 1
         self.stands_in = _stand_ins(body)
         self.cr = "\r" if span.crlf else ""
         self.out: list[str] = []
@@ -174,24 +178,67 @@ class _Render:
             return text  # an empty added line gets no indentation it did not have
         refs = self.refs.get(pos, [None, None])
         before = refs[0]
+        ind = leading_ws(text)
+        near = [r for r in refs if r is not None]
+        same = [r for r in near if leading_ws(r[0]) == ind]
+        if pos in self.stands_in and before is not None and before in same:
+            local = local_reindent(text, *before)
+            if local is not None:
+                return local
+        if len(same) == 2 and len({local_reindent(text, *r) for r in same}) > 1:
+            return None
+        if self.local_indent and ind in self._conflicted and len(same) < 2:
+            # Lines written at this indentation are indented differently in the file (halved
+            # two-space code with doc lines one column in), and it does not sit between two
+            # of them that agree: which of them it goes with, the drift lost.
+            return None
+        for ref_old, ref_file in same[:1]:
+            local = local_reindent(text, ref_old, ref_file)
+            if local is not None:
+                return local
+        if self.local_indent:
+            # No neighbour was written at this line's indentation: the hunk's other landed
+            # lines say where lines written so go, when they agree; and a shift relative to
+            # a neighbour is right only when the drift shifted every level alike.
+            mapped = self._levels.get(ind)
+            if mapped is not None:
+                return mapped + text[len(ind) :]
+            if not self._additive:
+                return self._scaled(text)
         if pos in self.stands_in and before is not None:
             local = local_reindent(text, *before)
             if local is not None:
                 return local
-        near = [r for r in refs if r is not None]
-        same = [r for r in near if leading_ws(r[0]) == leading_ws(text)]
-        if len(same) == 2 and len({local_reindent(text, *r) for r in same}) > 1:
-            return None
-        for ref_old, ref_file in (same or near)[:1]:
+        for ref_old, ref_file in near[:1]:
             local = local_reindent(text, ref_old, ref_file)
             if local is not None:
                 return local
         return reindent_for(self.span, [text])[0]
 
+    def _scaled(self, text: str) -> str | None:
+        """``text`` at the indentation the hunk's levels give its own when they scale (two
+        spaces halved to one: file = k·written + c), else None: a level the hunk has no line
+        of, under a drift that did not shift every level alike, cannot be placed."""
+        ind = leading_ws(text)
+        pts = sorted((len(w), len(f)) for w, f in self._levels.items())
+        if len(pts) < 2 or not all(set(w + f) <= {" "} for w, f in self._levels.items()):
+            return None
+        (w0, f0), (w1, f1) = pts[0], pts[1]
+        if w1 == w0 or set(ind) - {" "}:
+            return None
+        k, rem = divmod(f1 - f0, w1 - w0)
+        if rem or any(f != f0 + k * (w - w0) for w, f in pts):
+            return None
+        col = f0 + k * (len(ind) - w0)
+        return " " * col + text[len(ind) :] if col >= 0 else None
+
+
+UNCLEAR = "the indentation of its added line"
+
 
 def _unclear(text: str) -> str:
     return (
-        f"the indentation of its added line {text.strip()!r} is unclear: the lines around it "
+        f"{UNCLEAR} {text.strip()!r} is unclear: the lines around it "
         "are written alike in the hunk but indented differently in the file; copy the "
         "indentation exactly as ws_read shows it."
     )
@@ -244,6 +291,20 @@ def _neighbours(
             waiting = []
         k += 1
     return refs
+
+
+def _levels(
+    body: Body, aligned: dict[int, int], span_lines: Sequence[str]
+) -> tuple[dict[str, str], set[str]]:
+    """Written indentation → the file's, over the hunk's landed non-blank old lines, for the
+    indentations every such line agrees on; and the written indentations they disagree on."""
+    seen: dict[str, set[str]] = {}
+    old = [t for tag, t in body if tag != "+"]
+    for k, j in aligned.items():
+        if old[k].strip():
+            seen.setdefault(leading_ws(old[k]), set()).add(leading_ws(span_lines[j]))
+    agreed = {w: next(iter(fs)) for w, fs in seen.items() if len(fs) == 1}
+    return agreed, {w for w, fs in seen.items() if len(fs) > 1}
 
 
 def _removed_before(body: Body, pos: int) -> int:

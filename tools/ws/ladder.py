@@ -92,7 +92,11 @@ Window = tuple[int, int]  # 1-based inclusive range the first matched line must 
 
 
 def seek(
-    text: str, old: str | Sequence[str], *, whole_lines: bool = False, window: Window | None = None
+    text: str,
+    old: str | Sequence[str],
+    *,
+    whole_lines: bool = False,
+    window: Window | None = None,
 ) -> Match:
     """Find where ``old`` lands in ``text``, walking the ladder in order:
 
@@ -110,7 +114,14 @@ def seek(
     The walk stops at the FIRST rung with any candidate: one candidate is a match, two or more
     are ambiguous and the looser rungs are not tried (a looser rung can only add places, so it
     could never make an ambiguous search unique — picking one would be a guess). Rungs 2–5
-    compare whole lines. ``window`` keeps only candidates whose first line lies in it (ws_patch's
+    compare whole lines.
+
+    A unique match of rung 2 or 3 is a guess too when the blank-line rung finds another place
+    that the search text reaches with no more kinds of drift (trailing blanks, indentation,
+    blank lines; ``drift_kinds``): a search text with its blank lines dropped can equal, but
+    for indentation, a look-alike elsewhere while the place meant is off only by those blank
+    lines. Then the match is ambiguous: the blank-line rung with every such place (what
+    ``replace_all`` replaces). ``window`` keeps only candidates whose first line lies in it (ws_patch's
     anchor window). An empty or all-blank ``old`` never matches.
 
     Defensive cases: overlapping exact occurrences count separately (``"aa"`` in ``"aaa"`` is
@@ -151,8 +162,52 @@ def seek(
             continue
         spans = keep(finder(lines, needle, ends_nl, starts))
         if spans:
+            if len(spans) == 1 and rung in (TRAILING_WS, INDENTATION):
+                others = _rivals(lines, needle, ends_nl, starts, spans[0], keep)
+                if others:
+                    return Match(BLANK_LINES, tuple(sorted([spans[0], *others],
+                                                           key=lambda s: s.start)), True)
             return Match(rung, tuple(spans), True)
     return Match(None, (), whole_lines)
+
+
+def drift_kinds(needle: Sequence[str], window: Sequence[str]) -> int:
+    """How many kinds of whitespace drift turn the file lines ``window`` into the search text
+    ``needle`` (their non-blank lines equal once stripped): trailing blanks, indentation, and
+    the blank lines between (edge blank lines do not count)."""
+
+    def trim(block: Sequence[str]) -> list[str]:
+        keep = [i for i, ln in enumerate(block) if ln.strip()]
+        return list(block[keep[0] : keep[-1] + 1]) if keep else []
+
+    a, b = trim(needle), trim(window)
+    ka, kb = [ln for ln in a if ln.strip()], [ln for ln in b if ln.strip()]
+    blank = [bool(ln.strip()) for ln in a] != [bool(ln.strip()) for ln in b]
+    indent = [leading_ws(x) for x in ka] != [leading_ws(y) for y in kb]
+    trailing = [x[len(x.rstrip()) :] for x in ka] != [y[len(y.rstrip()) :] for y in kb]
+    return int(blank) + int(indent) + int(trailing)
+
+
+def _rivals(
+    lines: Lines,
+    needle: list[str],
+    ends_nl: bool,
+    starts: range,
+    found: Span,
+    keep: Callable[[list[Span]], list[Span]],
+) -> list[Span]:
+    """Places the blank-line rung finds, apart from ``found``, that ``needle`` reaches with no
+    more kinds of drift than it reaches ``found`` (see ``seek``)."""
+    window = lines.text[found.first_line - 1 : found.last_line]
+    mine = drift_kinds(needle, window)
+    body = [found.first_line + i for i, ln in enumerate(window) if ln.strip()]
+    out = []
+    for span in keep(_blank_lines(lines, needle, ends_nl, starts)):
+        if (span.first_line, span.last_line) == (body[0], body[-1]):
+            continue  # the same place (the blank-line rung's span has no edge blank lines)
+        if drift_kinds(needle, lines.text[span.first_line - 1 : span.last_line]) <= mine:
+            out.append(span)
+    return out
 
 
 def inside_indentation(text: str, pos: int) -> bool:

@@ -49,13 +49,15 @@ def relevel_lines(new_lines: Sequence[str], levels: Sequence[tuple[str, str]]) -
     (o0, f0), (o1, f1) = levels[0], levels[1]
     step_old = indent_width(o1) - indent_width(o0)
     step_file = f1[len(f0) :] if f1.startswith(f0) else ""
-    out = []
+    out: list[str] = []
     for line in new_lines:
         ind = leading_ws(line)
-        if not ind:
-            out.append(line)  # column 0, or an empty line
-        elif ind in table:
+        if not line:
+            out.append(line)  # an empty line gets no indentation it did not have
+        elif ind in table:  # column 0 too: halved code's one-column doc lines sat there
             out.append(table[ind] + line[len(ind) :])
+        elif not ind:
+            out.append(line)
         else:
             k, rem = divmod(indent_width(ind) - indent_width(o0), step_old)
             if rem == 0 and k >= 0 and step_file:

@@ -37,7 +37,7 @@ from kli.tools.notebook import address
 from kli.tools.notebook.model import Notebook
 from kli.tools.ws import cells, gutter, ladder, telemetry
 from kli.tools.ws.closest import closest_span
-from kli.tools.ws.hunk import Body, align, render_hunk
+from kli.tools.ws.hunk import UNCLEAR, Body, align, render_hunk
 from kli.tools.ws.patch_parse import FilePatch, Hunk, ParsedPatch, PatchParseError, parse
 from kli.tools.ws.syntax import SyntaxOutcome, check_file, outcome_note, reverted_message
 from kli.tools.ws.textlines import leading_ws
@@ -161,10 +161,7 @@ def _forgot_for_sure(hunk: Hunk, span_lines: list[str]) -> bool:
     only whole. Re-indented code fits as written only at column 0, and the whole reading at
     any indentation the drift happens to map one column short (halving: columns 1 and 2)."""
     alt = hunk.alt_body or []
-    if any(
-        tag == " " and t.strip() and t == w
-        for (tag, t), (_tag, w) in zip(hunk.body, alt, strict=False)
-    ):
+    if _unprefixed_seen(hunk):
         return True
     have = {ln.rstrip() for ln in span_lines}
     if any(tag == "-" and t[:1].isspace() and t.rstrip() in have for tag, t in hunk.body):
@@ -187,11 +184,19 @@ def _forgot_for_sure(hunk: Hunk, span_lines: list[str]) -> bool:
     return bool(whole_at) and any(written_at)
 
 
+def _unprefixed_seen(hunk: Hunk) -> bool:
+    """The parser saw a context line without its ' ' prefix (the strongest proof)."""
+    return any(
+        tag == " " and t.strip() and t == w
+        for (tag, t), (_tag, w) in zip(hunk.body, hunk.alt_body or [], strict=False)
+    )
+
+
 def _settle_reading(
     text: str,
     hunk: Hunk,
     window: ladder.Window | None,
-    span: ladder.Span,
+    landed: ladder.Match,
     span_lines: list[str],
     chosen: list[str],
 ) -> list[str] | None:
@@ -199,19 +204,37 @@ def _settle_reading(
     landed it; None to refuse. Two-space code halved to one space reads, with the diff's prefix
     space, like the file at depth one, so that reading can land by coincidence: without proof
     of a forgotten prefix (``_forgot_for_sure``), a hunk that as written lands on the same
-    lines and writes them differently is refused."""
-    if _forgot_for_sure(hunk, span_lines):
-        return chosen
+    lines — or, landing nowhere by itself, read as written on these lines — writes them
+    differently is refused; so is one that as written lands on one other place (two
+    readings, two places: halving can make a line read like its neighbour verbatim), and
+    one that reading landed only on a loose rung (indentation or blank lines normalized,
+    anchors) unless the parser saw an unprefixed line."""
+    span = landed.spans[0]
     old = [t for tag, t in hunk.body if tag != "+"]
     main = ladder.seek(text, old, whole_lines=True, window=window)
-    if main.count != 1 or (main.spans[0].first_line, main.spans[0].last_line) != (
+    here = main.count == 1 and (main.spans[0].first_line, main.spans[0].last_line) == (
         span.first_line,
         span.last_line,
-    ):
-        return chosen
-    other, _why = render_hunk(
-        hunk.body, span_lines, main.spans[0], local_indent=main.rung == ladder.ANCHORED
     )
+    if (main.count == 1 and main.rung != ladder.ANCHORED
+            and main.spans[0].first_line != span.first_line):
+        return None  # as written it lands elsewhere too: two readings, two places
+    if landed.rung not in CLOSE_RUNGS and not _unprefixed_seen(hunk):
+        # A loose rung on that reading: the other proofs are lines that read right, which
+        # halving can make of lines elsewhere (a removed line verbatim as another one).
+        return None
+    if _forgot_for_sure(hunk, span_lines):
+        return chosen
+    if here:
+        other, why = render_hunk(
+            hunk.body, span_lines, main.spans[0], local_indent=main.rung == ladder.ANCHORED
+        )
+    else:
+        # As written the hunk lands nowhere by itself (its halved levels map to no single
+        # place): read so, on these lines, each added line goes by its neighbours.
+        other, why = render_hunk(hunk.body, span_lines, span, local_indent=True)
+    if other is None and why.startswith(UNCLEAR):
+        return None  # read as written, where its added lines go is unclear: no sure reading
     return chosen if other is None or other == chosen else None
 
 
@@ -446,7 +469,7 @@ def plan_file(text: str, hunks: list[Hunk], *, window_lines: int = ANCHOR_WINDOW
             )
             continue
         settled = (
-            _settle_reading(working, hunk, window, span, lines[a : b + 1], new_lines)
+            _settle_reading(working, hunk, window, match, lines[a : b + 1], new_lines)
             if alt_used
             else new_lines
         )

@@ -3,6 +3,8 @@ property test against an independent oracle that no ambiguous match is ever appl
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -279,3 +281,59 @@ def test_reindent_swaps_the_search_indentation_for_the_files_and_keeps_the_rest(
     lines = [written + more + body for more, body in rest]
     got = reindent_lines(lines, (written, file_indent))
     assert got == [file_indent + more + body for more, body in rest]
+
+
+# -- a drifted search text lands where it was read, or is refused ------------------------------
+
+SHAPES = ['"x": 1,', '"y": 2', "a = f(b)", "return a", "}", ""]
+
+
+@settings(max_examples=int(os.environ.get("KLI_DRIFT_EXAMPLES", "400")), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(st.tuples(st.sampled_from(["", "  ", "    ", "      "]), st.sampled_from(SHAPES)),
+             min_size=3, max_size=18),
+    st.integers(0, 17),
+    st.integers(2, 6),
+    st.sampled_from(["blank_dropped", "dedent", "indent", "trailing"]),
+    st.data(),
+)
+def test_a_drifted_search_text_lands_where_it_was_read_or_is_refused(
+    items: list[tuple[str, str]], start: int, length: int, drift: str, data: st.DataObject
+) -> None:
+    """Files of repeated lines at several indentations (JSON, nested blocks): the search text
+    is a region unique in the file, as the contract asks, with one kind of whitespace drift;
+    the replacement is the region with one line changed, with the same drift. Whatever rung
+    lands it, the result is the intended file — or nothing is applied. (A look-alike the
+    drift makes of the text elsewhere — blank lines dropped, at another indentation — is as
+    close as the region itself: ambiguous.)"""
+    file_lines = [ind + s if s else "" for ind, s in items]
+    start = min(start, len(file_lines) - 1)
+    region = file_lines[start : start + length]
+    text = "\n".join(file_lines) + "\n"
+    if not any(ln.strip() for ln in region) or text.count("\n".join(region)) != 1:
+        return
+    k = data.draw(st.sampled_from([i for i, ln in enumerate(region) if ln.strip()]))
+    new_region = list(region)
+    new_region[k] += "  # edited"
+    expected = "\n".join(file_lines[:start] + new_region + file_lines[start + length :]) + "\n"
+    old, new = list(region), list(new_region)
+    if drift == "blank_dropped":
+        old = [ln for ln in old if ln.strip()]
+    elif drift == "dedent":
+        cut = min(len(ln) - len(ln.lstrip()) for ln in region if ln.strip())
+        old, new = ([ln[cut:] for ln in block] for block in (old, new))
+    elif drift == "indent":
+        old, new = ([("    " + ln) if ln else ln for ln in block] for block in (old, new))
+    else:
+        old = [ln + "  " if ln.strip() else ln for ln in old]
+    if "\n".join(old) in text:
+        return  # the drift made text the file has verbatim: that text is what was asked for
+    m = seek(text, "\n".join(old))
+    if m.count != 1:
+        return
+    try:
+        after = apply(text, m, "\n".join(new), old="\n".join(old))[0]
+    except ValueError:  # DoesNotFit: an anchored match the change does not fit
+        return
+    assert after in (expected, text), (m.rung, m.spans)

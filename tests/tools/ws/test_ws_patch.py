@@ -422,3 +422,59 @@ def test_context_lines_that_forgot_their_leading_space_land_exactly_or_are_refus
     plan = plan_file(text, parsed.files[0].hunks)
     if plan.ok:
         assert plan.after == expected
+
+
+# -- halved two-space code lands exactly or is refused ----------------------------------------
+
+TS_SHAPES = ["get x() {", "return this.x;", "}", " * A doc line.", "private y = 1;", "if (a) {", ""]
+
+
+def _halved(line: str) -> str:
+    body = line.lstrip(" ")
+    return " " * ((len(line) - len(body)) // 2) + body
+
+
+@settings(max_examples=int(os.environ.get("KLI_DRIFT_EXAMPLES", "300")), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(st.tuples(st.integers(0, 3), st.sampled_from(TS_SHAPES)), min_size=5, max_size=20),
+    st.integers(0, 19),
+    st.integers(1, 4),
+    st.data(),
+)
+def test_a_two_space_hunk_with_every_indent_halved_lands_exactly_or_is_refused(
+    items: list[tuple[int, str]], start: int, length: int, data: st.DataObject
+) -> None:
+    """Two-space code with doc-comment lines one column in (TypeScript), a diff of one edited
+    and one inserted line re-emitted at half the indentation (2 → 1, 4 → 2, 3 → 1): the levels
+    no longer map one to one, whichever rung lands it, so every added line must take the
+    indentation a line written like it has in the file — or the hunk is refused."""
+    lines, depth = [], 0
+    for want, shape in items:
+        depth = min(want, depth + 1)
+        lines.append("  " * depth + shape if shape else "")
+    start = min(start, len(lines) - 1)
+    region = lines[start : start + length]
+    nonblank = [i for i, ln in enumerate(region) if ln.strip()]
+    if not nonblank:
+        return
+    k = data.draw(st.sampled_from(nonblank))
+    j = data.draw(st.sampled_from(nonblank))
+    new_region = list(region)
+    new_region[k] += "  // edited"
+    lead = region[j][: len(region[j]) - len(region[j].lstrip())]
+    new_region.insert(j, lead + "// inserted")
+    text = "\n".join(lines) + "\n"
+    expected = "\n".join(lines[:start] + new_region + lines[start + length :]) + "\n"
+    diff = "".join(difflib.unified_diff(text.splitlines(True), expected.splitlines(True),
+                                        "a/f.ts", "b/f.ts", n=3))
+    halved = "\n".join(ln[0] + _halved(ln[1:]) if ln.startswith((" ", "-", "+"))
+                       and not ln.startswith(("---", "+++")) else ln for ln in diff.split("\n"))
+    written = [ln[1:] for ln in halved.split("\n")[3:] if ln.startswith((" ", "-"))]
+    while written and not written[-1].strip():
+        written.pop()
+    if any(lines[i : i + len(written)] == written for i in range(len(lines))):
+        return  # halving made the hunk text the file has verbatim: that text is what it names
+    plan = plan_file(text, patch_parse.parse(halved).files[0].hunks)
+    if plan.ok:
+        assert plan.after == expected, [r.message for r in plan.reports]
