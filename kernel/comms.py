@@ -304,11 +304,40 @@ class Hub:
                                         error="cancelled")
             token = CANCEL.set(cancel)
             try:
-                return self.ws.call(tool, args, session, source="agent")
+                if threading.current_thread() is threading.main_thread():
+                    return self.ws.call(tool, args, session, source="agent")
+                return self._stoppable_call(session, tool, args, cancel)
             finally:
                 CANCEL.reset(token)
 
         self.kernel.run_call(tool, run, done)
+
+    def _stoppable_call(self, session: Session, tool: str, args: Any,
+                        cancel: threading.Event) -> ToolResult:
+        """A tool call on a subshell thread, which the kernel's stop button reaches through
+        ``interrupts.stop_threads`` (SIGINT reaches the main thread only): the call answers as
+        an interrupted call on the main thread does. A stop landing just after the call ended
+        keeps the call's own result."""
+        from kli.tools.core.interrupts import stoppable
+
+        result: ToolResult | None = None
+        scope = stoppable(cancel.set)
+        try:
+            try:
+                with scope:
+                    result = self.ws.call(tool, args, session, source="agent")
+            finally:
+                scope.close()
+        except KeyboardInterrupt:
+            scope.close()
+        if result is None:  # stopped outside the tool's own handling, as the call ended
+            from kli.tools.core.result import ToolResult
+
+            result = ToolResult.error(
+                f"interrupted: {tool} was stopped by an interrupt (the kernel's stop button) as "
+                "it ended; what it did is not known. Re-read what it would change before "
+                "retrying it.", error="interrupted")
+        return result
 
     def cancel(self, comm_id: str, rid: Any) -> bool:
         """Set the cancel event of request ``rid`` of comm ``comm_id``; False when it is not

@@ -80,6 +80,28 @@ class KliKernel(IPythonKernel):
 
         register_aliases(self.shell, self._magics)
 
+    # -- the stop button: SIGINT, and the tool calls running on subshells --------------------
+    def start(self) -> None:
+        super().start()
+        # Between messages ipykernel ignores SIGINT (kernelapp.init_signal); the handler that
+        # replaces that ignoring still ignores it on the main thread, and stops the tool
+        # calls running on subshells, which no signal reaches.
+        if (threading.current_thread() is threading.main_thread()
+                and signal.getsignal(signal.SIGINT) == signal.SIG_IGN):
+            signal.signal(signal.SIGINT, self._sigint_between_messages)
+
+    def pre_handler_hook(self) -> None:
+        # ipykernel's own hook installs default_int_handler for the handler's run; this one
+        # raises the same KeyboardInterrupt and stops the subshells' tool calls too.
+        self.saved_sigint_handler = signal.signal(signal.SIGINT, self._sigint_in_handler)
+
+    def _sigint_between_messages(self, signum: int, frame: Any) -> None:
+        _stop_subshell_calls()
+
+    def _sigint_in_handler(self, signum: int, frame: Any) -> None:
+        _stop_subshell_calls()
+        signal.default_int_handler(signum, frame)
+
     @property
     def kernel_info(self) -> dict[str, Any]:
         info = dict(super().kernel_info)
@@ -269,7 +291,7 @@ class KliKernel(IPythonKernel):
                 self._waiting_calls -= 1
             # Outside a message handler ipykernel ignores SIGINT; an interrupt request must
             # still stop a long eval run from here.
-            previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+            previous = signal.signal(signal.SIGINT, self._sigint_in_handler)
             try:
                 self._in_image(fn, done, label)
             finally:
@@ -293,6 +315,15 @@ class KliKernel(IPythonKernel):
         finally:
             with self._status_lock:
                 self._image_call = None
+
+
+def _stop_subshell_calls() -> None:
+    """From a SIGINT handler on the main thread: interrupt the tool calls running on other
+    threads (``interrupts.stop_threads``), from a thread of its own — the handler may have
+    interrupted the main thread holding the lock that takes."""
+    from kli.tools.core.interrupts import stop_threads
+
+    threading.Thread(target=stop_threads, name="kli-stop-subshell-calls", daemon=True).start()
 
 
 def _finish(fn: Callable[[], T], done: Callable[[T | None, BaseException | None], None]) -> None:

@@ -11,6 +11,13 @@ uses) is held back. When the section ends the handlers are put back and what arr
 delivered: the recorded signal's own handler runs (so SIGINT raises ``KeyboardInterrupt`` as it
 would have), then any held exception is raised.
 
+``stoppable()`` marks a tool call running on a thread other than the main one (a kernel's tool
+subshell), which SIGINT never reaches: ``stop_threads()`` — what the kernel runs on an interrupt
+— raises ``KeyboardInterrupt`` in each such thread (through ``raise_in_thread``, so a commit in
+progress still finishes first) and calls the stop each registered (a call's cancel event, so a
+command waiting on its child is killed too). Leaving the block drops a stop sent but not yet
+delivered, so it never lands outside the call.
+
 ``recording()`` gives a tool call a journal of the commits made during it (``note_commit``):
 ``Workspace.call`` reads it when a call is interrupted, so the result says whether the change
 was written or not.
@@ -23,7 +30,7 @@ import contextvars
 import ctypes
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from types import FrameType
 from typing import Any
 
@@ -110,6 +117,59 @@ def deferred() -> Iterator[None]:
                 signal.raise_signal(signum)
         for exc_type in pending:
             raise exc_type
+
+
+_stoppable: dict[int, Callable[[], None] | None] = {}  # thread in a stoppable call → its stop
+_stops_sent: set[int] = set()  # threads sent a stop's KeyboardInterrupt, maybe undelivered
+
+
+class stoppable:
+    """A call on this thread that ``stop_threads`` interrupts while inside the block;
+    ``on_stop`` is called too (from another thread). ``close()`` (what leaving the block does)
+    is idempotent: a caller that catches a late ``KeyboardInterrupt`` calls it again."""
+
+    def __init__(self, on_stop: Callable[[], None] | None = None) -> None:
+        self.ident = threading.get_ident()
+        self.on_stop = on_stop
+
+    def __enter__(self) -> stoppable:
+        with _lock:
+            _stoppable[self.ident] = self.on_stop
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        with _lock:
+            _stoppable.pop(self.ident, None)
+            if self.ident in _stops_sent:
+                _stops_sent.discard(self.ident)
+                if _sent.get(self.ident) is KeyboardInterrupt:
+                    _sent.pop(self.ident, None)
+                    _CLEAR_ASYNC_EXC(self.ident, None)
+                held = _held.get(self.ident)
+                if held and KeyboardInterrupt in held:
+                    held.remove(KeyboardInterrupt)
+
+
+def stop_threads() -> int:
+    """Interrupt every call inside ``stoppable`` (see the module docstring); how many. Not
+    from a signal handler: it takes the lock a handler may have interrupted."""
+    stops = []
+    with _lock:
+        for ident, on_stop in _stoppable.items():
+            stops.append(on_stop)
+            _stops_sent.add(ident)
+            if ident in _held:
+                _held[ident].append(KeyboardInterrupt)
+            else:
+                _sent[ident] = KeyboardInterrupt
+                _SET_ASYNC_EXC(ident, KeyboardInterrupt)
+    for on_stop in stops:
+        if on_stop is not None:
+            on_stop()
+    return len(stops)
 
 
 _journal: contextvars.ContextVar[list[dict[str, Any]] | None] = contextvars.ContextVar(
