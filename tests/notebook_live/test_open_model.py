@@ -33,6 +33,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.notebook_live]
 
 COLLAB_LAB_PLUGINS = ("@jupyter/collaboration-extension", "@jupyter/docprovider-extension")
 MODELS = "get_ipython().kernel.workspace.notebooks"
+INPUT = ".jp-Cell-inputArea .cm-content"  # a cell's editor, not a diff view shown on the cell
 
 
 def _without_collaboration(config: Path) -> None:
@@ -135,7 +136,7 @@ def test_an_agents_edit_lands_in_the_open_tab_keeping_unsaved_typing_and_refusin
     try:
         _wait(lambda: _has_tab(agent, real), "the tab's notebooks report reaching the kernel")
         # The person types into the first cell and does not save.
-        editor = lab.page.locator(".jp-Notebook .jp-Cell").nth(0).locator(".cm-content")
+        editor = lab.page.locator(".jp-Notebook .jp-Cell").nth(0).locator(INPUT)
         editor.click()
         lab.page.keyboard.press("End")
         lab.page.keyboard.type(" + 10", delay=30)
@@ -326,7 +327,7 @@ def test_in_notebook_7_an_agents_edit_lands_in_the_open_page(lab: Lab) -> None:
                            timeout=30)
     try:
         _wait(lambda: _has_tab(agent, real), "Notebook 7's page reported")
-        editor = lab.page.locator(".jp-Notebook .jp-Cell").nth(0).locator(".cm-content")
+        editor = lab.page.locator(".jp-Notebook .jp-Cell").nth(0).locator(INPUT)
         editor.click()
         lab.page.keyboard.press("End")
         lab.page.keyboard.type(" + 1", delay=30)
