@@ -66,7 +66,10 @@ def test_the_timeline_undoes_redoes_and_refuses_a_file_the_person_changed(lab: A
         wait_until(lambda: (root / "b.txt").read_text() == "b as it was\n", "the undo of b.txt")
         wait_until(lambda: entry(ids[1]).get_attribute("data-undone") == "true",
                    "b's change marked undone")
-        mine = timeline.locator(".kli-Timeline-session[data-label='magic'] .kli-Timeline-entry")
+        # this kernel's person session: other kernels on the same root (earlier tests) have a
+        # 'magic' session too, each its own group (session ids are unique across processes)
+        mine = (timeline.locator(".kli-Timeline-session[data-label='magic']")
+                .filter(has_text=ids[1]).locator(".kli-Timeline-entry"))
         wait_until(lambda: mine.count() == 1, "the undo as its own entry")
         assert mine.first.get_attribute("data-tool") == "undo"
         assert ids[1] in mine.first.inner_text()

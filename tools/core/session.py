@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import os
 import threading
 import time
 from collections import Counter, deque
@@ -19,6 +20,10 @@ from typing import Any
 from kli.tools.core.proposal import Proposal
 
 _ids = itertools.count(1)
+# Session ids are unique across processes, not only within one: the change store under
+# ``.kli/checkpoints/`` is shared by every kernel and `kli` process on a root, and the timeline
+# and ``undo session=`` group by id (a counter alone gave each kernel's first session ``s1``).
+_PROCESS = os.urandom(3).hex()
 # Characters of remembered versions (FileView.base) one session keeps in all: 64 MiB of text.
 MAX_BASE_CHARS = 64 * 1024 * 1024
 
@@ -84,7 +89,7 @@ class Session:
     @classmethod
     def new(cls, label: str = "") -> Session:
         n = next(_ids)
-        return cls(id=f"s{n}", label=label or f"session {n}")
+        return cls(id=f"s{n}-{_PROCESS}", label=label or f"session {n}")
 
     def has_read(self, real: str) -> bool:
         return real in self.views
