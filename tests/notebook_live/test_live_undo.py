@@ -209,7 +209,7 @@ def test_an_edit_in_an_open_tab_is_undone_in_the_tab(lab: Any) -> None:  # noqa:
         assert _cell_text(lab, 0) == "t = 1" and lab.page.locator(".jp-Dialog").count() == 0
         again = _edit(agent, "tab.ipynb", first, "t = 1", "t = 10")
         _wait(lambda: _cell_text(lab, 0) == "t = 10", "the second edit in the tab")
-        editor = lab.page.locator(".jp-Notebook .jp-Cell").nth(0).locator(".cm-content")
+        editor = lab.page.locator(".jp-Notebook .jp-Cell").nth(0).locator(".jp-Cell-inputArea .cm-content")
         editor.click()
         lab.page.keyboard.press("End")
         lab.page.keyboard.type(" + 1", delay=30)
