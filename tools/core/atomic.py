@@ -33,8 +33,11 @@ Writers that overlap (two kernels on one folder, a kernel and ``kli mcp``, an ed
   verified; a writer that takes no lock (an editor's save, an appender) and landed in between
   is swapped back in and the write refused (``Stale``). A new file is put in place with
   ``RENAME_NOREPLACE``. Elsewhere the current bytes are compared just before ``os.replace``.
-  Either way a write is kept or refused as stale; a writer that keeps the old file open and
-  writes to it after the replace writes to a file no longer linked (as with any editor's save).
+  Either way a write is kept or refused as stale. A writer that keeps the old file open and
+  writes to it after the exchange (an appender that opened it just before) writes to the file
+  swapped out: before removing it the write waits, up to ``SETTLE_SECONDS``, until nobody has
+  it open (a write lease can be taken) and appends what it gained to the new file
+  (``_carry_late_writes``). Without ``renameat2`` such writes go to a file no longer linked.
 - the replaces and their rollback run in ``interrupts.deferred()``: a KeyboardInterrupt or a
   deadline arriving mid-commit is delivered once every file is written or every file is back.
 """
@@ -46,6 +49,7 @@ import ctypes
 import errno
 import fcntl
 import os
+import signal
 import stat
 import tempfile
 import threading
@@ -607,11 +611,87 @@ def _check_current(path: str, target: str, want: bytes | None) -> None:
         raise Stale(path, "it changed since it was verified")
 
 
+# How long a write waits, after swapping a file out, for a writer that still has the old file
+# open (an appender that opened it just before) to close it, so what it wrote is carried over.
+SETTLE_SECONDS = 0.05
+# The signal a lease break would send (none is expected: the lease lasts microseconds, on a
+# name nobody else knows); SIGIO, the default, would end the process.
+_LEASE_SIGNAL = int(getattr(signal, "SIGURG", 0))
+
+
+def _nobody_has_it_open(fd: int) -> bool:
+    """True once no other open file description refers to ``fd``'s file (a write lease can
+    be taken), waiting up to ``SETTLE_SECONDS``; False when that time ran out or this system
+    has no leases (another owner's file, a file system without them)."""
+    f_setlease = getattr(fcntl, "F_SETLEASE", None)
+    f_setsig = getattr(fcntl, "F_SETSIG", None)
+    if f_setlease is None or f_setsig is None or not _LEASE_SIGNAL:
+        return False
+    try:
+        fcntl.fcntl(fd, f_setsig, _LEASE_SIGNAL)
+    except OSError:
+        return False
+    deadline = time.monotonic() + SETTLE_SECONDS
+    while True:
+        try:
+            fcntl.fcntl(fd, f_setlease, fcntl.F_WRLCK)
+        except OSError as exc:
+            if exc.errno != errno.EAGAIN or time.monotonic() >= deadline:
+                return False
+            time.sleep(0.001)
+            continue
+        fcntl.fcntl(fd, f_setlease, fcntl.F_UNLCK)
+        return True
+
+
+def _carry_late_writes(tmp: str, target: str, seen: int) -> None:
+    """The file swapped out to ``tmp`` held ``seen`` bytes (verified) when it was swapped: a
+    writer that opened it before (an appender, no lock) may write to it after. Wait until
+    nobody has it open (``_nobody_has_it_open``), then append to ``target`` what it gained —
+    the appender's lines, written after ours as if it had opened the file a moment later.
+    Bytes changed within the first ``seen`` are not an append and are not carried."""
+    try:
+        fd = os.open(tmp, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return
+    try:
+        _nobody_has_it_open(fd)
+        size = os.fstat(fd).st_size
+        if size <= seen:
+            return
+        tail = bytearray()
+        while len(tail) < size - seen:
+            chunk = os.pread(fd, size - seen - len(tail), seen + len(tail))
+            if not chunk:
+                break
+            tail += chunk
+        out = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK)
+        try:
+            view = memoryview(tail)
+            while view:
+                view = view[os.write(out, view) :]
+        finally:
+            os.close(out)
+    except OSError:
+        return
+    finally:
+        os.close(fd)
+
+
+def _exchange(tmp: str, target: str, staged: list[int]) -> bool:
+    """``RENAME_EXCHANGE`` of ``tmp`` and ``target``, noting ``tmp``'s size first."""
+    staged[0] = os.lstat(tmp).st_size
+    return _rename2(tmp, target, RENAME_EXCHANGE)
+
+
 def _swap_in(
-    path: str, target: str, tmp: str, want: object, originals: dict[str, bytes | None]
+    path: str, target: str, tmp: str, want: object, originals: dict[str, bytes | None],
+    swapped_out: dict[str, int],
 ) -> str:
-    """Put ``tmp`` at ``target``; return how (``exchanged``: the old file is now at ``tmp``;
-    ``new``: there was none; ``replaced``: the old bytes are in ``originals``)."""
+    """Put ``tmp`` at ``target``; return how (``exchanged``: the old file is now at ``tmp``,
+    its size in ``swapped_out``; ``new``: there was none; ``replaced``: the old bytes are in
+    ``originals``)."""
+    staged = [-1]  # the size of the new file, taken just before an exchange
     if want is None or (want is ANY and not os.path.lexists(target)):
         try:
             if _rename2(tmp, target, RENAME_NOREPLACE):
@@ -620,10 +700,14 @@ def _swap_in(
             if want is None:
                 raise Stale(path, "it was created since it was checked") from None
             # appeared meanwhile and anything may be replaced: fall through
-    elif os.path.lexists(target) and _rename2(tmp, target, RENAME_EXCHANGE):
+    elif os.path.lexists(target) and _exchange(tmp, target, staged):
         if isinstance(want, bytes) and not _same(tmp, want):
             _rename2(tmp, target, RENAME_EXCHANGE)  # theirs goes back in place
+            # and what was appended to ours while it stood there goes with it
+            _carry_late_writes(tmp, target, staged[0])
             raise Stale(path, "another writer changed it while it was being written")
+        with contextlib.suppress(OSError):  # its size as verified (else as swapped out)
+            swapped_out[tmp] = len(want) if isinstance(want, bytes) else os.lstat(tmp).st_size
         return "exchanged"
     # No renameat2 here: check just before the replace.
     if want is not ANY:
@@ -677,11 +761,13 @@ def _write_many(
     paths = [p for p, _t, _tmp in staged]
     done: list[tuple[str, str, str]] = []
     originals: dict[str, bytes | None] = {}
+    swapped_out: dict[str, int] = {}
     with interrupts.deferred():
         try:
             for path, target, tmp in staged:
                 with _naming(path):
-                    how = _swap_in(path, target, tmp, expected.get(path, ANY), originals)
+                    how = _swap_in(path, target, tmp, expected.get(path, ANY), originals,
+                                   swapped_out)
                 done.append((target, tmp, how))
         except BaseException:
             _roll_back(done, originals)
@@ -690,8 +776,10 @@ def _write_many(
                     os.unlink(tmp)
             interrupts.note_commit("rolled_back", paths)
             raise
-        for _target, tmp, how in done:
+        for target, tmp, how in done:
             if how == "exchanged":  # the old file, swapped out
+                if tmp in swapped_out:
+                    _carry_late_writes(tmp, target, swapped_out[tmp])
                 with contextlib.suppress(OSError):
                     os.unlink(tmp)
         interrupts.note_commit("written", paths)

@@ -197,3 +197,37 @@ def test_the_folder_lock_is_shared_across_processes_and_reentrant_in_a_thread(
         assert waited > 0.3
     finally:
         holder.wait(10)
+
+
+_HOLDER = """
+import sys, time
+fh = open(sys.argv[1], "a")
+print("open", flush=True)
+time.sleep(float(sys.argv[2]))
+fh.write("late\\n")
+fh.close()
+"""
+
+
+@pytest.mark.skipif(atomic._renameat2 is None, reason="no renameat2 here: the old file is replaced")
+def test_a_line_appended_to_the_old_file_after_the_exchange_is_carried_over(tmp_path: Path) -> None:
+    """An appender that opened the file just before a verified write and writes after the
+    exchange writes into the file swapped out; the write waits until nobody has that file open
+    and appends what it gained to the new one (before, the line went to an unlinked file)."""
+    import subprocess
+    import sys
+
+    f = tmp_path / "f.txt"
+    f.write_bytes(b"A\n")
+    child = subprocess.Popen([sys.executable, "-c", _HOLDER, str(f), "0.03"],
+                             stdout=subprocess.PIPE, text=True)
+    assert child.stdout is not None and child.stdout.readline() == "open\n"
+    try:
+        atomic.write_atomic(str(f), b"A edited\n", expected=b"A\n")
+        applied = True
+    except atomic.Stale:  # the machine was slow: the line landed before the exchange
+        applied = False
+    assert child.wait(timeout=10) == 0
+    text = f.read_bytes()
+    assert b"late\n" in text
+    assert text == (b"A edited\nlate\n" if applied else b"A\nlate\n")
