@@ -69,3 +69,40 @@ def test_the_panel_shows_a_bash_change_and_undoes_it(lab: Any) -> None:
         assert r2.details["change"]
     finally:
         agent.close()
+
+
+def test_the_panels_undo_of_an_agents_edit_restores_the_bytes_exactly(lab: Any) -> None:
+    """Issue 14: undo of an agent's ``edit`` (not only of a ``bash`` change) from the panel puts
+    back the file's bytes as they were — CRLF line endings and a missing final newline
+    included — and its redo puts the edit back."""
+    from kli import client
+    from kli.tools.file.anchors import line_hash
+
+    root: Path = lab.server.root
+    original = b"alpha = 1\r\nbeta = 2\r\ngamma = 3"
+    (root / "crlf.py").write_bytes(original)
+    lab.open("undo-edit.ipynb")
+    lab.run("%kli changes").locator(".jp-OutputArea-output").wait_for()
+    lab.command("kli-kernel:show-activity")
+    panel = lab.page.locator("#kli-activity")
+    lab.widen_right_sidebar(320)
+    agent = client.connect(str(lab.server.connection_file(lab.notebook)), label="edit agent",
+                           timeout=30)
+    try:
+        assert agent.call("read", {"path": "crlf.py"}).ok
+        anchor = line_hash("beta = 2\r")  # a CRLF file's hashed text keeps its \r
+        r = agent.call("edit", {"input": f"@@ crlf.py\n= 2:{anchor}\n~beta = 20\n"})
+        assert r.ok, r.text
+        edited = (root / "crlf.py").read_bytes()
+        assert edited == b"alpha = 1\r\nbeta = 20\r\ngamma = 3\r\n"  # an edit ends the file
+        row = panel.locator(".kli-Row[data-tool='edit']").last
+        row.wait_for()
+        row.locator(".kli-Row-toggle").click()
+        row.get_by_role("button", name="Undo this change").click()
+        wait_until(lambda: (root / "crlf.py").read_bytes() == original, "the undo of the edit")
+        wait_until(lambda: "took back change" in row.locator(".kli-Row-undoOutcome").inner_text(),
+                   "the undo's outcome in the row")
+        row.get_by_role("button", name="Redo").click()
+        wait_until(lambda: (root / "crlf.py").read_bytes() == edited, "the redo of the edit")
+    finally:
+        agent.close()
