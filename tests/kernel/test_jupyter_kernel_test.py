@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+import time
 import unittest
 
 import jupyter_kernel_test as jkt
@@ -73,6 +74,26 @@ class KliKernelTests(jkt.KernelTests):
 class KliIopubWelcomeTests(jkt.IopubWelcomeTests):
     kernel_name = "kli"
     support_iopub_welcome = True
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        """The base class subscribes while the kernel may still be starting: ipykernel sends
+        the welcome from its IOPub thread once it sees the subscription, and a status message
+        published in between came first (1 failure in a full run of tests/kernel). Wait until
+        the kernel answers on its shell channel alone (no IOPub subscription yet), so that
+        nothing else is being published when the test subscribes."""
+        super().setUpClass()
+        probe = cls.km.client()
+        probe.start_channels(shell=True, iopub=False, stdin=False, hb=False, control=False)
+        try:
+            msg_id = probe.kernel_info()
+            while True:
+                reply = probe.get_shell_msg(timeout=60)
+                if reply["parent_header"].get("msg_id") == msg_id:
+                    break
+        finally:
+            probe.stop_channels()
+        time.sleep(0.5)  # the reply's idle status goes out after the reply itself
 
 
 if __name__ == "__main__":  # pragma: no cover
