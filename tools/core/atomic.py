@@ -58,7 +58,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from kli.tools.core import interrupts
-from kli.tools.core.textfile import NotRegular, TooLarge, read_bytes
+from kli.tools.core.textfile import NotRegular, TooLarge, open_regular, read_bytes
 
 TMP_SUFFIX = ".kli-tmp"
 STALE_SECONDS = 60.0
@@ -505,9 +505,23 @@ def _note_before(path: str, expected: object = ANY) -> None:
         seen[key] = NOT_KEPT
         return
     try:
-        seen[key] = read_bytes(key)
+        with open_regular(key) as fh:
+            # kept only if the file opened is the one at ``key``: a symlink swapped into a
+            # folder of the path meanwhile leads elsewhere, and an outside file's bytes must
+            # never be copied into the root's undo store
+            data = fh.read(OBSERVE_MAX_BYTES + 1) if _opened_at(fh.fileno(), key) else None
+        seen[key] = data if data is not None and len(data) <= OBSERVE_MAX_BYTES else NOT_KEPT
     except OSError:
         seen[key] = NOT_KEPT
+
+
+def _opened_at(fd: int, path: str) -> bool:
+    """Whether the file open on ``fd`` is at ``path`` (a resolved path) — checked through
+    ``/proc``; where it is missing (macOS) assumed (docs/reliability.md)."""
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}") == path
+    except OSError:
+        return True
 
 
 def write_atomic(path: str, data: bytes, expected: object = ANY) -> None:
