@@ -51,5 +51,11 @@ def test_papermill_runs_watch_agent_with_every_step_and_no_traceback(tmp_path: P
     assert "accepting " in everything, everything  # the repair preview of the last step
     assert "replay agent exit code: 0" in everything
     assert len(cells) > 5
-    # the replay process writes to the kernel's stderr, which papermill's process inherits
-    assert "Traceback" not in proc.stderr and "KeyboardInterrupt" not in proc.stderr, proc.stderr
+    # the replay process writes to the kernel's stderr, which papermill's process inherits.
+    # jupyter_client's shutdown_kernel sends the kernel SIGINT before its shutdown_request
+    # (manager.py: "the kernel will be immediately sent an interrupt"); landing in a message
+    # handler it makes ipykernel log this one line (1 run in ~15 under load): the shutdown's,
+    # not the notebook's. Anything else interrupted shows as a Traceback or another line.
+    shutdown_line = "[IPKernelApp] ERROR | KeyboardInterrupt caught in kernel"
+    stderr = proc.stderr.replace(shutdown_line + ".", "").replace(shutdown_line, "")
+    assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, proc.stderr
