@@ -123,6 +123,11 @@ class Bridge:
                                         f"({exc.code}): {exc}", error="protocol")
             except KernelError as exc:  # the connection broke: reconnect as after a death
                 return self._death_result(conn, generation, tool, str(exc), "lost its connection")
+            except Exception as exc:  # never an MCP "Internal server error": a result saying so
+                return ToolResult.error(
+                    f"kli mcp: {tool} failed in the server: {type(exc).__name__}: {exc}. The "
+                    "kernel may have run it: check its effect (read the file, or eval a probe) "
+                    "before calling it again.", error="internal")
 
     def _death_result(self, conn: _Conn, generation: int, tool: str, why: str,
                       what: str = "died") -> ToolResult:
