@@ -7,11 +7,13 @@ tool calls never run in the image at the same time.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from ipykernel.ipkernel import IPythonKernel
@@ -97,6 +99,26 @@ class KliKernel(IPythonKernel):
 
     def _sigint_between_messages(self, signum: int, frame: Any) -> None:
         _stop_subshell_calls()
+
+    @contextmanager
+    def _cancel_on_sigint(self, future: Any) -> Iterator[None]:
+        # A top-level-await cell runs under ipykernel's own SIGINT handler, which cancels the
+        # cell through another loop's callback: the cell went on until what it awaited was
+        # done (a 30 s sleep answered CancelledError 28 s after the interrupt). Wrapped here so
+        # the cell is cancelled at once, on its own loop, and the subshells' tool calls stop.
+        with super()._cancel_on_sigint(future):
+            cancels = signal.getsignal(signal.SIGINT)
+
+            def stop_all(signum: int, frame: Any) -> None:
+                _stop_subshell_calls()
+                with contextlib.suppress(RuntimeError):  # its loop closed: nothing to cancel
+                    future.get_loop().call_soon_threadsafe(
+                        lambda: None if future.done() else future.cancel())
+                if callable(cancels):
+                    cancels(signum, frame)
+
+            signal.signal(signal.SIGINT, stop_all)
+            yield
 
     def _sigint_in_handler(self, signum: int, frame: Any) -> None:
         _stop_subshell_calls()

@@ -94,3 +94,30 @@ def test_an_interrupt_while_nothing_runs_changes_nothing(kernel: Any) -> None:
     assert reply["op"] == "result", reply
     content, _ = kernel.execute("2 + 2")
     assert content["status"] == "ok"
+
+
+def test_an_interrupt_during_a_top_level_await_cell_stops_the_cell_and_the_subshell_call(
+    kernel: Any,
+) -> None:
+    """ipykernel runs an await cell under its own SIGINT handler: the cell is cancelled at once
+    (before, only when what it awaited was done: 28 s here) and the agent's call on a tool
+    subshell is stopped too (before, it ran on)."""
+    comm_id, _ = kernel.open_comm("kli.agent", {"label": "stop-await"})
+    cell_start = len(kernel.seen)
+    cell = kernel.send_shell("execute_request", {
+        "code": "import asyncio\nawait asyncio.sleep(30)", "silent": False, "store_history": False,
+        "user_expressions": {}, "allow_stdin": False, "stop_on_error": True})
+    kernel.wait_for(lambda m: m["parent_header"].get("msg_id") == cell
+                    and m["msg_type"] == "execute_input", since=cell_start)
+    start = _start(kernel, comm_id, "sleep", "bash", {"command": "sleep 30", "timeout": 60})
+    _running(kernel, comm_id, "sleep", start)
+    kernel.km.interrupt_kernel()
+    reply = _reply(kernel, comm_id, "sleep", start, timeout=10)
+    assert reply["op"] == "result" and reply["ok"] is False, reply
+    assert reply["details"]["error"] in ("interrupted", "cancelled"), reply["details"]
+    error = kernel.wait_for(lambda m: m["parent_header"].get("msg_id") == cell
+                            and m["msg_type"] == "error", 8, since=cell_start)
+    assert error["content"]["ename"] == "CancelledError"
+    kernel.alive_check()
+    content, _ = kernel.execute("3 + 3")
+    assert content["status"] == "ok"

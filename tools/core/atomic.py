@@ -33,11 +33,15 @@ Writers that overlap (two kernels on one folder, a kernel and ``kli mcp``, an ed
   verified; a writer that takes no lock (an editor's save, an appender) and landed in between
   is swapped back in and the write refused (``Stale``). A new file is put in place with
   ``RENAME_NOREPLACE``. Elsewhere the current bytes are compared just before ``os.replace``.
-  Either way a write is kept or refused as stale. A writer that keeps the old file open and
-  writes to it after the exchange (an appender that opened it just before) writes to the file
-  swapped out: before removing it the write waits, up to ``SETTLE_SECONDS``, until nobody has
-  it open (a write lease can be taken) and appends what it gained to the new file
-  (``_carry_late_writes``). Without ``renameat2`` such writes go to a file no longer linked.
+  Either way a write is kept or refused as stale. A writer that opened the old file before the
+  exchange (an appender, an editor saving in place) writes to the file swapped out, so that
+  file is settled before it is removed (``_Settling``): a read lease waits, up to
+  ``SETTLE_SECONDS``, until no program has it open for writing (readers do not count); then it
+  is checked to begin with the bytes verified (an in-place rewrite makes the write ``Stale``)
+  and what it gained is appended to the new file. A writer that keeps it open longer makes the
+  write ``HeldOpen`` (stale: swapped back, nothing written), since what it wrote later would be
+  lost; one that opens it while it settles waits on the lease and is carried too. Without
+  ``renameat2`` or leases such writes go to a file no longer linked.
 - the replaces and their rollback run in ``interrupts.deferred()``: a KeyboardInterrupt or a
   deadline arriving mid-commit is delivered once every file is written or every file is back.
 """
@@ -626,70 +630,181 @@ def _check_current(path: str, target: str, want: bytes | None) -> None:
 
 
 # How long a write waits, after swapping a file out, for a writer that still has the old file
-# open (an appender that opened it just before) to close it, so what it wrote is carried over.
+# open (an appender that opened it just before) to close it, so what it wrote is carried over;
+# a writer that keeps it open longer makes the write stale (``HeldOpen``).
 SETTLE_SECONDS = 0.05
-# The signal a lease break would send (none is expected: the lease lasts microseconds, on a
-# name nobody else knows); SIGIO, the default, would end the process.
+# The signal a lease break would send (nobody waits on it: the lease is read with F_GETLEASE);
+# SIGIO, the default, would end the process.
 _LEASE_SIGNAL = int(getattr(signal, "SIGURG", 0))
+_F_SETLEASE = getattr(fcntl, "F_SETLEASE", None)
+_F_GETLEASE = getattr(fcntl, "F_GETLEASE", None)
+_F_SETSIG = getattr(fcntl, "F_SETSIG", None)
 
 
-def _nobody_has_it_open(fd: int) -> bool:
-    """True once no other open file description refers to ``fd``'s file (a write lease can
-    be taken), waiting up to ``SETTLE_SECONDS``; False when that time ran out or this system
-    has no leases (another owner's file, a file system without them)."""
-    f_setlease = getattr(fcntl, "F_SETLEASE", None)
-    f_setsig = getattr(fcntl, "F_SETSIG", None)
-    if f_setlease is None or f_setsig is None or not _LEASE_SIGNAL:
-        return False
+class HeldOpen(Stale):
+    """Another program kept the file open for writing after it was swapped out: what it writes
+    from then on would go to a file no longer in place, so the write was swapped back."""
+
+    def refusal(self, tool: str, rel: str) -> str:
+        return (
+            f"{tool} refused: another program has {rel} open for writing ({self.why}), so what "
+            f"it writes after {tool}'s change would have been lost. Nothing was written. Retry "
+            f"once that program has closed {rel} (or stop it first); read {rel} again before "
+            f"redoing the change."
+        )
+
+
+def _lease(fd: int) -> str:
+    """Take a read lease on ``fd`` (open read-only), waiting up to ``SETTLE_SECONDS`` while
+    another program has the file open for writing. ``held``: no such writer, and none can open
+    it for writing without the lease showing it (``_breaking``); ``busy``: a writer kept it open
+    the whole wait; ``none``: no leases here (another owner's file, a file system without
+    them)."""
+    if _F_SETLEASE is None or _F_SETSIG is None or not _LEASE_SIGNAL:
+        return "none"
     try:
-        fcntl.fcntl(fd, f_setsig, _LEASE_SIGNAL)
+        fcntl.fcntl(fd, _F_SETSIG, _LEASE_SIGNAL)
     except OSError:
-        return False
+        return "none"
     deadline = time.monotonic() + SETTLE_SECONDS
     while True:
         try:
-            fcntl.fcntl(fd, f_setlease, fcntl.F_WRLCK)
+            fcntl.fcntl(fd, _F_SETLEASE, fcntl.F_RDLCK)
+            return "held"
         except OSError as exc:
-            if exc.errno != errno.EAGAIN or time.monotonic() >= deadline:
-                return False
+            if exc.errno != errno.EAGAIN:
+                return "none"
+            if time.monotonic() >= deadline:
+                return "busy"
             time.sleep(0.001)
-            continue
-        fcntl.fcntl(fd, f_setlease, fcntl.F_UNLCK)
-        return True
+
+
+def _breaking(fd: int) -> bool:
+    """True when a program is opening ``fd``'s file for writing: it waits on the lease, and
+    writes once the lease is let go."""
+    try:
+        return bool(fcntl.fcntl(fd, _F_GETLEASE) != fcntl.F_RDLCK)  # type: ignore[arg-type]
+    except OSError:
+        return False
+
+
+def _let_go(fd: int) -> None:
+    with contextlib.suppress(OSError):
+        fcntl.fcntl(fd, _F_SETLEASE, fcntl.F_UNLCK)  # type: ignore[arg-type]
+
+
+def _append(fd: int, target: str, seen: int) -> int:
+    """Append to ``target`` what ``fd``'s file holds beyond its first ``seen`` bytes; return its
+    size (the new ``seen``). Bytes changed within the first ``seen`` are not an append and are
+    not carried."""
+    size = os.fstat(fd).st_size
+    if size <= seen:
+        return seen
+    tail = bytearray()
+    while len(tail) < size - seen:
+        chunk = os.pread(fd, size - seen - len(tail), seen + len(tail))
+        if not chunk:
+            break
+        tail += chunk
+    out = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK)
+    try:
+        view = memoryview(tail)
+        while view:
+            view = view[os.write(out, view) :]
+    finally:
+        os.close(out)
+    return seen + len(tail)
+
+
+def _begins_with(fd: int, want: bytes) -> bool:
+    """``fd`` is a regular file whose first ``len(want)`` bytes are ``want``."""
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode) or st.st_size < len(want):
+        return False
+    view, at = memoryview(want), 0
+    while at < len(want):
+        chunk = os.pread(fd, min(1 << 20, len(want) - at), at)
+        if not chunk or chunk != view[at : at + len(chunk)]:
+            return False
+        at += len(chunk)
+    return True
 
 
 def _carry_late_writes(tmp: str, target: str, seen: int) -> None:
-    """The file swapped out to ``tmp`` held ``seen`` bytes (verified) when it was swapped: a
+    """The file at ``tmp`` held ``seen`` bytes when it was swapped away from ``target``: a
     writer that opened it before (an appender, no lock) may write to it after. Wait until
-    nobody has it open (``_nobody_has_it_open``), then append to ``target`` what it gained —
-    the appender's lines, written after ours as if it had opened the file a moment later.
-    Bytes changed within the first ``seen`` are not an append and are not carried."""
+    nobody has it open for writing and append to ``target`` what it gained. Used
+    for kli's own file when a write is refused and swapped back (it stood in place for
+    microseconds); a written file's old one is settled by ``_Settling``."""
     try:
         fd = os.open(tmp, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
         return
     try:
-        _nobody_has_it_open(fd)
-        size = os.fstat(fd).st_size
-        if size <= seen:
-            return
-        tail = bytearray()
-        while len(tail) < size - seen:
-            chunk = os.pread(fd, size - seen - len(tail), seen + len(tail))
-            if not chunk:
-                break
-            tail += chunk
-        out = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK)
-        try:
-            view = memoryview(tail)
-            while view:
-                view = view[os.write(out, view) :]
-        finally:
-            os.close(out)
+        _lease(fd)
+        _append(fd, target, seen)
     except OSError:
-        return
+        pass
     finally:
         os.close(fd)
+
+
+class _Settling:
+    """The old files a write swapped out (``RENAME_EXCHANGE``), kept until nothing can write
+    to them any more, so a writer that takes no lock and opened one just before (an appender)
+    loses nothing.
+
+    ``hold`` takes a read lease on each (``_lease``): once held, no program has it open for
+    writing, and one that opens it for writing waits on the lease, which shows (``_breaking``).
+    A writer that keeps it open for the whole wait makes ``hold`` raise ``HeldOpen``: the
+    caller swaps every file back. ``finish`` appends to the new file what the old one gained
+    beyond the bytes verified (the appender's lines, after kli's write as if it had opened the
+    file a moment later), removes it, and, while a writer is opening it, lets the lease go,
+    waits for the writer to close it and carries again."""
+
+    def __init__(self) -> None:
+        self.fds: list[tuple[str, str, str, int, int]] = []  # path, target, tmp, fd, seen
+
+    def hold(self, path: str, target: str, tmp: str, seen: int, want: object) -> None:
+        """Hold the old file swapped out to ``tmp``, and check it begins with ``want`` (the
+        bytes verified) when it is bytes: an editor's save or an in-place rewrite that landed
+        before nothing could write to it makes the write stale; bytes appended are carried."""
+        changed = Stale(path, "another writer changed it while it was being written")
+        try:
+            fd = os.open(tmp, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError:
+            if isinstance(want, bytes):
+                raise changed from None
+            return
+        self.fds.append((path, target, tmp, fd, seen))
+        if _lease(fd) == "busy":
+            raise HeldOpen(path, f"it was still open for writing {SETTLE_SECONDS * 1000:g} ms "
+                                 "after the change was put in place")
+        if isinstance(want, bytes) and not _begins_with(fd, want):
+            raise changed
+
+    def finish(self) -> None:
+        for _path, target, tmp, fd, seen in self.fds:
+            with contextlib.suppress(OSError):
+                seen = _append(fd, target, seen)
+                os.unlink(tmp)
+                # a writer already past its name lookup when the file was swapped out opens it
+                # now: let it write, then carry what it wrote (bounded: one wait per writer)
+                for _ in range(8):
+                    if not _breaking(fd):
+                        break
+                    _let_go(fd)
+                    time.sleep(0.001)  # its open goes on; then wait for it to close
+                    if _lease(fd) == "none":
+                        time.sleep(SETTLE_SECONDS)
+                    seen = _append(fd, target, seen)
+        self.close()
+
+    def close(self) -> None:
+        for _path, _target, _tmp, fd, _seen in self.fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)  # lets the lease go
+        self.fds = []
 
 
 def _exchange(tmp: str, target: str, staged: list[int]) -> bool:
@@ -700,11 +815,11 @@ def _exchange(tmp: str, target: str, staged: list[int]) -> bool:
 
 def _swap_in(
     path: str, target: str, tmp: str, want: object, originals: dict[str, bytes | None],
-    swapped_out: dict[str, int],
+    swapped_out: dict[str, tuple[int, int]],
 ) -> str:
     """Put ``tmp`` at ``target``; return how (``exchanged``: the old file is now at ``tmp``,
-    its size in ``swapped_out``; ``new``: there was none; ``replaced``: the old bytes are in
-    ``originals``)."""
+    its size as verified and the new file's size in ``swapped_out``; ``new``: there was none;
+    ``replaced``: the old bytes are in ``originals``)."""
     staged = [-1]  # the size of the new file, taken just before an exchange
     if want is None or (want is ANY and not os.path.lexists(target)):
         try:
@@ -715,13 +830,10 @@ def _swap_in(
                 raise Stale(path, "it was created since it was checked") from None
             # appeared meanwhile and anything may be replaced: fall through
     elif os.path.lexists(target) and _exchange(tmp, target, staged):
-        if isinstance(want, bytes) and not _same(tmp, want):
-            _rename2(tmp, target, RENAME_EXCHANGE)  # theirs goes back in place
-            # and what was appended to ours while it stood there goes with it
-            _carry_late_writes(tmp, target, staged[0])
-            raise Stale(path, "another writer changed it while it was being written")
+        # what was swapped out is checked once nothing can write to it (``_Settling.hold``)
         with contextlib.suppress(OSError):  # its size as verified (else as swapped out)
-            swapped_out[tmp] = len(want) if isinstance(want, bytes) else os.lstat(tmp).st_size
+            seen = len(want) if isinstance(want, bytes) else os.lstat(tmp).st_size
+            swapped_out[tmp] = (seen, staged[0])
         return "exchanged"
     # No renameat2 here: check just before the replace.
     if want is not ANY:
@@ -734,11 +846,16 @@ def _swap_in(
     return "replaced"
 
 
-def _roll_back(done: list[tuple[str, str, str]], originals: dict[str, bytes | None]) -> None:
+def _roll_back(
+    done: list[tuple[str, str, str]], originals: dict[str, bytes | None],
+    swapped_out: Mapping[str, tuple[int, int]],
+) -> None:
     for target, tmp, how in reversed(done):
         with contextlib.suppress(OSError):
             if how == "exchanged":
                 _rename2(tmp, target, RENAME_EXCHANGE)
+                if tmp in swapped_out:  # what was appended to ours while it stood in place
+                    _carry_late_writes(tmp, target, swapped_out[tmp][1])
                 os.unlink(tmp)
             elif how == "new":
                 os.unlink(target)
@@ -775,7 +892,7 @@ def _write_many(
     paths = [p for p, _t, _tmp in staged]
     done: list[tuple[str, str, str]] = []
     originals: dict[str, bytes | None] = {}
-    swapped_out: dict[str, int] = {}
+    swapped_out: dict[str, tuple[int, int]] = {}
     with interrupts.deferred():
         try:
             for path, target, tmp in staged:
@@ -784,16 +901,26 @@ def _write_many(
                                    swapped_out)
                 done.append((target, tmp, how))
         except BaseException:
-            _roll_back(done, originals)
+            _roll_back(done, originals, swapped_out)
             for _path, _target, tmp in staged[len(done):]:
                 with contextlib.suppress(OSError):
                     os.unlink(tmp)
             interrupts.note_commit("rolled_back", paths)
             raise
-        for target, tmp, how in done:
-            if how == "exchanged":  # the old file, swapped out
-                if tmp in swapped_out:
-                    _carry_late_writes(tmp, target, swapped_out[tmp])
+        settling = _Settling()
+        try:
+            for (path, _t, _tmp), (target, tmp, how) in zip(staged, done, strict=True):
+                if how == "exchanged" and tmp in swapped_out:  # the old file, swapped out
+                    settling.hold(path, target, tmp, swapped_out[tmp][0],
+                                  expected.get(path, ANY))
+        except BaseException:
+            settling.close()
+            _roll_back(done, originals, swapped_out)
+            interrupts.note_commit("rolled_back", paths)
+            raise
+        settling.finish()
+        for _target, tmp, how in done:  # one that could not be held (it was not opened)
+            if how == "exchanged" and os.path.lexists(tmp):
                 with contextlib.suppress(OSError):
                     os.unlink(tmp)
         interrupts.note_commit("written", paths)

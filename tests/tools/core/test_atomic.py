@@ -3,6 +3,7 @@ leave no temporary files, and multi-file writes are whole-or-nothing."""
 
 from __future__ import annotations
 
+import fcntl
 import os
 import stat
 from pathlib import Path
@@ -238,3 +239,121 @@ def test_a_line_appended_to_the_old_file_after_the_exchange_is_carried_over(
         return
     assert child.wait(timeout=10) == 0
     assert f.read_bytes() == b"A edited\nlate\n"
+
+
+_KEEPS_OPEN = """
+import os, sys, time
+fh = open(sys.argv[1], "a")
+ino = os.fstat(fh.fileno()).st_ino
+print("open", flush=True)
+while os.stat(sys.argv[1]).st_ino == ino:  # until the write has swapped the file out
+    time.sleep(0.0005)
+for i in range(20):  # and it goes on writing to it, well past the wait
+    fh.write(f"late {i}\\n")
+    fh.flush()
+    time.sleep(0.02)
+fh.close()
+"""
+
+
+@pytest.mark.skipif(atomic._renameat2 is None, reason="no renameat2 here: the old file is replaced")
+def test_a_writer_keeping_the_old_file_open_past_the_wait_makes_the_write_stale(
+    tmp_path: Path,
+) -> None:
+    """What it writes after the wait would go to a file no longer in place: the write is swapped
+    back and refused, naming the cause, and every line the writer wrote is in the file."""
+    import subprocess
+    import sys
+
+    f = tmp_path / "f.txt"
+    f.write_bytes(b"A\n")
+    child = subprocess.Popen([sys.executable, "-c", _KEEPS_OPEN, str(f)],
+                             stdout=subprocess.PIPE, text=True)
+    assert child.stdout is not None and child.stdout.readline() == "open\n"
+    with pytest.raises(atomic.HeldOpen) as caught:
+        atomic.write_atomic(str(f), b"A edited\n", expected=b"A\n")
+    assert child.wait(timeout=10) == 0
+    assert f.read_bytes() == b"A\n" + b"".join(b"late %d\n" % i for i in range(20))
+    text = caught.value.refusal("edit", "f.txt")
+    assert "open for writing" in text and "Nothing was written" in text and "Retry" in text
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f.txt"]
+
+
+def test_a_program_reading_the_file_does_not_hold_up_or_refuse_a_write(tmp_path: Path) -> None:
+    # A viewer (less, tail -f) keeps the file open for reading only: nothing it can lose.
+    f = tmp_path / "f.txt"
+    f.write_bytes(b"A\n")
+    with open(f, "rb"):
+        atomic.write_atomic(str(f), b"B\n", expected=b"A\n")
+    assert f.read_bytes() == b"B\n"
+
+
+_OPENS_LATE = """
+import sys
+with open(sys.argv[1], "a") as fh:  # waits on the write's lease, then writes
+    fh.write("late\\n")
+"""
+
+
+@pytest.mark.skipif(not hasattr(fcntl, "F_SETLEASE"), reason="no leases here")
+def test_a_writer_opening_the_old_file_while_it_settles_is_waited_for_and_carried(
+    tmp_path: Path,
+) -> None:
+    """An appender already past its name lookup when the file was swapped out opens the old
+    file while the write holds its lease: the write lets it write, waits for it to close and
+    carries its line to the new file."""
+    import subprocess
+    import sys
+    import time
+
+    old, new = tmp_path / "old.kli-tmp", tmp_path / "f.txt"
+    old.write_bytes(b"A\n")
+    new.write_bytes(b"A edited\n")
+    settling = atomic._Settling()
+    settling.hold(str(new), str(new), str(old), 2, b"A\n")
+    fd = settling.fds[0][3]
+    child = subprocess.Popen([sys.executable, "-c", _OPENS_LATE, str(old)])
+    deadline = time.monotonic() + 20
+    while not atomic._breaking(fd):  # the child's open waits on the lease
+        assert time.monotonic() < deadline and child.poll() is None
+        time.sleep(0.005)
+    settling.finish()
+    assert child.wait(timeout=10) == 0
+    assert new.read_bytes() == b"A edited\nlate\n"
+    assert not old.exists()
+
+
+_REWRITES_IN_PLACE = """
+import os, sys, time
+fh = open(sys.argv[1], "r+")  # an editor saving in place (no rename): open, then rewrite
+ino = os.fstat(fh.fileno()).st_ino
+print("open", flush=True)
+while os.stat(sys.argv[1]).st_ino == ino:  # until the write has swapped the file out
+    time.sleep(0.0005)
+fh.seek(0)
+fh.write("the editor's save\\n")
+fh.truncate()
+fh.close()
+"""
+
+
+@pytest.mark.skipif(atomic._renameat2 is None, reason="no renameat2 here: the old file is replaced")
+def test_an_in_place_save_landing_after_the_exchange_makes_the_write_stale(
+    tmp_path: Path,
+) -> None:
+    """An editor that opened the file before the write's exchange and rewrites it in place
+    after it writes to the file swapped out: the old file is checked once nobody writes to it,
+    so the write is refused and the save is in place (before, the save was lost)."""
+    import subprocess
+    import sys
+
+    f = tmp_path / "f.txt"
+    f.write_bytes(b"A\n")
+    child = subprocess.Popen([sys.executable, "-c", _REWRITES_IN_PLACE, str(f)],
+                             stdout=subprocess.PIPE, text=True)
+    assert child.stdout is not None and child.stdout.readline() == "open\n"
+    with pytest.raises(atomic.Stale):
+        atomic.write_atomic(str(f), b"A edited\n", expected=b"A\n")
+    assert child.wait(timeout=10) == 0
+    assert f.read_bytes() == b"the editor's save\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f.txt"]
