@@ -461,6 +461,11 @@ def _captured() -> list[tuple[Any, ...]] | None:
     return ops
 
 
+def capturing_now() -> bool:
+    """Whether this thread's writes are being captured (``capturing``), not written."""
+    return _captured() is not None
+
+
 # Undo (``kli.tools.core.undo``): on a thread that is observing, the writers below note each
 # path's bytes just before they change it (the expected bytes when the caller verified them).
 _observe = threading.local()

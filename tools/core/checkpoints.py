@@ -147,7 +147,7 @@ def save(root: str, cp: Checkpoint, data: bytes, keep: int, budget_mb: float | N
 def _held() -> bool:
     """Whether this thread's writes are captured for review (``approval``): then nothing but
     the captured writes may change anything (no folders made, no chmod, no pruning)."""
-    return atomic._captured() is not None
+    return atomic.capturing_now()
 
 
 def new_id() -> str:

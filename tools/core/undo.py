@@ -445,8 +445,6 @@ def _stretch(w: Watch, ok: bool, text: str, details: dict[str, Any], who: str,
     is now is that change's; one changed after it is this one's, with its bytes before unknown
     (shown without them; not undoable). The watch then starts from the tree now. Never raises:
     a recording that fails is said in the details."""
-    from kli.tools.core.workspace import _event_ids
-
     call, ws = w.call, w.call.ws
     details = dict(details)
     now = time.time()
@@ -483,12 +481,7 @@ def _stretch(w: Watch, ok: bool, text: str, details: dict[str, Any], who: str,
         done = ToolResult(ok, text, {**details, "change_error": reason})
     if only_changes and not done.details.get("files"):
         return done
-    ws.emit({
-        "kind": "call", "id": f"e{next(_event_ids)}", "time": time.time(),
-        "tool": call.tool.name, "args": args, "session": call.session.id,
-        "session_label": call.session.label, "source": call.source, "ok": done.ok,
-        "text": done.text, "details": done.details, "duration_ms": round(seconds * 1000, 3),
-    })
+    ws.emit_call(call.tool.name, args, call.session, call.source, done, seconds)
     return done
 
 
@@ -871,6 +864,12 @@ def run_undo(call: Call) -> ToolResult:
         taken = undone_by(all_changes)  # what is undone already is not taken back twice
         targets = [c for c in all_changes if _of_session(c, args["session"]) and c.time >= start
                    and c.id not in taken]
+        ids = sorted({c.session for c in targets})
+        if len(ids) > 1:  # one label, several sessions (two kernels' agents on one root)
+            raise ToolError(
+                f"undo: session={args['session']!r} names {len(ids)} sessions ({', '.join(ids)}), "
+                "whose changes would all be taken back. Nothing was undone; give one of those "
+                "ids as session (changes lists each change's session).", error="ambiguous")
     else:
         raise ToolError("undo needs change=<id>, or session=<label> since=<time>. List the "
                         "changes with changes.", error="bad_arguments")

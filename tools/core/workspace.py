@@ -262,24 +262,31 @@ class Workspace:
             )
         if not self._listeners:
             return result  # nobody watches: the event is not built
-        duration = time.perf_counter() - started
+        self.emit_call(name if isinstance(name, str) else show(name),
+                       args if isinstance(args, dict) else {"_": show(args)},
+                       session, source, result, time.perf_counter() - started)
+        return result
+
+    def emit_call(self, tool: str, args: dict[str, Any], session: Session, source: str,
+                  result: ToolResult, seconds: float) -> None:
+        """Report a ``call`` event: one tool call's arguments, result and duration (the shape
+        docs/protocol.md documents; a background job's changes are reported as one too)."""
         self.emit(
             {
                 "kind": "call",
                 "id": f"e{next(_event_ids)}",
                 "time": time.time(),
-                "tool": name if isinstance(name, str) else show(name),
-                "args": args if isinstance(args, dict) else {"_": show(args)},
+                "tool": tool,
+                "args": args,
                 "session": session.id,
                 "session_label": session.label,
                 "source": source,
                 "ok": result.ok,
                 "text": result.text,
                 "details": result.details,
-                "duration_ms": round(duration * 1000, 3),
+                "duration_ms": round(seconds * 1000, 3),
             }
         )
-        return result
 
     def _call(self, name: str, args: Any, session: Session, source: str) -> ToolResult:
         from kli.tools.registry import REGISTRY

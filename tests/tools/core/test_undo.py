@@ -137,6 +137,23 @@ def test_undo_everything_a_session_did_since_a_time_restores_the_state_before(ro
     assert len(u.details["undone"]) == 2
 
 
+
+def test_undo_by_a_label_two_sessions_share_is_refused_naming_their_ids(root: Path) -> None:
+    # Two kernels on one root, each with an agent labelled "agent": one label, two sessions.
+    first, second = Workspace(str(root)), Workspace(str(root))
+    a, b = first.open_session("agent"), second.open_session("agent")
+    import time as _t
+
+    since = _t.time() - 0.001
+    first.call("write", {"path": "a.txt", "content": "first's\n"}, a)
+    second.call("write", {"path": "b.txt", "content": "second's\n"}, b)
+    u = first.call("undo", {"session": "agent", "since": str(since)})
+    assert not u.ok and u.details["error"] == "ambiguous", u.text
+    assert a.id in u.text and b.id in u.text and "Nothing was undone" in u.text
+    assert (root / "a.txt").exists() and (root / "b.txt").exists()
+    by_id = first.call("undo", {"session": a.id, "since": str(since)})
+    assert by_id.ok and not (root / "a.txt").exists() and (root / "b.txt").exists()
+
 def test_changes_lists_the_timeline_of_one_session(root: Path) -> None:
     ws = Workspace(str(root))
     agent = ws.open_session("agent")
