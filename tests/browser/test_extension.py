@@ -349,3 +349,17 @@ def test_activity_panel_follows_the_current_notebook(lab: Any) -> None:
     assert panel.locator(".kli-Row", has_text="in-notebook-two").count() == 0
     assert panel.locator(".kli-Activity-where").inner_text().startswith("one.ipynb")
     assert lab.console_errors() == []
+
+
+def test_a_created_file_shows_only_added_lines(lab: Any) -> None:
+    # @codemirror/merge draws an empty original's one line as removed; nothing was there.
+    lab.open("created.ipynb")
+    cell = lab.run("%%kli write made.py\nx = 1\ny = 2\n")
+    out = cell.locator(".kli-EditOutput")
+    out.locator(".kli-DiffView .cm-editor").wait_for()
+    view = out.locator(".kli-FileChange")
+    assert view.locator(".kli-Added").inner_text() == "+2"
+    assert added_lines(view) == ["x = 1", "y = 2"]
+    assert view.locator(".cm-deletedChunk .cm-deletedLine:visible").count() == 0
+    assert (lab.server.root / "made.py").read_text() == "x = 1\ny = 2\n"
+    assert lab.console_errors() == []

@@ -174,6 +174,7 @@ export class DiffView extends Widget {
     const shown = this.shownMode;
     this.node.dataset.mode = shown;
     const m = this.model;
+    this.node.dataset.emptyBefore = String(m.original === '');
     if (shown === 'unified') {
       this._unified = new EditorView({
         parent: this.node,
