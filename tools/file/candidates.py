@@ -112,7 +112,8 @@ def propose(
     change = file_change(
         rel,
         before,
-        d.text,
+        # a cell's candidate is shown as the source Accept writes (no final newline it lacks)
+        d.text if address.cell_of(real) is None else cellview.cell_source(d.text, before),
         "preview",  # counted from the texts: the repair may change lines the plan did not
         candidate=cid,
         reason=d.reason,
@@ -241,10 +242,7 @@ def accept(call: Call, candidate_id: str) -> ToolResult:
             else:
                 nb = loaded.nb.copy()
                 nb.assign_ids()  # before the change: each id is the stand-in read showed
-                source = cand.after
-                if source.endswith("\n") and not cand.before.endswith("\n"):
-                    source = source[:-1]
-                nb.set_source(index, source)
+                nb.set_source(index, cellview.cell_source(cand.after, cand.before))
                 call.ws.notebooks.commit([(cell[0], nb)])
         except Stale as exc:  # changed between the check above and the replace
             raise _refuse(

@@ -45,6 +45,15 @@ class Loaded:
     ids: list[str]
 
 
+def cell_source(text: str, before: str) -> str:
+    """A cell's new source from an edited text (which ends with a newline, as every text the
+    file tools patch does): without that final newline, as Jupyter stores a source, unless the
+    cell's source had one."""
+    if text.endswith("\n") and not before.endswith("\n"):
+        return text[:-1]
+    return text
+
+
 def load(call: Call, path: str, *, verb: str = "read", write: bool = False) -> Loaded:
     """Resolve and load the notebook ``path`` through the workspace's store, or ToolError."""
     resolved = call.ws.jail.resolve(path, write=write)

@@ -286,7 +286,7 @@ def _apply_patch(call: Call, patch_text: str, policy: str) -> ToolResult:
             file_change(
                 t.rel,
                 t.before,
-                text if t.cell is None else _cell_source(text, t.before),
+                text if t.cell is None else cellview.cell_source(text, t.before),
                 "written",
                 added=t.plan.added,
                 removed=t.plan.removed,
@@ -358,14 +358,6 @@ def _decide_cell(t: _Target, nb: Notebook, policy: str) -> RepairDecision:
     return dataclasses.replace(d, text=magics.unmask(d.text, after, t.plan.after))
 
 
-def _cell_source(text: str, before: str) -> str:
-    """A cell's new source from the patched text (which ends with a newline): without that
-    final newline, as Jupyter stores a source, unless the cell's source had one."""
-    if text.endswith("\n") and not before.endswith("\n"):
-        return text[:-1]
-    return text
-
-
 def _commit(
     call: Call, targets: list[_Target], notebooks: dict[str, cellview.Loaded]
 ) -> dict[str, Notebook]:
@@ -380,7 +372,7 @@ def _commit(
         if nb is None:
             nb = changed[t.cell.nb_real] = notebooks[t.cell.nb_real].nb.copy()
             nb.assign_ids()  # before any source changes: each id is the stand-in read showed
-        nb.set_source(t.cell.index, _cell_source(_text_to_write(t), t.before))
+        nb.set_source(t.cell.index, cellview.cell_source(_text_to_write(t), t.before))
     expected = {t.real: encode(t.before) for t in targets if t.cell is None}
     if changed:
         call.ws.notebooks.commit(list(changed.items()), files, expected)

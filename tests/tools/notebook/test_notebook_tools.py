@@ -95,6 +95,10 @@ def test_a_cell_repair_preview_is_accepted_into_the_notebook(tmp_path: Path) -> 
                          "repair": "preview"})
     assert r.ok and r.details["candidate"]
     assert nbformat.read(str(tmp_path / "nb.ipynb"), 4).cells[0].source == "f(1)"
+    # the preview's diff is of the sources Accept writes: no final newline the cell lacks
+    (shown,) = r.details["files"]
+    assert (shown["before"], shown["after"]) == ("f(1)", "f([1, 2])")
+    assert (shown["added"], shown["removed"]) == (1, 1)
     r = ws.call("edit", {"accept_repair": r.details["candidate"], "path": "nb.ipynb#p"})
     assert r.ok, r.text
     nb = nbformat.read(str(tmp_path / "nb.ipynb"), 4)
