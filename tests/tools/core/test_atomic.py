@@ -357,3 +357,25 @@ def test_an_in_place_save_landing_after_the_exchange_makes_the_write_stale(
     assert child.wait(timeout=10) == 0
     assert f.read_bytes() == b"the editor's save\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["f.txt"]
+
+
+@pytest.mark.skipif(atomic._renameat2 is None, reason="no renameat2 here: the old file is replaced")
+def test_a_writer_keeping_one_file_of_a_two_file_write_open_leaves_both_as_they_were(
+    tmp_path: Path,
+) -> None:
+    import subprocess
+    import sys
+
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    a.write_bytes(b"A\n")
+    b.write_bytes(b"B\n")
+    child = subprocess.Popen([sys.executable, "-c", _KEEPS_OPEN, str(b)],
+                             stdout=subprocess.PIPE, text=True)
+    assert child.stdout is not None and child.stdout.readline() == "open\n"
+    with pytest.raises(atomic.HeldOpen):
+        write_many([(str(a), b"A edited\n"), (str(b), b"B edited\n")],
+                   {str(a): b"A\n", str(b): b"B\n"})
+    assert child.wait(timeout=10) == 0
+    assert a.read_bytes() == b"A\n"
+    assert b.read_bytes() == b"B\n" + b"".join(b"late %d\n" % i for i in range(20))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt", "b.txt"]
