@@ -6,22 +6,58 @@ transport — Unix sockets in a private folder (mode 0700) — not on loopback T
 can reach them, no port is taken, and ipykernel has no reason to warn "running over TCP without
 encryption" into the user's outputs. (CurveZMQ would also silence it, but ipykernel 7.4 uses it
 only when the kernel manager provisions keys, which jupyter_client 8.10 does not do.)
+
+Every blocking jupyter_client call made here (``own_loop``) runs on an event loop of the calling
+thread alone: jupyter_client runs a blocking call on the loop it keeps in a context variable,
+and a thread handed a copy of another thread's context (every anyio or ``asyncio.to_thread``
+worker) would otherwise share that loop — two calls at once then fail with "This event loop is
+already running" (an MCP server's interrupt of an abandoned eval, racing the next request's
+new connection, was lost that way).
 """
 
 from __future__ import annotations
 
+import contextvars
+import functools
 import glob
 import os
 import queue
 import shutil
 import tempfile
+import threading
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from jupyter_client.manager import KernelManager
 from jupyter_client.utils import run_sync
 
 from kli.kernel.client.base import KernelError
+
+F = TypeVar("F", bound=Callable[..., Any])
+_threads = threading.local()  # per thread: its own context (so its own loop), and whether in it
+
+
+def own_loop(fn: F) -> F:
+    """``fn`` (which makes blocking jupyter_client calls), run in a context kept for the calling
+    thread, so the event loop jupyter_client's blocking API keeps in a context variable
+    (``jupyter_core.utils.run_sync``) is this thread's own, never one inherited from the thread
+    whose context was copied (see the module docstring). Reentrant."""
+
+    @functools.wraps(fn)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        if getattr(_threads, "inside", False):  # a nested call: already in the context
+            return fn(*args, **kwargs)
+        context = getattr(_threads, "context", None)
+        if context is None:
+            context = _threads.context = contextvars.Context()
+        _threads.inside = True
+        try:
+            return context.run(fn, *args, **kwargs)
+        finally:
+            _threads.inside = False
+
+    return run  # type: ignore[return-value]
 
 
 class ZmqTransport:
@@ -37,13 +73,14 @@ class ZmqTransport:
         self.kernel_info: dict[str, Any] = {}  # the kernel_info_reply's content
         self.description = f"the kernel of {client.connection_file}" if \
             getattr(client, "connection_file", None) else "a kernel over ZMQ"
-        client.start_channels()
+        own_loop(client.start_channels)()
         try:
             self._sync_iopub(ready_timeout)
         except Exception:
             self.close()
             raise
 
+    @own_loop
     def _sync_iopub(self, timeout: float) -> None:
         """Wait until the kernel answers on iopub: it may still be starting, and a
         subscription is live only some time after connect (a comm reply sent before that
@@ -90,6 +127,7 @@ class ZmqTransport:
         msg_id: str = msg["header"]["msg_id"]
         return msg_id
 
+    @own_loop
     def recv_iopub(self, timeout: float) -> dict[str, Any] | None:
         try:
             msg: dict[str, Any] = self.client.get_iopub_msg(timeout=timeout)
@@ -97,11 +135,13 @@ class ZmqTransport:
             return None
         return msg
 
+    @own_loop
     def alive(self) -> bool:
         if self.manager is not None:
             return bool(self.manager.is_alive())
         return bool(self.client.hb_channel.is_beating())
 
+    @own_loop
     def interrupt(self) -> None:
         if self.manager is not None:
             self.manager.interrupt_kernel()
@@ -109,6 +149,7 @@ class ZmqTransport:
             msg = self.client.session.msg("interrupt_request", {})
             self.client.control_channel.send(msg)
 
+    @own_loop
     def close(self) -> None:
         try:
             self.client.stop_channels()
@@ -131,7 +172,13 @@ class IpcKernelManager(KernelManager):
         if not restart:
             shutil.rmtree(self.ipc_folder, ignore_errors=True)
 
-    cleanup_resources = run_sync(_async_cleanup_resources)
+    cleanup_resources = own_loop(run_sync(_async_cleanup_resources))
+    # The blocking API of the manager, each call on the calling thread's own loop (own_loop).
+    start_kernel = own_loop(KernelManager.start_kernel)
+    is_alive = own_loop(KernelManager.is_alive)
+    interrupt_kernel = own_loop(KernelManager.interrupt_kernel)
+    shutdown_kernel = own_loop(KernelManager.shutdown_kernel)
+    restart_kernel = own_loop(KernelManager.restart_kernel)
 
 
 def running_connection_files() -> list[str]:

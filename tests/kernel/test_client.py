@@ -131,6 +131,65 @@ def test_a_cancelled_task_interrupts_its_eval_and_the_kernel_is_idle_again(
     assert asyncio.run(body()) < 5
 
 
+def test_worker_threads_with_a_copied_context_wait_and_interrupt_one_kernel_at_once(
+        tmp_path: Path) -> None:
+    """jupyter_client's blocking API runs each call on an event loop it keeps in a context
+    variable, and ``asyncio.to_thread`` / anyio workers run in a copy of their caller's
+    context: in ``kli mcp``, the interrupt of an abandoned eval (one worker) raced the next
+    request's connection waiting on iopub (another), and one of them failed with "This event
+    loop is already running" (the interrupt was lost, or the request was an MCP "Internal
+    server error"). Here one worker waits on iopub for 2 s while another interrupts and checks
+    liveness 100 times (interrupting it 10): every call works, and the kernel still runs tools."""
+    import asyncio
+
+    from kli.kernel.client.zmq import ZmqTransport
+
+    km = client.launch(cwd=str(tmp_path), env={**os.environ, "XDG_CONFIG_HOME": str(tmp_path)})
+    try:
+        # The calling thread has used the blocking API itself (as a script or a test's own
+        # kernel client does): its context now holds the loop its workers inherit.
+        own = km.client()
+        own.start_channels()
+        own.wait_for_ready(timeout=60)
+        transport = ZmqTransport(km.client(), km, shutdown_on_close=False)
+        failures: list[str] = []
+
+        def guarded(fn: Any) -> Any:
+            def run() -> None:
+                try:
+                    fn()
+                except Exception as exc:
+                    failures.append(f"{fn.__name__}: {type(exc).__name__}: {exc}")
+            return run
+
+        @guarded
+        def wait_on_iopub() -> None:  # inside a blocking jupyter_client call most of the time
+            deadline = time.monotonic() + 2.0
+            while time.monotonic() < deadline:
+                transport.recv_iopub(0.5)
+
+        @guarded
+        def interrupt_and_check() -> None:
+            for i in range(100):
+                if i % 10 == 0:  # the kernel is idle: an interrupt between messages is ignored
+                    transport.interrupt()
+                assert transport.alive() and km.is_alive()
+                time.sleep(0.01)
+
+        async def both() -> None:
+            await asyncio.gather(asyncio.to_thread(wait_on_iopub),
+                                 asyncio.to_thread(interrupt_and_check))
+
+        asyncio.run(both())
+        assert not failures, failures
+        transport.close()
+        own.stop_channels()
+        with client.attach_manager(km, label="after", timeout=30) as k:
+            assert k.call("eval", {"code": "6 * 7"}).text.strip().endswith("42")
+    finally:
+        km.shutdown_kernel(now=True)
+
+
 def test_a_cancelled_task_kills_its_bash_command_on_the_subshell_and_the_kernel_answers(
         owned: client.AgentClient, tmp_path: Path) -> None:
     import asyncio
