@@ -295,6 +295,7 @@ class Hub:
                 respond(message(P.RESULT, id=rid, **result.to_json()))
 
         def run() -> ToolResult:
+            from kli.tools.core.interrupts import on_main
             from kli.tools.core.result import ToolResult
             from kli.tools.process.runner import CANCEL
 
@@ -305,7 +306,8 @@ class Hub:
             token = CANCEL.set(cancel)
             try:
                 if threading.current_thread() is threading.main_thread():
-                    return self.ws.call(tool, args, session, source="agent")
+                    with on_main(cancel):  # a cancel of this request stops it (an eval)
+                        return self.ws.call(tool, args, session, source="agent")
                 return self._stoppable_call(session, tool, args, cancel)
             finally:
                 CANCEL.reset(token)
@@ -350,6 +352,9 @@ class Hub:
         if event is None:
             return False
         event.set()
+        from kli.tools.core.interrupts import stop_main_call
+
+        stop_main_call(event)  # the call runs on the main thread (an eval): stop it, only it
         return True
 
     def _check_agent(self, data: Any, comm_id: str = "") -> dict[str, Any] | None:

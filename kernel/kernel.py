@@ -91,6 +91,9 @@ class KliKernel(IPythonKernel):
         if (threading.current_thread() is threading.main_thread()
                 and signal.getsignal(signal.SIGINT) == signal.SIG_IGN):
             signal.signal(signal.SIGINT, self._sigint_between_messages)
+        from kli.tools.core.interrupts import install_stop_signal
+
+        install_stop_signal()  # a cancelled eval is stopped alone (interrupts.stop_main_call)
 
     def pre_handler_hook(self) -> None:
         # ipykernel's own hook installs default_int_handler for the handler's run; this one

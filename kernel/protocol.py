@@ -507,8 +507,9 @@ PING = Shape("PingRequest", "Is the kernel answering?", (
 CANCEL = Shape("CancelRequest", "Stop a request of this comm that is still running or queued: "
                "a running `bash` / `ws_shell` command is killed with everything it started (the "
                "call answers with a `cancelled` error result); a call not yet started answers "
-               "`cancelled` without running. A running eval is not reached (interrupt the "
-               "kernel for that); the reply is a `cancel` message.", (
+               "`cancelled` without running; a running `eval` (any call on the main thread) is "
+               "interrupted alone, answering an `interrupted` error result, and a person's cell "
+               "or another call is not stopped. The reply is a `cancel` message.", (
     Field("id", ID),
     Field("request", ID, "the `id` of the request to stop"),
 ), op="cancel", target=AGENT_TARGET, sender="client", extra=True)

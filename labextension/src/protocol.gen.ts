@@ -487,7 +487,7 @@ export interface IPingRequest {
   id: string | number;
 }
 
-/** Stop a request of this comm that is still running or queued: a running `bash` / `ws_shell` command is killed with everything it started (the call answers with a `cancelled` error result); a call not yet started answers `cancelled` without running. A running eval is not reached (interrupt the kernel for that); the reply is a `cancel` message. */
+/** Stop a request of this comm that is still running or queued: a running `bash` / `ws_shell` command is killed with everything it started (the call answers with a `cancelled` error result); a call not yet started answers `cancelled` without running; a running `eval` (any call on the main thread) is interrupted alone, answering an `interrupted` error result, and a person's cell or another call is not stopped. The reply is a `cancel` message. */
 export interface ICancelRequest {
   /** protocol version (absent: 1) */
   v?: number;

@@ -18,6 +18,13 @@ progress still finishes first) and calls the stop each registered (a call's canc
 command waiting on its child is killed too). Leaving the block drops a stop sent but not yet
 delivered, so it never lands outside the call.
 
+``on_main(cancel)`` marks a call running on the main thread (an ``eval`` in the kernel) that a
+cancel of its own request stops without stopping anything else: ``stop_main_call(cancel)``
+sends ``STOP_SIGNAL`` (SIGUSR2) to the main thread, whose handler (``install_stop_signal``)
+raises ``KeyboardInterrupt`` only while the main thread is still in that call and its cancel is
+set — a person's cell, another call, or a signal arriving late are left alone. It is deferred
+inside a commit like SIGINT.
+
 ``recording()`` gives a tool call a journal of the commits made during it (``note_commit``):
 ``Workspace.call`` reads it when a call is interrupted, so the result says whether the change
 was written or not.
@@ -34,8 +41,11 @@ from collections.abc import Callable, Iterator
 from types import FrameType
 from typing import Any
 
+# A targeted stop of the main thread's call (``stop_main_call``); None where there is none.
+STOP_SIGNAL: int | None = getattr(signal, "SIGUSR2", None)
 DEFERRED_SIGNALS = tuple(
-    s for s in (getattr(signal, n, None) for n in ("SIGINT", "SIGALRM", "SIGTERM")) if s
+    s for s in (getattr(signal, n, None) for n in ("SIGINT", "SIGALRM", "SIGTERM", "SIGUSR2"))
+    if s
 )
 
 # Two private handles on one C function (indexing makes a new one; attribute access is shared
@@ -170,6 +180,50 @@ def stop_threads() -> int:
         if on_stop is not None:
             on_stop()
     return len(stops)
+
+
+_main_call: threading.Event | None = None  # the cancel event of the main thread's call
+
+
+@contextlib.contextmanager
+def on_main(cancel: threading.Event) -> Iterator[None]:
+    """The main thread runs the call ``cancel`` belongs to, inside the block."""
+    global _main_call
+    previous = _main_call
+    _main_call = cancel
+    try:
+        yield
+    finally:
+        _main_call = previous
+
+
+def stop_main_call(cancel: threading.Event) -> bool:
+    """Interrupt the main thread's call if it is the one ``cancel`` belongs to (``cancel`` set
+    already); False when it is not running there or this process cannot be signalled so."""
+    main = threading.main_thread().ident
+    if _main_call is not cancel or STOP_SIGNAL is None or main is None:
+        return False
+    if signal.getsignal(STOP_SIGNAL) is not _on_stop_signal:
+        return False
+    signal.pthread_kill(main, STOP_SIGNAL)
+    return True
+
+
+def _on_stop_signal(signum: int, frame: FrameType | None) -> None:
+    call = _main_call
+    if call is not None and call.is_set():
+        raise KeyboardInterrupt
+
+
+def install_stop_signal() -> bool:
+    """Handle ``STOP_SIGNAL`` (from the main thread, once): False when there is none, or the
+    image's code has a handler of its own for it."""
+    if STOP_SIGNAL is None or threading.current_thread() is not threading.main_thread():
+        return False
+    if signal.getsignal(STOP_SIGNAL) not in (signal.SIG_DFL, _on_stop_signal):
+        return False
+    signal.signal(STOP_SIGNAL, _on_stop_signal)
+    return True
 
 
 _journal: contextvars.ContextVar[list[dict[str, Any]] | None] = contextvars.ContextVar(
