@@ -1,12 +1,33 @@
-"""Shared fixtures: an isolated workspace root with no user settings leaking in."""
+"""Shared fixtures: an isolated workspace root with no user settings leaking in.
+
+Hypothesis profiles, for every property test: ``ci`` (default: a bounded number of cases, no
+deadline, derandomized, so that a run of the suite is repeatable and a landing is not refused
+by a case no earlier run drew; a test's own ``max_examples`` still applies) and ``long`` (on
+demand: ``KLI_FUZZ_EXAMPLES=100000`` or ``HYPOTHESIS_PROFILE=long``; random, to find new cases,
+each found one then kept as a named regression test).
+"""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from kli.tools import Workspace
+
+_FUZZ_LONG = int(os.environ.get("KLI_FUZZ_EXAMPLES", "0") or 0)
+_common = {
+    "deadline": None,
+    "suppress_health_check": [HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
+                              HealthCheck.data_too_large, HealthCheck.filter_too_much],
+    "print_blob": True,
+}
+settings.register_profile("ci", max_examples=int(os.environ.get("KLI_FUZZ_CI_EXAMPLES", "60")),
+                          derandomize=True, **_common)
+settings.register_profile("long", max_examples=_FUZZ_LONG or 100_000, derandomize=False, **_common)
+settings.load_profile("long" if _FUZZ_LONG else os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 @pytest.fixture(autouse=True)

@@ -1,33 +1,18 @@
 """Hardening suite: bad input, faults and load (issue 8; docs/reliability.md).
 
-Hypothesis profiles: ``ci`` (default: a bounded number of cases, no deadline, derandomized so
-that a run of the suite is repeatable and a landing is not refused by a case no earlier run drew)
-and ``long`` (on demand: ``KLI_FUZZ_EXAMPLES=100000`` or ``--hypothesis-profile long``; random,
-to find new cases, each found one then kept as a named regression test). Long runs of the
-load and abuse tests are enabled with ``KLI_HARDENING_LONG=1``; CI runs their bounded versions.
+The hypothesis profiles (``ci``, derandomized; ``long``, random, with ``KLI_FUZZ_EXAMPLES``)
+are set for every test in tests/conftest.py. Long runs of the load and abuse tests are enabled
+with ``KLI_HARDENING_LONG=1``; CI runs their bounded versions.
 """
 
 from __future__ import annotations
 
 import os
 
-from hypothesis import HealthCheck, settings
+from hypothesis import settings
 
-CI_EXAMPLES = int(os.environ.get("KLI_FUZZ_CI_EXAMPLES", "60"))
 LONG_EXAMPLES = int(os.environ.get("KLI_FUZZ_EXAMPLES", "0") or 0)
 LONG = os.environ.get("KLI_HARDENING_LONG", "") not in ("", "0")
-
-_common = {
-    "deadline": None,
-    "suppress_health_check": [HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
-                              HealthCheck.data_too_large, HealthCheck.filter_too_much],
-    "print_blob": True,
-}
-settings.register_profile("ci", max_examples=CI_EXAMPLES, derandomize=True, **_common)
-settings.register_profile(
-    "long", max_examples=LONG_EXAMPLES or 100_000, derandomize=False, **_common
-)
-settings.load_profile("long" if LONG_EXAMPLES else os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 def examples(scale: float = 1.0) -> int:
