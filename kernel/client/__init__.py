@@ -70,11 +70,11 @@ def start(kernel_name: str = "kli", *, cwd: str | None = None, label: str = "age
     """Launch a kernel (its working directory — the tools' root — is ``cwd``) and attach to it
     over IPC transport (Unix sockets only this user can open; see ``kli.kernel.client.zmq``).
     Closing the client shuts the kernel down."""
-    from kli.kernel.client.zmq import ZmqTransport
+    from kli.kernel.client.zmq import ZmqTransport, manager_client
 
     km = launch(kernel_name, cwd=cwd, env=env)
     try:
-        transport = ZmqTransport(km.client(), km)
+        transport = ZmqTransport(manager_client(km), km)
     except Exception:
         km.shutdown_kernel(now=True)
         raise
@@ -86,9 +86,10 @@ def attach_manager(km: Any, *, label: str = "agent", timeout: float = DEFAULT_TI
     """Attach to a kernel whose ``KernelManager`` this process holds (see ``launch``), leaving
     the kernel to its owner on close; liveness comes from the process itself, so a kill is seen
     at once."""
-    from kli.kernel.client.zmq import ZmqTransport
+    from kli.kernel.client.zmq import ZmqTransport, manager_client
 
-    transport = ZmqTransport(km.client(), km, shutdown_on_close=False, ready_timeout=ready_timeout)
+    transport = ZmqTransport(manager_client(km), km, shutdown_on_close=False,
+                             ready_timeout=ready_timeout)
     return AgentClient(transport, label=label, timeout=timeout)
 
 

@@ -26,6 +26,7 @@ import shutil
 import tempfile
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -58,6 +59,18 @@ def own_loop(fn: F) -> F:
             _threads.inside = False
 
     return run  # type: ignore[return-value]
+
+
+def manager_client(km: Any) -> Any:
+    """A ``BlockingKernelClient`` (channels not started) of ``km``'s kernel, with a session id of
+    its own. ``km.client()`` gives every client the manager's session id, which jupyter_client also uses
+    as the ZMQ identity of the client's shell and control sockets, and ipykernel's ROUTER
+    sockets hand an identity over to its newest connection (``router_handover``): a second
+    client of one manager (``kli mcp --start`` makes one per MCP session) silently took the
+    first one's shell over, and the first one's requests were dropped unanswered."""
+    kc = km.client()
+    kc.session.session = str(uuid.uuid4())  # the identity follows (Session.bsession)
+    return kc
 
 
 class ZmqTransport:

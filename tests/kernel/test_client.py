@@ -190,6 +190,23 @@ def test_worker_threads_with_a_copied_context_wait_and_interrupt_one_kernel_at_o
         km.shutdown_kernel(now=True)
 
 
+def test_two_clients_of_one_kernel_manager_both_get_their_replies(tmp_path: Path) -> None:
+    """``kli mcp --start`` attaches one client per MCP session to the kernel it manages. Each
+    has a session id of its own: with the manager's one id (its clients' ZMQ identity), the
+    kernel handed the first client's shell over to the second, and the first one's requests
+    went unanswered."""
+    km = client.launch(cwd=str(tmp_path), env={**os.environ, "XDG_CONFIG_HOME": str(tmp_path)})
+    try:
+        with client.attach_manager(km, label="first", timeout=30) as first, \
+                client.attach_manager(km, label="second", timeout=30) as second:
+            assert second.call("eval", {"code": "'second'"}, timeout=10).ok
+            assert first.ping(timeout=10) < 5
+            assert first.call("eval", {"code": "'first'"}, timeout=10).ok
+            assert second.ping(timeout=10) < 5
+    finally:
+        km.shutdown_kernel(now=True)
+
+
 def test_a_cancelled_task_kills_its_bash_command_on_the_subshell_and_the_kernel_answers(
         owned: client.AgentClient, tmp_path: Path) -> None:
     import asyncio
