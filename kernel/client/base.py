@@ -203,7 +203,8 @@ class AgentClient:
     def request(self, data: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
         """Send one request (an id is added) and return the reply naming it."""
         rid, waiter = self._begin(data)
-        return self._checked(self._result(waiter, rid, timeout or self.timeout))
+        probe = data.get("op") != "ping"  # a ping that times out is not probed with a ping
+        return self._checked(self._result(waiter, rid, timeout or self.timeout, probe))
 
     async def arequest(self, data: dict[str, Any],
                        timeout: float | None = None) -> dict[str, Any]:
@@ -215,7 +216,8 @@ class AgentClient:
         try:
             reply = await asyncio.wait_for(asyncio.wrap_future(waiter.future), limit)
         except asyncio.TimeoutError:
-            error = self._timed_out(waiter, limit, await self._aprobe())
+            status = await self._aprobe() if data.get("op") != "ping" else None
+            error = self._timed_out(waiter, limit, status)
             raise self._abandoned(waiter, error) from None
         except asyncio.CancelledError:
             self.stop(waiter)
@@ -361,11 +363,12 @@ class AgentClient:
         with self._send_lock:
             waiter.msg_id = self.transport.send_shell(msg_type, content)
 
-    def _result(self, waiter: _Waiter, key: Any, timeout: float) -> dict[str, Any]:
+    def _result(self, waiter: _Waiter, key: Any, timeout: float,
+                probe: bool = True) -> dict[str, Any]:
         try:
             return waiter.future.result(timeout)
         except FutureTimeout:
-            status = self._probe() if key != "hello" else None
+            status = self._probe() if probe and key != "hello" else None
             raise self._abandoned(waiter, self._timed_out(waiter, timeout, status)) from None
         finally:
             self._forget(key)

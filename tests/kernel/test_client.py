@@ -207,6 +207,32 @@ def test_two_clients_of_one_kernel_manager_both_get_their_replies(tmp_path: Path
         km.shutdown_kernel(now=True)
 
 
+def test_a_ping_a_stopped_kernel_never_answers_times_out_once(tmp_path: Path) -> None:
+    """A request that times out asks the kernel what it is busy with (a ping); a ping that
+    times out is not probed with another ping, each waiting on the same silent kernel (with the
+    kernel process stopped, that went on without end)."""
+    with client.start(cwd=str(tmp_path), timeout=30) as k:
+        pid = k.transport.manager.provisioner.pid
+        outcome: list[BaseException] = []
+
+        def ping() -> None:
+            try:
+                k.ping(timeout=1)
+            except BaseException as exc:
+                outcome.append(exc)
+
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            waiting = threading.Thread(target=ping, daemon=True)
+            waiting.start()
+            waiting.join(10)
+            assert not waiting.is_alive(), "a ping of a stopped kernel still waits after 10 s"
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        assert len(outcome) == 1 and isinstance(outcome[0], KernelTimeout), outcome
+        assert k.ping(timeout=10) < 5
+
+
 def test_a_cancelled_task_kills_its_bash_command_on_the_subshell_and_the_kernel_answers(
         owned: client.AgentClient, tmp_path: Path) -> None:
     import asyncio
