@@ -227,49 +227,29 @@ class AgentClient:
         return self._checked(reply)
 
     def stop(self, waiter: _Waiter) -> bool:
-        """Stop the request of ``waiter`` in the kernel. A tool call gets a ``cancel`` request
-        (docs/protocol.md): a running ``bash`` / ``ws_shell`` command is killed with its
-        process tree (it runs on a kernel subshell thread, which an interrupt does not reach),
-        and a call still queued behind other work answers 'cancelled' without running. For a
-        call of a tool that touches the image, the kernel is also interrupted when it runs
-        that request and nothing else (a long eval ends 'interrupted'); never when other work
-        runs (an interrupt would stop it, e.g. a person's cell). True when it sent a cancel or
-        interrupted."""
+        """Stop the request of ``waiter`` in the kernel: a tool call gets a ``cancel`` request
+        (docs/protocol.md). A running ``bash`` / ``ws_shell`` command is killed with its process
+        tree, a call running in the image (an eval) is stopped by the kernel itself, that call
+        alone (``interrupts.stop_main_call``), and a call still queued behind other work answers
+        'cancelled' without running. The kernel is never interrupted from here: an interrupt
+        stops whatever the main thread runs, and what this client saw of the kernel's busy
+        status cannot tell (a person's cell that began before it attached was never seen, and
+        was interrupted). True when it sent a cancel."""
         answered = waiter.future.done() and not waiter.future.cancelled()
-        if answered or self._broken is not None or self._closed:
+        if answered or self._broken is not None or self._closed or waiter.tool is None:
             return False
-        if waiter.tool is None:
-            return False
-        # Judged before the cancel goes out: the kernel's busy status for the cancel itself
-        # would make the request look as if it were not running alone. An image call runs in
-        # a callback after its comm message's busy/idle window, so nothing busy at all is
-        # "alone" too; a person's cell is busy under its own execute_request and blocks this.
-        alone = waiter.msg_id is not None and all(m == waiter.msg_id for m in self._busy)
-        sent = self._send_cancel(waiter.rid)
-        from kli.tools.registry import REGISTRY
-
-        entry = REGISTRY.tools.get(waiter.tool)
-        if entry is not None and not entry.touches_image:
-            return sent
-        if alone:
-            try:
-                self.interrupt()
-            except Exception:
-                return sent
-            return True
-        return sent
+        return self._send_cancel(waiter.rid)
 
     def _abandoned(self, waiter: _Waiter, error: KernelTimeout) -> KernelTimeout:
         """A tool call nobody waits for any more is cancelled in the kernel (its reply would be
-        dropped): a command it runs is killed, a call still queued never runs; an eval already
-        running is not reached. ``error`` says so."""
+        dropped), as ``stop`` cancels it. ``error`` says so."""
         if waiter.tool is None or self._broken is not None or self._closed:
             return error
         if not self._send_cancel(waiter.rid):
             return error
         note = (" This client gave up on the call and cancelled it in the kernel: a command it "
-                "ran is killed and a call still queued will not run (an eval already running "
-                "goes on).")
+                "ran is killed, an eval it ran is stopped, and a call still queued will not "
+                "run.")
         return type(error)(str(error) + note)
 
     def _send_cancel(self, rid: Any) -> bool:

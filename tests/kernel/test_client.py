@@ -521,6 +521,44 @@ def test_attaching_while_a_persons_cell_runs_is_at_once_and_busy_is_reported_as_
             owner.interrupt()
 
 
+def test_a_client_attached_during_a_persons_cell_that_gives_up_on_its_eval_leaves_the_cell_running(
+        tmp_path: Path) -> None:
+    """A client that attached after a person's cell began never saw that cell's busy status.
+    Its eval waits behind the cell; when the client gives up (a cancelled task, an MCP request
+    abandoned), the eval is cancelled without running and the person's cell is not
+    interrupted: the kernel is asked what runs before any interrupt."""
+    import asyncio
+
+    from jupyter_client.blocking.client import BlockingKernelClient
+
+    marker = tmp_path / "ran"
+    with client.start(cwd=str(tmp_path), timeout=30) as owner:
+        person = BlockingKernelClient(connection_file=owner.transport.client.connection_file)
+        person.load_connection_file()
+        person.start_channels()
+        try:
+            cell = person.execute("import time\ntime.sleep(4)\n'cell done'")
+            time.sleep(0.5)
+            with client.connect(person.connection_file, label="late", timeout=30) as late:
+                async def give_up() -> None:
+                    task = asyncio.ensure_future(late.acall(
+                        "eval", {"code": f"open({str(marker)!r}, 'w').close()"}))
+                    await asyncio.sleep(1.0)
+                    task.cancel()
+                    with pytest.raises(asyncio.CancelledError):
+                        await task
+
+                asyncio.run(give_up())
+                reply = person.get_shell_msg(timeout=30)
+                while reply["parent_header"].get("msg_id") != cell:
+                    reply = person.get_shell_msg(timeout=30)
+                assert reply["content"]["status"] == "ok", reply["content"]
+                assert late.call("eval", {"code": "'after'"}, timeout=30).ok
+        finally:
+            person.stop_channels()
+    assert not marker.exists()  # cancelled while it waited: it never ran
+
+
 @pytest.fixture(scope="module")
 def notebooks_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     """A Jupyter server with its own runtime dir and two notebooks open on kli kernels."""
