@@ -82,7 +82,7 @@ class Bridge:
         with conn.lock:
             try:
                 return self._attached(conn).specs(self.profile)
-            except KernelError:
+            except Exception:  # whatever failed, never an MCP "Internal server error"
                 from kli.tools.registry import REGISTRY
 
                 profile = None if self.profile == ALL else self.profile
