@@ -440,6 +440,11 @@ class AgentClient:
             if state == "dead":
                 self._break(lambda what: KernelDied(f"the kernel died while waiting for {what}."))
                 return False
+            sender = (msg.get("header") or {}).get("session")
+            if state == "starting" and sender and sender == self._kernel_session:
+                # The kernel this comm is open on, announcing its own start late (a client
+                # that attached to a kernel just restarted, before its shell had started).
+                return True
             if state in ("restarting", "starting") and self.session is not None:
                 # A new kernel process (a Jupyter server or gateway restarted a dead one): it
                 # has no comm of ours, so a request would go unanswered until timeout.
