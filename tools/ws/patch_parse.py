@@ -50,6 +50,7 @@ class Hunk:
     new_count: int | None = None
     alt_body: Body | None = None  # the forgotten-prefix reading, when there is evidence
     no_newline_new: bool = False
+    prefixed: bool = True  # its lines were written with ' ' / '-' / '+' (not SEARCH/REPLACE)
 
     @property
     def old_lines(self) -> list[str]:
@@ -90,11 +91,26 @@ def _strip_prefix(path: str) -> str | None:
     return path
 
 
+def _wraps(lines: list[str], i: int) -> bool:
+    """The fence at ``lines[i]`` wraps the diff (or a part of it) rather than being a line of
+    a hunk: the next line that is not blank is a file or hunk header, or no diff line follows
+    it. A fence inside a hunk, with its lines going on after it, is a line of a Markdown file
+    whose context prefix was forgotten (dropping it would move the added lines)."""
+    for ln in lines[i + 1 :]:
+        if not ln.strip():
+            continue
+        if ln.startswith(("--- ", "+++ ", "diff ", "Index: ", "@@")) or SR_START_MARKER.match(ln):
+            return True
+        if ln[:1] in ("+", "-", " "):
+            return False
+    return True
+
+
 def parse(text: str) -> ParsedPatch:
     """Parse ``text`` into files and hunks, or raise ``PatchParseError``."""
     repairs: list[str] = []
     lines = [ln[:-1] if ln.endswith("\r") else ln for ln in text.split("\n")]
-    kept = [ln for ln in lines if not FENCE.match(ln)]
+    kept = [ln for i, ln in enumerate(lines) if not (FENCE.match(ln) and _wraps(lines, i))]
     if len(kept) != len(lines):
         repairs.append("fence_dropped")
     lines = kept
@@ -131,7 +147,7 @@ def parse(text: str) -> ParsedPatch:
 
 
 def _sr_hunk(search: list[str], replace: list[str], header: str) -> Hunk:
-    return Hunk(line_diff(search, replace), header)
+    return Hunk(line_diff(search, replace), header, prefixed=False)
 
 
 def _parse_search_replace(lines: list[str]) -> list[FilePatch]:
