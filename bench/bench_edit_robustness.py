@@ -4,7 +4,9 @@ Edits are generated from real sources in five languages, each with its own inden
 Python (the standard library and this environment's packages; 4 spaces), TypeScript (the
 extension's node_modules ``src/*.ts``, or ``$KLI_BENCH_TS_ROOT``; 2 spaces), JSON (the packages' ``*.json``; 2 spaces),
 Common Lisp (``/usr/share/common-lisp/source``, e.g. ``apt-get install cl-alexandria
-cl-ppcre``; forms aligned under an open paren) and Go (the Go tree's ``src``; tabs). A language
+cl-ppcre``; forms aligned under an open paren), Go (the Go tree's ``src``; tabs) and Markdown
+(the packages' READMEs and change logs: lines that begin with ``-`` or ``+``, which a
+forgotten context prefix turns into a change). A language
 whose sources are not on this machine is skipped and named. Each case picks a region of a file
 and an intended change (one line gets a trailing comment in the language's syntax — JSON
 gets ``//`` too: syntax checks are off —, one comment line is inserted); the "model" then
@@ -36,7 +38,7 @@ one, or a claimed success with the wrong text). Syntax checking is disabled for 
 match alone is measured.
 
 Run: ``python bench/bench_edit_robustness.py [--cases-per-kind 40] [--seed 7]
-[--languages python,typescript,json,lisp,go]``
+[--languages python,typescript,json,lisp,go,markdown]``
 """
 
 from __future__ import annotations
@@ -95,6 +97,7 @@ LANGUAGES = {
     "json": Language("JSON", ".json", "//"),
     "lisp": Language("Lisp", ".lisp", ";"),
     "go": Language("Go", ".go", "//", tabs=True),
+    "markdown": Language("Markdown", ".md", "<!--"),
 }
 
 
@@ -112,6 +115,8 @@ def roots(lang: str) -> list[str]:
         return [purelib]
     if lang == "lisp":
         return ["/usr/share/common-lisp/source"]
+    if lang == "markdown":  # READMEs and change logs: lists of "- " and "+ " at column 0
+        return [os.path.join(HERE, "..", "labextension", "node_modules"), purelib]
     goroot = ""
     if shutil.which("go"):
         out = subprocess.run(["go", "env", "GOROOT"], capture_output=True, text=True)

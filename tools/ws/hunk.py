@@ -250,6 +250,26 @@ def align(body: Body, span_lines: Sequence[str], pair_removals: bool) -> dict[in
     place when alike (a removal only with ``pair_removals``)."""
     old = [t for tag, t in body if tag != "+"]
     tags = [tag for tag, _t in body if tag != "+"]
+
+    def alike(k: int, j: int) -> bool:
+        a, b = old[k].strip(), span_lines[j].strip()
+        if a == b:
+            return True
+        if tags[k] == "-" and not pair_removals:
+            return False
+        return difflib.SequenceMatcher(None, a, b, autojunk=False).ratio() >= PAIR_MIN_SIMILARITY
+
+    # As many lines as the span (but for blank edge lines a rung left out of it), each alike
+    # in its place: one misremembered line among repeated ones ("- betax" before "- beta"
+    # where the file has "- beta" twice) would otherwise let the matcher pair its neighbour
+    # one line early, and an added line between them would land one line early.
+    n = len(old)
+    lead = next((k for k in range(n) if old[k].strip()), n)
+    tail = next((k for k in range(n) if old[n - 1 - k].strip()), n)
+    for lo, hi in dict.fromkeys([(0, n), (lead, n), (0, n - tail), (lead, n - tail)]):
+        if hi - lo == len(span_lines) and hi > lo and all(
+                alike(lo + k, k) for k in range(hi - lo)):
+            return {lo + k: k for k in range(hi - lo)}
     sm = difflib.SequenceMatcher(
         None, [t.strip() for t in old], [t.strip() for t in span_lines], autojunk=False
     )

@@ -20,8 +20,10 @@ If any hunk fails nothing is written and the result reports every hunk.
 from __future__ import annotations
 
 import bisect
+import difflib
 import os
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -329,6 +331,74 @@ def _fuzzed(text: str, hunk: Hunk, window: ladder.Window) -> tuple[ladder.Match,
     return ladder.Match(None), hunk.body, 0
 
 
+# How alike an added line, read with its '+', and a file line must be to count as that line
+# misremembered (difflib ratio): "+ mu thetx" against "+ mu theta" is 0.9, "+ zetx" 0.83.
+LOOK_ALIKE = 0.8
+EDGE = 3  # lines on each side of where a hunk landed that its added lines are compared with
+
+
+def _reads_as_context(
+    hunk: Hunk, body: Body, lines: list[str], a: int, b: int, loose: bool = False
+) -> tuple[str, str, int] | None:
+    """An added or removed line that, as written with its '+' or '-', is a line of the file
+    where the hunk lands (lines ``a``–``b`` and ``EDGE`` on each side), as written (an added
+    line also misremembered, ``LOOK_ALIKE``), and no old line of the hunk: a context line such as a
+    Markdown or YAML item ``- x`` / ``+ x`` (or a diff's) whose leading ' ' was forgotten. Read
+    as a change it would add ``' x'`` beside the line meant, or remove a look-alike (the other
+    drift that lets such a hunk land, a loose rung, hides that). Its tag, the raw line and the
+    file line's index, or None."""
+    if not hunk.prefixed:
+        return None
+    old = Counter(t.rstrip("\r\n") for tag, t in body if tag != "+")
+    span = {ln.rstrip("\r\n") for ln in lines[a : b + 1]}
+    # a rung may have left blank edge lines out of the span; a hunk landed loosely or away
+    # from its @@ line may have left out the very line it meant: look as far as it may move
+    reach = ANCHOR_WINDOW_LINES if loose else EDGE
+    lo = max(0, a - reach)
+    near = []
+    for i, ln in enumerate(lines[lo : b + 1 + reach], lo):
+        ln = ln.rstrip("\r\n")
+        if old[ln] > 0:  # a file line the hunk has as one of its old lines (each copy once)
+            old[ln] -= 1
+        elif ln[:1] in ("+", "-"):
+            near.append((i, ln))
+    for tag, t in body:
+        # a line that itself begins with its tag's sign is written with two ('++…', '--…')
+        if tag not in ("+", "-") or t.startswith(tag):
+            continue
+        raw = tag + t.rstrip("\r\n")
+        for i, ln in near:
+            # as written, or (an added line) misremembered too: a second drift on the same
+            # line; a removed line is taken only as written (a re-indented removed line reads
+            # like a list item beside it)
+            if ln == raw or (tag == "+" and ln[0] == "+"
+                             and difflib.SequenceMatcher(None, ln, raw).ratio() >= LOOK_ALIKE):
+                return tag, raw, i
+        if tag == "-" and (loose or t.rstrip("\r\n") not in span):
+            # removed only through a loose rung, or away from the @@ line (``loose``), or its
+            # text is no line where the hunk landed, while as written it is a line of the file
+            # near there: a lost ' ' prefix
+            wide = range(max(0, a - ANCHOR_WINDOW_LINES), min(len(lines), b + 1 + ANCHOR_WINDOW_LINES))
+            for i in wide:
+                if lines[i].rstrip("\r\n") == raw and not (a <= i <= b):
+                    return tag, raw, i
+    return None
+
+
+def _as_context_message(clash: tuple[str, str, int], numbering: _Numbering) -> str:
+    tag, raw, at = clash
+    kind, harm = (("added", "adding it would put a copy of that line, without its '+', "
+                   "beside it") if tag == "+" else
+                  ("removed", "removing it would remove another line"))
+    return (
+        f"its {kind} line {raw!r} reads, as written, like line {numbering.original(at + 1)} of "
+        f"the file, where the hunk lands: a context line that lost its leading ' ' ({harm}). "
+        "If it is unchanged, prefix it with one space "
+        f"({' ' + raw!r}); a line that itself begins with {tag!r} is written with its sign "
+        f"twice ({tag + raw!r})."
+    )
+
+
 def _split(text: str) -> tuple[list[str], bool]:
     if text == "":
         return [], False
@@ -406,6 +476,10 @@ def plan_file(text: str, hunks: list[Hunk], *, window_lines: int = ANCHOR_WINDOW
                 # lines come before line N, not after it.
                 after = hunk.old_start - 1
             at = numbering.working(after + 1) - 1
+            clash = _reads_as_context(hunk, hunk.body, lines, at, at - 1)
+            if clash is not None:
+                report.message = _as_context_message(clash, numbering)
+                continue
             # The inserted lines end as the line they follow (the first line, at the top).
             cr = ending_near(lines, at - 1 if at > 0 else 0, final_newline=trailing_nl)
             new = [t + cr for tag, t in hunk.body if tag == "+"]
@@ -481,6 +555,13 @@ def plan_file(text: str, hunks: list[Hunk], *, window_lines: int = ANCHOR_WINDOW
                 "in the hunk says which; prefix every context line with exactly one space and "
                 "copy the indentation as ws_read shows it."
             )
+            continue
+        clash = _reads_as_context(
+            hunk, body, lines, a, b,
+            loose=bool(fuzz) or match.rung not in CLOSE_RUNGS
+            or (expected is not None and span.first_line != expected))
+        if clash is not None:
+            report.message = _as_context_message(clash, numbering)
             continue
         new_lines = settled
         report.first, report.last = numbering.original(a + 1), numbering.original(b + 1)

@@ -478,3 +478,51 @@ def test_a_two_space_hunk_with_every_indent_halved_lands_exactly_or_is_refused(
     plan = plan_file(text, patch_parse.parse(halved).files[0].hunks)
     if plan.ok:
         assert plan.after == expected, [r.message for r in plan.reports]
+
+
+# -- list items that begin with '-' or '+': a forgotten prefix makes them read as a change ----
+
+ITEM_WORDS = ["alpha", "beta", "gamma", "delta", "eps", "zeta", "theta", "iota"]
+ITEM_SHAPES = ["- {}", "+ {}", "-{}", "  - {}", "", "{}"]
+
+
+@settings(max_examples=int(os.environ.get("KLI_DRIFT_EXAMPLES", "300")), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(st.tuples(st.sampled_from(ITEM_SHAPES), st.sampled_from(ITEM_WORDS)),
+             min_size=6, max_size=16),
+    st.integers(1, 15),
+    st.lists(st.booleans(), min_size=7, max_size=7),
+    st.integers(-1, 6),
+)
+def test_list_items_whose_context_prefix_was_forgotten_land_exactly_or_are_refused(
+    items: list[tuple[str, str]], at: int, forgot: list[bool], misremembered: int
+) -> None:
+    """Markdown / YAML lists: context lines that begin with '-' or '+' lose their ' ' prefix
+    (then they read as a removed or an added line), on any subset, and at most one copied line
+    has a letter wrong too: the patch's result is the intended file, or nothing (before, an
+    added copy of a '+ item' line without its '+' landed, and a look-alike was removed)."""
+    lines = [shape.format(word) for shape, word in items]
+    at = min(at, len(lines) - 1)
+    text = "\n".join(lines) + "\n"
+    expected = "\n".join([*lines[:at], "- new item", *lines[at:]]) + "\n"
+    start = max(0, at - 3)
+    body = []
+    for k, line in enumerate(lines[start:at + 3]):
+        if start + k == at:
+            body.append("+- new item")
+        dropped = line[:1] in "-+" and forgot[k % len(forgot)]
+        body.append(line if dropped else " " + line)
+    if at >= len(lines[:at + 3]) + start:
+        body.append("+- new item")
+    if 0 <= misremembered < len(body) and body[misremembered] != "+- new item" \
+            and body[misremembered].strip():
+        body[misremembered] += "x"
+    old = sum(1 for b in body if b != "+- new item")
+    patch = f"--- a/f.md\n+++ b/f.md\n@@ -{start + 1},{old} +{start + 1},{old + 1} @@\n"
+    parsed = patch_parse.parse(patch + "\n".join(body) + "\n")
+    if len(parsed.files) != 1:
+        return
+    plan = plan_file(text, parsed.files[0].hunks)
+    if plan.ok:
+        assert plan.after == expected
