@@ -14,19 +14,45 @@ from kli.tools.ws.reindent import reindent_for
 from kli.tools.ws.textlines import search_lines
 
 
-def replacement(new: str, span: Span, whole_lines: bool, text: str = "") -> str:
+def replacement(new: str, span: Span, whole_lines: bool, text: str = "",
+                old: str | None = None) -> str:
     """``new`` as it should be written over ``span`` of ``text``: re-indented and with the
     matched lines' ending when the match was line-based; otherwise (a match inside a line) each
-    line break ``new`` adds is that line's break (``textfile.break_at``)."""
+    line break ``new`` adds is that line's break (``textfile.break_at``). With ``old`` (the
+    search text), a whitespace-only line ``new`` keeps as ``old`` wrote it is written as the
+    file has it (``_kept_blank_lines``)."""
     if not whole_lines:
         return with_breaks(new, break_at(text, span.end))
     parts = new.split("\n")
     tail_nl = parts[-1] == "" and len(parts) > 1
     body = parts[:-1] if tail_nl else parts
     body = [ln[:-1] if ln.endswith("\r") else ln for ln in body]
+    written = body
     body = reindent_for(span, body)
+    if old is not None and (span.reindent or span.levels):
+        body = _kept_blank_lines(written, body, old, text[span.start : span.end])
     sep = "\r\n" if span.crlf else "\n"
     return sep.join(body) + (sep if tail_nl else "")
+
+
+def _kept_blank_lines(written: list[str], body: list[str], old: str, matched: str) -> list[str]:
+    """A whitespace-only line of the replacement that the search text has too stands for the
+    file's line there, which may be of another width than re-indenting gives it (halved code's
+    "  " where the file has "    "): it is written as the file has it. Only when the search text
+    and the matched lines pair one to one, and each whitespace-only text of the search text
+    stands for one text of the file's."""
+    olds = [ln[:-1] if ln.endswith("\r") else ln for ln in old.split("\n")]
+    files = [ln[:-1] if ln.endswith("\r") else ln for ln in matched.split("\n")]
+    if olds and olds[-1] == "" and files and files[-1] == "":
+        olds, files = olds[:-1], files[:-1]
+    if len(olds) != len(files):
+        return body
+    stands: dict[str, str | None] = {}
+    for o, f in zip(olds, files, strict=True):
+        if o and not o.strip() and not f.strip():
+            stands[o] = f if stands.get(o, f) == f else None
+    return [stands[w] if w in stands and stands[w] is not None else b  # type: ignore[misc]
+            for w, b in zip(written, body, strict=True)]
 
 
 def choose_disjoint(spans: Sequence[Span]) -> list[Span]:
@@ -148,7 +174,7 @@ def apply_plan(
         if match.rung == ANCHORED and old is not None:
             piece = _anchored_replacement(text, span, old, written)
         else:
-            piece = replacement(written, span, match.whole_lines, text)
+            piece = replacement(written, span, match.whole_lines, text, old)
         pieces.append(piece)
         edits.append((span.start, span.end, piece))
         pos = span.end
