@@ -79,6 +79,8 @@ class _Render:
         self.old_count = sum(tag != "+" for tag, _t in body)
         self.aligned = align(body, span_lines, pair_removals)
         self.refs = _neighbours(body, self.aligned, span_lines) if local_indent else {}
+        if local_indent:
+            _pair_stand_ins(body, self.aligned, span_lines, self.refs)
         self.local_indent = local_indent
         self._levels, self._conflicted = _levels(body, self.aligned, span_lines)
         self._additive = len({indent_width(f) - indent_width(w)
@@ -311,6 +313,58 @@ def _neighbours(
             waiting = []
         k += 1
     return refs
+
+
+def _pair_stand_ins(
+    body: Body, aligned: dict[int, int], span_lines: Sequence[str],
+    refs: dict[int, list[Ref | None]],
+) -> None:
+    """In each run of removed lines followed by added ones, the added line that stands in for a
+    removed one takes that removed line as the landed line before it, paired in order by
+    likeness — not the run's last removed line (halved code: the run's ``}`` at 2 columns and
+    its doc line ``*`` at 3 both written at 1) — and an added line that stands in for none
+    (one inserted among them) takes the pair before it, else the one after it."""
+    old_k: dict[int, int] = {}
+    k = 0
+    for pos, (tag, _t) in enumerate(body):
+        if tag != "+":
+            old_k[pos] = k
+            k += 1
+    pos = 0
+    while pos < len(body):
+        if body[pos][0] != "-":
+            pos += 1
+            continue
+        r0 = pos
+        while pos < len(body) and body[pos][0] == "-":
+            pos += 1
+        a0 = pos
+        while pos < len(body) and body[pos][0] == "+":
+            pos += 1
+        removed = [r for r in range(r0, a0) if body[r][1].strip()]
+        added = [x for x in range(a0, pos) if body[x][1].strip()]
+        if not removed or not added:
+            continue
+        pairs: dict[int, Ref] = {}
+        at = 0
+        for x in added:
+            for i in range(at, len(removed)):
+                r = removed[i]
+                a, b = body[x][1].strip(), body[r][1].strip()
+                if a == b or difflib.SequenceMatcher(None, a, b, autojunk=False).ratio() >= 0.6:
+                    if old_k[r] in aligned:
+                        pairs[x] = (body[r][1], span_lines[aligned[old_k[r]]])
+                    at = i + 1
+                    break
+        if not pairs:
+            continue
+        for n, x in enumerate(added):
+            ref = pairs.get(x)
+            if ref is None:
+                ref = next((pairs[y] for y in reversed(added[:n]) if y in pairs), None) or \
+                    next((pairs[y] for y in added[n + 1 :] if y in pairs), None)
+            if ref is not None and x in refs:
+                refs[x] = [ref, refs[x][1]]
 
 
 def _levels(
