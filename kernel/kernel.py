@@ -13,7 +13,6 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from ipykernel.ipkernel import IPythonKernel
@@ -103,7 +102,7 @@ class KliKernel(IPythonKernel):
     def _sigint_between_messages(self, signum: int, frame: Any) -> None:
         _stop_subshell_calls()
 
-    @contextmanager
+    @contextlib.contextmanager
     def _cancel_on_sigint(self, future: Any) -> Iterator[None]:
         # A top-level-await cell runs under ipykernel's own SIGINT handler, which cancels the
         # cell through another loop's callback: the cell went on until what it awaited was

@@ -812,12 +812,6 @@ class _Settling:
         self.fds = []
 
 
-def _exchange(tmp: str, target: str, staged: list[int]) -> bool:
-    """``RENAME_EXCHANGE`` of ``tmp`` and ``target``, noting ``tmp``'s size first."""
-    staged[0] = os.lstat(tmp).st_size
-    return _rename2(tmp, target, RENAME_EXCHANGE)
-
-
 def _swap_in(
     path: str, target: str, tmp: str, want: object, originals: dict[str, bytes | None],
     swapped_out: dict[str, tuple[int, int]],
@@ -825,7 +819,6 @@ def _swap_in(
     """Put ``tmp`` at ``target``; return how (``exchanged``: the old file is now at ``tmp``,
     its size as verified and the new file's size in ``swapped_out``; ``new``: there was none;
     ``replaced``: the old bytes are in ``originals``)."""
-    staged = [-1]  # the size of the new file, taken just before an exchange
     if want is None or (want is ANY and not os.path.lexists(target)):
         try:
             if _rename2(tmp, target, RENAME_NOREPLACE):
@@ -834,12 +827,14 @@ def _swap_in(
             if want is None:
                 raise Stale(path, "it was created since it was checked") from None
             # appeared meanwhile and anything may be replaced: fall through
-    elif os.path.lexists(target) and _exchange(tmp, target, staged):
-        # what was swapped out is checked once nothing can write to it (``_Settling.hold``)
-        with contextlib.suppress(OSError):  # its size as verified (else as swapped out)
-            seen = len(want) if isinstance(want, bytes) else os.lstat(tmp).st_size
-            swapped_out[tmp] = (seen, staged[0])
-        return "exchanged"
+    elif os.path.lexists(target):
+        ours = os.lstat(tmp).st_size  # the new file's size, taken just before the exchange
+        if _rename2(tmp, target, RENAME_EXCHANGE):
+            # what was swapped out is checked once nothing can write to it (``_Settling.hold``)
+            with contextlib.suppress(OSError):  # its size as verified (else as swapped out)
+                seen = len(want) if isinstance(want, bytes) else os.lstat(tmp).st_size
+                swapped_out[tmp] = (seen, ours)
+            return "exchanged"
     # No renameat2 here: check just before the replace.
     if want is not ANY:
         _check_current(path, target, want)  # type: ignore[arg-type]

@@ -44,7 +44,7 @@ from typing import Any
 # A targeted stop of the main thread's call (``stop_main_call``); None where there is none.
 STOP_SIGNAL: int | None = getattr(signal, "SIGUSR2", None)
 DEFERRED_SIGNALS = tuple(
-    s for s in (getattr(signal, n, None) for n in ("SIGINT", "SIGALRM", "SIGTERM", "SIGUSR2"))
+    s for s in (*(getattr(signal, n, None) for n in ("SIGINT", "SIGALRM", "SIGTERM")), STOP_SIGNAL)
     if s
 )
 

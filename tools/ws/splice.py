@@ -51,7 +51,7 @@ def _kept_blank_lines(written: list[str], body: list[str], old: str, matched: st
     for o, f in zip(olds, files, strict=True):
         if o and not o.strip() and not f.strip():
             stands[o] = f if stands.get(o, f) == f else None
-    return [stands[w] if w in stands and stands[w] is not None else b  # type: ignore[misc]
+    return [kept if (kept := stands.get(w)) is not None else b
             for w, b in zip(written, body, strict=True)]
 
 
