@@ -361,6 +361,14 @@ class Lab:
             "([c, a]) => window.jupyterapp.commands.execute(c, a)", [command, args or {}]
         )
 
+    def activity_panel(self, width: int | None = None) -> Any:
+        """Show the kli activity panel (its command), the right sidebar widened to ``width``
+        pixels when given; the panel's locator."""
+        self.command("kli-kernel:show-activity")
+        if width is not None:
+            self.widen_right_sidebar(width)
+        return self.page.locator("#kli-activity")
+
     def widen_right_sidebar(self, pixels: int) -> None:
         """Drag the handle between the main area and the right sidebar to the left."""
         handles = self.page.locator("#jp-main-split-panel > .lm-SplitPanel-handle:visible")

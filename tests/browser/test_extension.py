@@ -184,8 +184,7 @@ def test_activity_panel_shows_agent_calls_live_and_accepts_its_preview(lab: Any)
         lab.page.reload()
         lab.page.wait_for_selector(".jp-Notebook .jp-Cell", state="visible")
         lab.wait_idle()
-        lab.command("kli-kernel:show-activity")
-        panel = lab.page.locator("#kli-activity")
+        panel = lab.activity_panel()
         panel.locator(".kli-Row[data-tool='edit']").first.wait_for()
         lab.widen_right_sidebar(220)
         assert panel.locator(".kli-Row[data-tool='bash']").count() == 1
@@ -280,8 +279,7 @@ def test_notebook_7_renders_previews_accepts_them_and_shows_the_panel(lab: Any) 
     wait_until(lambda: (root / "nb7.py").read_text() == "a = 1\nb = max(2, 3)\nc = 3\n",
                "nb7.py to be written")
     view.locator(".kli-Repair[data-state='written']").wait_for()
-    lab.command("kli-kernel:show-activity")
-    panel = lab.page.locator("#kli-activity")
+    panel = lab.activity_panel()
     panel.locator(".kli-Row[data-tool='edit']", has_text="nb7.py").first.wait_for()
     lab.screenshot("notebook7", lab.page)
     # Notebook 7.6 with JupyterLab 4.6 logs one error of its own on load ("reading 'schema'",
@@ -297,8 +295,7 @@ def test_after_a_kernel_restart_the_panel_starts_over_and_old_previews_are_not_a
     (root / "old.py").write_text(ORIGINAL)
     (root / "new.py").write_text(ORIGINAL)
     lab.open("restart.ipynb")
-    lab.command("kli-kernel:show-activity")
-    panel = lab.page.locator("#kli-activity")
+    panel = lab.activity_panel()
     lab.run("%kli bash echo before-restart")
     panel.locator(".kli-Row", has_text="echo before-restart").wait_for()
     lab.run("%kli read old.py").locator(".jp-OutputArea-output").wait_for()
@@ -333,8 +330,7 @@ def test_after_a_kernel_restart_the_panel_starts_over_and_old_previews_are_not_a
 
 def test_activity_panel_follows_the_current_notebook(lab: Any) -> None:
     lab.open("one.ipynb")
-    lab.command("kli-kernel:show-activity")
-    panel = lab.page.locator("#kli-activity")
+    panel = lab.activity_panel()
     lab.run("%kli bash echo in-notebook-one")
     panel.locator(".kli-Row", has_text="echo in-notebook-one").wait_for()
     lab.server.new_notebook("two.ipynb")
@@ -362,4 +358,5 @@ def test_a_created_file_shows_only_added_lines(lab: Any) -> None:
     assert added_lines(view) == ["x = 1", "y = 2"]
     assert view.locator(".cm-deletedChunk .cm-deletedLine:visible").count() == 0
     assert (lab.server.root / "made.py").read_text() == "x = 1\ny = 2\n"
+    lab.screenshot("created-file-diff", cell)
     assert lab.console_errors() == []

@@ -68,8 +68,7 @@ def test_a_preview_counts_the_lines_that_differ_and_reads_as_decided_once_accept
     lab.screenshot("review-preview-counts", cell)
 
     # The activity panel's row repeats the header's numbers.
-    lab.command("kli-kernel:show-activity")
-    panel = lab.page.locator("#kli-activity")
+    panel = lab.activity_panel()
     row = panel.locator(".kli-Row[data-tool='edit']", has_text="count.py")
     row.first.wait_for()
     assert row.first.locator(".kli-Row-counts").inner_text() == "+1 -0"
@@ -160,8 +159,7 @@ def test_the_activity_panel_opens_wide_keeps_its_width_and_shows_file_names(lab:
     h = line_hash("    x = 1")
     lab.run(f"%%kli edit\n@@ {deep}/module_name.py\n= 2:{h}\n~    x = 2\n").locator(
         ".kli-FileChange").wait_for()
-    lab.command("kli-kernel:show-activity")
-    panel = lab.page.locator("#kli-activity")
+    panel = lab.activity_panel()
     row = panel.locator(".kli-Row[data-tool='edit']").first
     row.wait_for()
     wait_until(lambda: lab.page.evaluate(_PANEL_WIDTH_JS) >= 400, "the panel to open wide")

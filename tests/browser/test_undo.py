@@ -31,9 +31,7 @@ def test_the_panel_shows_a_bash_change_and_undoes_it(lab: Any) -> None:
     (root / "log.txt").write_text("first\n")
     lab.open("undo.ipynb")
     lab.run("%kli changes").locator(".jp-OutputArea-output").wait_for()
-    lab.command("kli-kernel:show-activity")
-    panel = lab.page.locator("#kli-activity")
-    lab.widen_right_sidebar(320)
+    panel = lab.activity_panel(320)
     agent = client.connect(str(lab.server.connection_file(lab.notebook)), label="undo agent",
                            timeout=30)
     try:
@@ -83,9 +81,7 @@ def test_the_panels_undo_of_an_agents_edit_restores_the_bytes_exactly(lab: Any) 
     (root / "crlf.py").write_bytes(original)
     lab.open("undo-edit.ipynb")
     lab.run("%kli changes").locator(".jp-OutputArea-output").wait_for()
-    lab.command("kli-kernel:show-activity")
-    panel = lab.page.locator("#kli-activity")
-    lab.widen_right_sidebar(320)
+    panel = lab.activity_panel(320)
     agent = client.connect(str(lab.server.connection_file(lab.notebook)), label="edit agent",
                            timeout=30)
     try:

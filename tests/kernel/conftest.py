@@ -125,9 +125,14 @@ class Harness:
         rid = uuid.uuid4().hex[:8]
         start = len(self.seen)
         self.send(comm_id, {"v": 1, "id": rid, **data})
+        return self.reply(comm_id, rid, start, timeout)
+
+    def reply(self, comm_id: str, rid: Any, since: int, timeout: float = TIMEOUT
+              ) -> dict[str, Any]:
+        """The kernel's reply on ``comm_id`` naming request ``rid``, seen after ``since``."""
         msg = self.wait_for(lambda m: m["msg_type"] == "comm_msg"
                             and m["content"].get("comm_id") == comm_id
-                            and m["content"]["data"].get("id") == rid, timeout, since=start)
+                            and m["content"]["data"].get("id") == rid, timeout, since=since)
         reply: dict[str, Any] = msg["content"]["data"]
         return reply
 

@@ -13,14 +13,6 @@ import pytest
 pytestmark = pytest.mark.kernel
 
 
-def _reply(kernel: Any, comm_id: str, rid: str, start: int, timeout: float) -> dict[str, Any]:
-    msg = kernel.wait_for(lambda m: m["msg_type"] == "comm_msg"
-                          and m["content"]["comm_id"] == comm_id
-                          and m["content"]["data"].get("id") == rid, timeout, since=start)
-    data: dict[str, Any] = msg["content"]["data"]
-    return data
-
-
 def test_a_cancelled_eval_stops_while_another_agents_command_runs_on(kernel: Any) -> None:
     other, _ = kernel.open_comm("kli.agent", {"label": "other"})
     mine, _ = kernel.open_comm("kli.agent", {"label": "mine"})
@@ -33,12 +25,12 @@ def test_a_cancelled_eval_stops_while_another_agents_command_runs_on(kernel: Any
     assert not [d for d in kernel.comm_data(mine, start) if d.get("id") == "long"]
     pressed = time.monotonic()
     kernel.send(mine, {"v": 1, "id": "stop", "op": "cancel", "request": "long"})
-    assert _reply(kernel, mine, "stop", start, 10)["found"] is True
-    stopped = _reply(kernel, mine, "long", start, 15)
+    assert kernel.reply(mine, "stop", start, 10)["found"] is True
+    stopped = kernel.reply(mine, "long", start, 15)
     assert time.monotonic() - pressed < 4
     assert stopped["op"] == "result" and stopped["ok"] is False, stopped
     assert stopped["details"]["error"] == "interrupted", stopped["details"]
-    ran_on = _reply(kernel, other, "cmd", start, 30)
+    ran_on = kernel.reply(other, "cmd", start, 30)
     assert ran_on["ok"] is True and "finished" in ran_on["text"], ran_on
     after = kernel.call(mine, "eval", {"code": "'idle again'"})
     assert after["ok"] and "idle again" in after["text"]
@@ -56,6 +48,6 @@ def test_a_cancel_arriving_after_its_eval_ended_stops_nothing_that_runs_next(
                        "args": {"code": "import time\ntime.sleep(1.5)\n'slept'"}})
     time.sleep(0.5)
     kernel.send(mine, {"v": 1, "id": "stale", "op": "cancel", "request": "long-gone"})
-    assert _reply(kernel, mine, "stale", start, 10)["found"] is False
-    slept = _reply(kernel, mine, "next", start, 15)
+    assert kernel.reply(mine, "stale", start, 10)["found"] is False
+    slept = kernel.reply(mine, "next", start, 15)
     assert slept["ok"] is True and "slept" in slept["text"], slept

@@ -32,18 +32,21 @@ def _start(kernel: Any, comm_id: str, rid: str, tool: str, args: dict[str, Any])
     return start
 
 
-def _reply(kernel: Any, comm_id: str, rid: str, start: int, timeout: float) -> dict[str, Any]:
-    msg = kernel.wait_for(lambda m: m["msg_type"] == "comm_msg"
-                          and m["content"]["comm_id"] == comm_id
-                          and m["content"]["data"].get("id") == rid, timeout, since=start)
-    data: dict[str, Any] = msg["content"]["data"]
-    return data
-
-
 def _running(kernel: Any, comm_id: str, rid: str, start: int) -> None:
     """The call has been running a while (no reply yet) before the stop button is pressed."""
     time.sleep(1.5)
     assert not [d for d in kernel.comm_data(comm_id, start) if d.get("id") == rid]
+
+
+def _interrupt_a_sleeping_command(kernel: Any, comm_id: str) -> None:
+    """A ``sleep 30`` through ``bash`` on the comm's tool subshell, stopped by the stop button:
+    it answers an interrupted (or cancelled) result."""
+    start = _start(kernel, comm_id, "sleep", "bash", {"command": "sleep 30", "timeout": 60})
+    _running(kernel, comm_id, "sleep", start)
+    kernel.km.interrupt_kernel()
+    reply = kernel.reply(comm_id, "sleep", start, timeout=10)
+    assert reply["op"] == "result" and reply["ok"] is False, reply
+    assert reply["details"]["error"] in ("interrupted", "cancelled"), reply["details"]
 
 
 @pytest.mark.parametrize("how", ["signal", "interrupt_request"])
@@ -59,7 +62,7 @@ def test_an_interrupt_stops_a_slow_search_on_a_tool_subshell_with_a_tool_result(
         kernel.km.interrupt_kernel()
     else:
         kernel.kc.control_channel.send(kernel.kc.session.msg("interrupt_request", {}))
-    reply = _reply(kernel, comm_id, "slow", start, timeout=15)
+    reply = kernel.reply(comm_id, "slow", start, timeout=15)
     stopped_after = time.monotonic() - pressed
     # the search's own bound is 10 s from its start; the stop comes well before
     assert stopped_after < 4 and time.monotonic() - began < 7, stopped_after
@@ -76,12 +79,7 @@ def test_an_interrupt_stops_a_slow_search_on_a_tool_subshell_with_a_tool_result(
 
 def test_an_interrupt_stops_a_shell_command_on_a_tool_subshell(kernel: Any) -> None:
     comm_id, _ = kernel.open_comm("kli.agent", {"label": "stop-bash"})
-    start = _start(kernel, comm_id, "sleep", "bash", {"command": "sleep 30", "timeout": 60})
-    _running(kernel, comm_id, "sleep", start)
-    kernel.km.interrupt_kernel()
-    reply = _reply(kernel, comm_id, "sleep", start, timeout=10)
-    assert reply["op"] == "result" and reply["ok"] is False, reply
-    assert reply["details"]["error"] in ("interrupted", "cancelled"), reply["details"]
+    _interrupt_a_sleeping_command(kernel, comm_id)
     kernel.alive_check()
 
 
@@ -109,12 +107,7 @@ def test_an_interrupt_during_a_top_level_await_cell_stops_the_cell_and_the_subsh
         "user_expressions": {}, "allow_stdin": False, "stop_on_error": True})
     kernel.wait_for(lambda m: m["parent_header"].get("msg_id") == cell
                     and m["msg_type"] == "execute_input", since=cell_start)
-    start = _start(kernel, comm_id, "sleep", "bash", {"command": "sleep 30", "timeout": 60})
-    _running(kernel, comm_id, "sleep", start)
-    kernel.km.interrupt_kernel()
-    reply = _reply(kernel, comm_id, "sleep", start, timeout=10)
-    assert reply["op"] == "result" and reply["ok"] is False, reply
-    assert reply["details"]["error"] in ("interrupted", "cancelled"), reply["details"]
+    _interrupt_a_sleeping_command(kernel, comm_id)
     error = kernel.wait_for(lambda m: m["parent_header"].get("msg_id") == cell
                             and m["msg_type"] == "error", 8, since=cell_start)
     assert error["content"]["ename"] == "CancelledError"

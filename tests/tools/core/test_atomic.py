@@ -6,6 +6,8 @@ from __future__ import annotations
 import fcntl
 import os
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -175,8 +177,6 @@ def test_a_writer_landing_between_the_check_and_the_swap_is_swapped_back(
 def test_the_folder_lock_is_shared_across_processes_and_reentrant_in_a_thread(
     tmp_path: Path,
 ) -> None:
-    import subprocess
-    import sys
     import time
 
     f = tmp_path / "f.txt"
@@ -200,16 +200,29 @@ def test_the_folder_lock_is_shared_across_processes_and_reentrant_in_a_thread(
         holder.wait(10)
 
 
-_HOLDER = """
-import os, sys, time
-fh = open(sys.argv[1], "a")
-ino = os.fstat(fh.fileno()).st_ino
-print("open", flush=True)
-while os.stat(sys.argv[1]).st_ino == ino:  # until the write has swapped the file out
-    time.sleep(0.0005)
-fh.write("late\\n")
-fh.close()
-"""
+def _opened_before_the_swap(mode: str, then: str) -> str:
+    """A child's script: open the file (``mode``), say "open", wait until a write has swapped the
+    file out, then run ``then`` on the handle ``fh``."""
+    return (
+        "import os, sys, time\n"
+        f"fh = open(sys.argv[1], {mode!r})\n"
+        "ino = os.fstat(fh.fileno()).st_ino\n"
+        "print('open', flush=True)\n"
+        "while os.stat(sys.argv[1]).st_ino == ino:  # until the write has swapped the file out\n"
+        "    time.sleep(0.0005)\n"
+        + then
+    )
+
+
+def _start_child(script: str, path: Path) -> subprocess.Popen[str]:
+    """Run ``script`` on ``path``; it has the file open when this returns."""
+    child = subprocess.Popen([sys.executable, "-c", script, str(path)],
+                             stdout=subprocess.PIPE, text=True)
+    assert child.stdout is not None and child.stdout.readline() == "open\n"
+    return child
+
+
+_HOLDER = _opened_before_the_swap("a", 'fh.write("late\\n")\nfh.close()\n')
 
 
 @pytest.mark.skipif(atomic._renameat2 is None, reason="no renameat2 here: the old file is replaced")
@@ -220,15 +233,11 @@ def test_a_line_appended_to_the_old_file_after_the_exchange_is_carried_over(
     exchange writes into the file swapped out; the write waits until nobody has that file open
     and appends what it gained to the new one (before, the line went to an unlinked file).
     The wait is lengthened here so a busy machine cannot make the appender miss it."""
-    import subprocess
-    import sys
 
     monkeypatch.setattr(atomic, "SETTLE_SECONDS", 10.0)
     f = tmp_path / "f.txt"
     f.write_bytes(b"A\n")
-    child = subprocess.Popen([sys.executable, "-c", _HOLDER, str(f)],
-                             stdout=subprocess.PIPE, text=True)
-    assert child.stdout is not None and child.stdout.readline() == "open\n"
+    child = _start_child(_HOLDER, f)
     try:
         atomic.write_atomic(str(f), b"A edited\n", expected=b"A\n")
     except atomic.Stale:
@@ -241,19 +250,12 @@ def test_a_line_appended_to_the_old_file_after_the_exchange_is_carried_over(
     assert f.read_bytes() == b"A edited\nlate\n"
 
 
-_KEEPS_OPEN = """
-import os, sys, time
-fh = open(sys.argv[1], "a")
-ino = os.fstat(fh.fileno()).st_ino
-print("open", flush=True)
-while os.stat(sys.argv[1]).st_ino == ino:  # until the write has swapped the file out
-    time.sleep(0.0005)
-for i in range(20):  # and it goes on writing to it, well past the wait
-    fh.write(f"late {i}\\n")
-    fh.flush()
-    time.sleep(0.02)
-fh.close()
-"""
+_KEEPS_OPEN = _opened_before_the_swap("a", (
+    "for i in range(20):  # and it goes on writing to it, well past the wait\n"
+    "    fh.write(f'late {i}\\n')\n"
+    "    fh.flush()\n"
+    "    time.sleep(0.02)\n"
+    "fh.close()\n"))
 
 
 @pytest.mark.skipif(atomic._renameat2 is None, reason="no renameat2 here: the old file is replaced")
@@ -262,14 +264,10 @@ def test_a_writer_keeping_the_old_file_open_past_the_wait_makes_the_write_stale(
 ) -> None:
     """What it writes after the wait would go to a file no longer in place: the write is swapped
     back and refused, naming the cause, and every line the writer wrote is in the file."""
-    import subprocess
-    import sys
 
     f = tmp_path / "f.txt"
     f.write_bytes(b"A\n")
-    child = subprocess.Popen([sys.executable, "-c", _KEEPS_OPEN, str(f)],
-                             stdout=subprocess.PIPE, text=True)
-    assert child.stdout is not None and child.stdout.readline() == "open\n"
+    child = _start_child(_KEEPS_OPEN, f)
     with pytest.raises(atomic.HeldOpen) as caught:
         atomic.write_atomic(str(f), b"A edited\n", expected=b"A\n")
     assert child.wait(timeout=10) == 0
@@ -302,8 +300,6 @@ def test_a_writer_opening_the_old_file_while_it_settles_is_waited_for_and_carrie
     """An appender already past its name lookup when the file was swapped out opens the old
     file while the write holds its lease: the write lets it write, waits for it to close and
     carries its line to the new file."""
-    import subprocess
-    import sys
     import time
 
     old, new = tmp_path / "old.kli-tmp", tmp_path / "f.txt"
@@ -323,18 +319,9 @@ def test_a_writer_opening_the_old_file_while_it_settles_is_waited_for_and_carrie
     assert not old.exists()
 
 
-_REWRITES_IN_PLACE = """
-import os, sys, time
-fh = open(sys.argv[1], "r+")  # an editor saving in place (no rename): open, then rewrite
-ino = os.fstat(fh.fileno()).st_ino
-print("open", flush=True)
-while os.stat(sys.argv[1]).st_ino == ino:  # until the write has swapped the file out
-    time.sleep(0.0005)
-fh.seek(0)
-fh.write("the editor's save\\n")
-fh.truncate()
-fh.close()
-"""
+# an editor saving in place (no rename): open, then rewrite
+_REWRITES_IN_PLACE = _opened_before_the_swap(
+    "r+", "fh.seek(0)\nfh.write(\"the editor's save\\n\")\nfh.truncate()\nfh.close()\n")
 
 
 @pytest.mark.skipif(atomic._renameat2 is None, reason="no renameat2 here: the old file is replaced")
@@ -344,14 +331,10 @@ def test_an_in_place_save_landing_after_the_exchange_makes_the_write_stale(
     """An editor that opened the file before the write's exchange and rewrites it in place
     after it writes to the file swapped out: the old file is checked once nobody writes to it,
     so the write is refused and the save is in place (before, the save was lost)."""
-    import subprocess
-    import sys
 
     f = tmp_path / "f.txt"
     f.write_bytes(b"A\n")
-    child = subprocess.Popen([sys.executable, "-c", _REWRITES_IN_PLACE, str(f)],
-                             stdout=subprocess.PIPE, text=True)
-    assert child.stdout is not None and child.stdout.readline() == "open\n"
+    child = _start_child(_REWRITES_IN_PLACE, f)
     with pytest.raises(atomic.Stale):
         atomic.write_atomic(str(f), b"A edited\n", expected=b"A\n")
     assert child.wait(timeout=10) == 0
@@ -363,15 +346,11 @@ def test_an_in_place_save_landing_after_the_exchange_makes_the_write_stale(
 def test_a_writer_keeping_one_file_of_a_two_file_write_open_leaves_both_as_they_were(
     tmp_path: Path,
 ) -> None:
-    import subprocess
-    import sys
 
     a, b = tmp_path / "a.txt", tmp_path / "b.txt"
     a.write_bytes(b"A\n")
     b.write_bytes(b"B\n")
-    child = subprocess.Popen([sys.executable, "-c", _KEEPS_OPEN, str(b)],
-                             stdout=subprocess.PIPE, text=True)
-    assert child.stdout is not None and child.stdout.readline() == "open\n"
+    child = _start_child(_KEEPS_OPEN, b)
     with pytest.raises(atomic.HeldOpen):
         write_many([(str(a), b"A edited\n"), (str(b), b"B edited\n")],
                    {str(a): b"A\n", str(b): b"B\n"})
