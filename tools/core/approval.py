@@ -29,12 +29,13 @@ result of the owner's session (``deliver``).
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import difflib
 import hashlib
 import itertools
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -201,6 +202,29 @@ def changed_source(shown: Sequence[Mapping[str, Any]],
         if was is None or entry is None or not same_source(was, entry):
             return str((was or entry or {}).get("what"))
     return None
+
+
+_AGENT_CALL: contextvars.ContextVar[bool] = contextvars.ContextVar("kli_agent_call",
+                                                                   default=False)
+
+
+@contextlib.contextmanager
+def running_for(source: str) -> Iterator[None]:
+    """Mark what runs inside a call of ``source`` (``Workspace.call``): an agent's call, and
+    everything it runs on this thread — the cells of its ``run_cells``, its ``eval``'s code —
+    is the agent's, whatever magic that code uses (``by_agent``), and so is every call made
+    inside it, whatever source it names."""
+    token = _AGENT_CALL.set(source == HELD_SOURCE or _AGENT_CALL.get())
+    try:
+        yield
+    finally:
+        _AGENT_CALL.reset(token)
+
+
+def by_agent() -> bool:
+    """Whether the code running now was started by an agent's tool call (see ``running_for``):
+    the review magics refuse to decide or switch then — only a person does."""
+    return _AGENT_CALL.get()
 
 
 _APPROVED: contextvars.ContextVar[CallPlan | None] = contextvars.ContextVar(
