@@ -159,8 +159,10 @@ def held(call: Call, settings: Mapping[str, Any]) -> ToolResult | None:
         return None  # withdrawing a proposal writes nothing: never held
     repair = call.args.get("accept_repair") if call.tool.name == "edit" else None
     if isinstance(repair, str):  # the preview is already in the person's queue
+        pending = call.ws.find_candidate(repair)
+        what = "held calls" if pending is not None and pending.kind == KIND else "repair previews"
         return ToolResult.success(
-            f"Not written: under approval mode 'review' a person decides repair previews, and "
+            f"Not written: under approval mode 'review' a person decides {what}, and "
             f"{repair} is waiting in their queue. Go on with other work, or wait for the "
             f"decision: await_decision id='{repair}' timeout=60.",
             status="pending",
