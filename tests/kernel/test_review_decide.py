@@ -45,3 +45,39 @@ def test_review_magics_run_by_an_agents_call_decide_nothing_and_typed_ones_do(
         kernel.request(ui, {"op": "approval", "mode": "auto"})
         kernel.close_comm(agent)
         kernel.close_comm(ui)
+
+
+def test_an_accepted_run_stops_at_a_cell_changed_while_earlier_cells_ran(
+        kernel: Any, kroot: Path) -> None:
+    """Accept runs exactly the cells shown: one changed after the Accept's check (here by the
+    cell before it) is not run, and the run stops there."""
+    nb = kroot / "run.ipynb"
+    swap = ("import json, pathlib\n"
+            f"p = pathlib.Path({str(nb)!r})\n"
+            "d = json.loads(p.read_text())\n"
+            "d['cells'][1]['source'] = 'print(\"swapped in\")'\n"
+            "p.write_text(json.dumps(d))\n"
+            "print('c1 ran')")
+    nb.write_text(json.dumps({
+        "nbformat": 4, "nbformat_minor": 5, "metadata": {},
+        "cells": [{"cell_type": "code", "id": cid, "metadata": {}, "outputs": [],
+                   "execution_count": None, "source": src}
+                  for cid, src in (("c1", swap), ("c2", "print('c2 as shown')"))]}))
+    ui, _hello = kernel.open_comm("kli.ui", {"replay": 0})
+    agent, _ = kernel.open_comm("kli.agent", {"label": "runner"})
+    try:
+        kernel.request(ui, {"op": "approval", "mode": "review", "kind": "eval"})
+        held = kernel.call(agent, "run_cells", {"path": "run.ipynb", "from": "c1"})
+        assert [s["what"] for s in held["details"]["sources"]] == ["run.ipynb#c1",
+                                                                   "run.ipynb#c2"]
+        done = kernel.request(ui, {"op": "accept", "candidate": held["details"]["proposal"]})
+        assert "c1 ran" in done["text"], done["text"]
+        assert "run.ipynb#c2 changed since the person accepted the run, so it was not run" \
+            in done["text"]
+        assert "swapped in" not in done["text"] and not done["ok"]
+        cells = json.loads(nb.read_text())["cells"]
+        assert cells[0]["execution_count"] is not None and cells[1]["execution_count"] is None
+    finally:
+        kernel.request(ui, {"op": "approval", "mode": "auto"})
+        kernel.close_comm(agent)
+        kernel.close_comm(ui)
