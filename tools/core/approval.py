@@ -247,6 +247,9 @@ def approved(call: Call) -> list[dict[str, Any]] | None:
 def _sources_text(sources: Sequence[Mapping[str, Any]]) -> str:
     rows = []
     for s in sources:
+        if s.get("type") not in (None, "code"):  # a markdown or raw cell: skipped by the run
+            rows.append(f"--- {s.get('what')} · {s['type']}, not run")
+            continue
         text = str(s.get("source", ""))
         cut = len(text) - MAX_SHOWN_SOURCE
         if cut > 0:
