@@ -97,6 +97,7 @@ class CallPlan:
     record: dict[str, Any] = field(default_factory=dict)  # details the recorded change keeps
     # A shell or eval call: what it would run beyond its arguments (``source_entry`` each).
     sources: list[dict[str, Any]] = field(default_factory=list)
+    running: bool = False  # a shell or eval call accepted and running: not accepted twice
 
 
 # -- the setting ---------------------------------------------------------------------------------
@@ -496,14 +497,23 @@ def accept(ws: Workspace, proposal: Proposal, by: str, session: Session | None =
     plan: CallPlan = proposal.plan
     if plan.action != FILE:
         owner = session or ws.sessions.get(proposal.session_id) or ws.default_session
-        problem = _sources_problem(ws, proposal, owner, by)
-        if problem is not None:
-            return _refusal(ws, proposal, by, problem)
-        token = _APPROVED.set(plan)
+        with ws.file_lock:  # one Accept runs it: a second click, the widget, a magic wait out
+            if ws.find_candidate(proposal.id) is not proposal:
+                return _unknown(proposal.id)
+            if plan.running:
+                return _running(proposal)
+            plan.running = True
         try:
-            result = ws.call(plan.tool, plan.args, owner, source=by)
+            problem = _sources_problem(ws, proposal, owner, by)
+            if problem is not None:
+                return _refusal(ws, proposal, by, problem)
+            token = _APPROVED.set(plan)
+            try:
+                result = ws.call(plan.tool, plan.args, owner, source=by)
+            finally:
+                _APPROVED.reset(token)
         finally:
-            _APPROVED.reset(token)
+            plan.running = False
         if result.details.get("error") == STALE:  # a source changed while it ran: stopped there
             decision = Decision(REFUSED, STALE, by, result.text)
         else:
@@ -548,6 +558,12 @@ def accept(ws: Workspace, proposal: Proposal, by: str, session: Session | None =
     return ToolResult.success(text, files=files, candidate=proposal.id,
                               resolved=decision.to_json(proposal.id),
                               **({"change": undo_id} if undo_id else {}))
+
+
+def _running(proposal: Proposal) -> ToolResult:
+    return ToolResult.error(
+        f"Proposal {proposal.id} was accepted and its {proposal.plan.tool} is running now; it "
+        "runs once. Its outcome follows when it ends.", error="running", candidate=proposal.id)
 
 
 def _sources_problem(ws: Workspace, proposal: Proposal, owner: Session, by: str) -> str | None:
@@ -657,6 +673,8 @@ def reject_call(call: Call, proposal_id: str) -> ToolResult:
         proposal = ws.find_candidate(proposal_id)
         if proposal is None:
             return _unknown(proposal_id)
+        if isinstance(proposal.plan, CallPlan) and proposal.plan.running:
+            return _running(proposal)
         if by == HELD_SOURCE and proposal.session_id != call.session.id:
             return ToolResult.error(
                 f"reject_repair refused: proposal {proposal_id} belongs to another session; "

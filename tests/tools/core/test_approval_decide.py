@@ -66,3 +66,33 @@ def test_every_call_made_inside_an_agents_call_is_the_agents(root: Path) -> None
     ws.call("eval", {"code": "seen.append(a.by_agent())"}, source="magic")
     assert seen == [True, True, False]
     assert not approval.by_agent()
+
+
+def test_a_held_eval_runs_once_however_many_accepts_and_a_reject_while_it_runs_is_refused(
+        root: Path) -> None:
+    import threading
+    import time
+
+    ws = _review(root, {"eval": "review"})
+    runs: list[int] = []
+    ws.namespace["runs"] = runs
+    agent = ws.open_session("agent")
+    held = ws.call("eval", {"code": "import time\nruns.append(1)\ntime.sleep(1.0)"}, agent,
+                   source="agent")
+    pid = held.details["proposal"]
+    first: list[Any] = []
+    worker = threading.Thread(target=lambda: first.append(approval.accept_any(ws, pid, "ui")))
+    worker.start()
+    deadline = time.monotonic() + 10
+    while not runs and time.monotonic() < deadline:
+        time.sleep(0.01)
+    second = approval.accept_any(ws, pid, "widget")
+    rejected = approval.reject(ws, pid, "ui", "stop")
+    worker.join(10)
+    assert not second.ok and second.details["error"] == "running", second.text
+    assert not rejected.ok  # running, or (its session busy until the run ended) decided
+    assert first[0].ok and runs == [1]
+    decision = ws.decided[pid].decision
+    assert decision is not None and decision.by == "ui" and decision.code == "written"
+    again = approval.accept_any(ws, pid, "ui")
+    assert not again.ok and runs == [1]
