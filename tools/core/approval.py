@@ -224,6 +224,14 @@ def running_for(source: str) -> Iterator[None]:
         _AGENT_CALL.reset(token)
 
 
+def _not_a_person(verb: str, proposal_id: str) -> ToolResult:
+    """The refusal of a person's decision made from an agent's own call (its eval's code)."""
+    return ToolResult.error(
+        f"{verb} of {proposal_id} refused: it was asked from code an agent's call runs, not by "
+        "a person; only a person decides a proposal. Nothing was written or run.",
+        error="not_a_person", candidate=proposal_id)
+
+
 def by_agent() -> bool:
     """Whether the code running now was started by an agent's tool call (see ``running_for``):
     the review magics refuse to decide or switch then — only a person does."""
@@ -655,6 +663,8 @@ def reject(ws: Workspace, proposal_id: str, by: str, note: str = "") -> ToolResu
     the widget, a magic): ``edit`` with ``reject_repair`` through ``Workspace.call`` in the
     proposal's session (the default one once it expired), so the reject is one call event, as
     an accept is, and one ``resolved``."""
+    if by_agent():
+        return _not_a_person("reject", proposal_id)
     proposal = ws.find_candidate(proposal_id)
     session = ws.sessions.get(proposal.session_id) if proposal is not None else None
     args: dict[str, Any] = {"reject_repair": proposal_id}
@@ -759,6 +769,8 @@ def take_notice(session: Session, proposal_id: str) -> None:
 def accept_any(ws: Workspace, proposal_id: str, by: str) -> ToolResult:
     """Accept a pending proposal of any kind: a held call (``accept``), or a repair candidate
     (``edit`` with ``accept_repair`` in its session; the default one once it expired)."""
+    if by_agent():
+        return _not_a_person("accept", proposal_id)
     proposal = ws.find_candidate(proposal_id)
     if proposal is None:
         return _unknown(proposal_id)

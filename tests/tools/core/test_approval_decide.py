@@ -96,3 +96,19 @@ def test_a_held_eval_runs_once_however_many_accepts_and_a_reject_while_it_runs_i
     assert decision is not None and decision.by == "ui" and decision.code == "written"
     again = approval.accept_any(ws, pid, "ui")
     assert not again.ok and runs == [1]
+
+
+def test_an_agents_eval_calling_the_persons_accept_or_reject_is_refused(root: Path) -> None:
+    ws = _review(root, {"file": "review"})
+    agent = ws.open_session("agent")
+    pid = ws.call("write", {"path": "new.txt", "content": "x\n"}, agent,
+                  source="agent").details["proposal"]
+    ws.namespace["ws"] = ws
+    for code in (f"approval.accept_any(ws, {pid!r}, 'ui').text",
+                 "approval.bulk(ws, 'accept', 'ui').text",
+                 f"approval.reject(ws, {pid!r}, 'ui').text"):
+        r = ws.call("eval", {"code": f"from kli.tools.core import approval\n{code}"}, agent,
+                    source="agent")
+        assert "only a person decides a proposal" in r.text, r.text
+    assert not (root / "new.txt").exists() and ws.find_candidate(pid) is not None
+    assert approval.accept_any(ws, pid, "ui").ok  # the person's own Accept
