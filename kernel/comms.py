@@ -86,6 +86,8 @@ def candidate_json(ws: Workspace, cand: Proposal) -> dict[str, Any]:
         extra = {"files": plan.files, "tool": plan.tool, "action": plan.action,
                  "args": plan.args,
                  "command": None if plan.action == approval.FILE else approval.command_of(plan)}
+        if plan.sources:
+            extra["sources"] = plan.sources
     if cand.expired:
         extra["expired"] = cand.expired
     return P.build(P.CANDIDATE, candidate=cand.id, kind=cand.kind, path=cand.path,

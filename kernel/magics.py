@@ -564,6 +564,12 @@ class KliMagics(Magics):
 
         ws = self.hub.ws
         words = rest.split()
+        if approval.by_agent() and (head in ("accept", "reject") or (head == "approval" and words)):
+            self._print(
+                f"%kli {head} was run by an agent's call (a cell of its run_cells, its eval), not "
+                "typed by a person: only a person decides held calls and switches approval "
+                "mode. Nothing was changed.", error=True)
+            return
         if head == "approval":
             if words:
                 if len(words) > 2:

@@ -298,6 +298,18 @@ EVENT = Shape("ToolEvent", "One tool call, from any source.", (
     Field("duration_ms", NUM, required=False),
 ))
 
+HELD_SOURCE = Shape("HeldSource", "What a held shell or eval call runs beyond its arguments "
+                    "(`kli.tools.core.approval.source_entry`): Accept runs exactly this, or is "
+                    "refused naming `what` when it changed since.", (
+    Field("what", STR, "what it is, as the person reads it: `nb.ipynb#ID`, `module m (m.py)`"),
+    Field("source", STR, "its text"),
+    Field("sha256", STR, "the sha256 (hex) of its bytes"),
+    Field("cell", STR, "a cell: its id", required=False),
+    Field("type", STR, "a cell: its `cell_type` (only a `code` cell runs)", required=False),
+    Field("path", STR, "a module: its file (root-relative, or absolute outside the root)",
+          required=False),
+))
+
 CANDIDATE = Shape("Candidate", "A pending proposal: a repair preview, or an agent's call held "
                   "for review (approval mode). One queue, one look.", (
     Field("candidate", STR, "its id (`c2`: a repair preview; `p3`: a held call)"),
@@ -313,9 +325,13 @@ CANDIDATE = Shape("Candidate", "A pending proposal: a repair preview, or an agen
           "with the exact texts Accept writes", required=False),
     Field("tool", STR, "a held call: the tool", required=False),
     Field("action", ApprovalKind, "a held call: its kind of action", required=False),
-    Field("command", nullable(STR), "a held shell or eval call: what Accept runs",
+    Field("command", nullable(STR), "a held shell or eval call: what Accept runs (its "
+          "arguments, then under `Runs exactly:` each of its `sources`)",
           required=False),
     Field("args", MapOf(ANY), "a held call: its arguments", required=False),
+    Field("sources", ListOf(Ref("HeldSource")), "a held `run_cells` / `redefine reload`: each "
+          "cell or module file it runs, with its sha256 (also shown in `command`)",
+          required=False),
     Field("expired", STR, "set once its session closed: `expired — LABEL disconnected`",
           required=False),
     Field("time", NUM, "when it was made (Unix seconds)", required=False),
@@ -638,7 +654,7 @@ MODEL_REPLY = Shape("ModelReplyMsg", "The tab's answer to `model_read` / `model_
 
 MODEL_OPS = (OPEN_NOTEBOOKS.op, MODEL_REPLY.op)  # kli.ui ops the open-model store handles
 
-OBJECTS = (MARK, FILE, EVENT, CANDIDATE, DECISION, SESSION, TOOL_INFO, EDIT_BUNDLE, CHANGE_FILE,
+OBJECTS = (MARK, FILE, EVENT, HELD_SOURCE, CANDIDATE, DECISION, SESSION, TOOL_INFO, EDIT_BUNDLE, CHANGE_FILE,
            CHANGE, AGENT_OPEN, UI_OPEN, CELL_EXPECT, CELL_UPDATE, NOTEBOOK_PLAN)
 MESSAGES = (AGENT_HELLO, UI_HELLO, RESULT, SPECS, PONG, CANCELLED, ERROR, EVENT_MSG, RESOLVED,
             PROPOSED, EXPIRED, APPROVAL, CALL, LIST, PING, CANCEL, ACCEPT, REJECT, REPLAY, BULK,

@@ -19,16 +19,30 @@ PROGRESS_EVERY = 5.0
 
 
 def pending_note(details: dict[str, Any]) -> str:
-    """What a model is told about repair previews a result left pending."""
+    """What a model is told about proposals a result left pending: a repair preview it may
+    write itself (``edit accept_repair``); a call held for review (approval mode), which only
+    a person decides — the note says how to wait for it, never how to write it."""
     notes = []
+    held = details.get("proposal")
+    if isinstance(held, str) and details.get("status") == "pending":
+        paths = [str(f.get("path")) for f in details.get("files") or []
+                 if isinstance(f, dict) and f.get("path")]
+        wait = json.dumps({"id": held, "timeout": 60})
+        notes.append(
+            f"Proposal {held}{' for ' + ', '.join(paths) if paths else ''} waits for a person's "
+            "review: they Accept or Reject it in the kli activity panel of the notebook attached "
+            "to this kernel, and only they can. Wait for the decision with await_decision "
+            f"{wait}, or go on with other work.")
     for change in details.get("files") or []:
-        if isinstance(change, dict) and change.get("status") == "preview" and change.get("candidate"):
-            cid, path = change["candidate"], change.get("path") or "?"
-            accept = json.dumps({"accept_repair": cid, "path": path})
-            notes.append(
-                f"Repair preview {cid} for {path} is pending in the notebook: a person can "
-                "Accept or Reject it in the kli activity panel of the notebook attached to this "
-                f"kernel. To write it yourself, call edit with {accept}.")
+        if not (isinstance(change, dict) and change.get("status") == "preview"
+                and change.get("candidate")) or change.get("candidate") == held:
+            continue
+        cid, path = change["candidate"], change.get("path") or "?"
+        accept = json.dumps({"accept_repair": cid, "path": path})
+        notes.append(
+            f"Repair preview {cid} for {path} is pending in the notebook: a person can "
+            "Accept or Reject it in the kli activity panel of the notebook attached to this "
+            f"kernel. To write it yourself, call edit with {accept}.")
     return "\n\n".join(notes)
 
 

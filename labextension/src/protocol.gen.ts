@@ -127,6 +127,22 @@ export interface IToolEvent {
   duration_ms?: number;
 }
 
+/** What a held shell or eval call runs beyond its arguments (`kli.tools.core.approval.source_entry`): Accept runs exactly this, or is refused naming `what` when it changed since. */
+export interface IHeldSource {
+  /** what it is, as the person reads it: `nb.ipynb#ID`, `module m (m.py)` */
+  what: string;
+  /** its text */
+  source: string;
+  /** the sha256 (hex) of its bytes */
+  sha256: string;
+  /** a cell: its id */
+  cell?: string;
+  /** a cell: its `cell_type` (only a `code` cell runs) */
+  type?: string;
+  /** a module: its file (root-relative, or absolute outside the root) */
+  path?: string;
+}
+
 /** A pending proposal: a repair preview, or an agent's call held for review (approval mode). One queue, one look. */
 export interface ICandidate {
   /** its id (`c2`: a repair preview; `p3`: a held call) */
@@ -149,10 +165,12 @@ export interface ICandidate {
   tool?: string;
   /** a held call: its kind of action */
   action?: ApprovalKind | string;
-  /** a held shell or eval call: what Accept runs */
+  /** a held shell or eval call: what Accept runs (its arguments, then under `Runs exactly:` each of its `sources`) */
   command?: string | null;
   /** a held call: its arguments */
   args?: Record<string, unknown>;
+  /** a held `run_cells` / `redefine reload`: each cell or module file it runs, with its sha256 (also shown in `command`) */
+  sources?: IHeldSource[];
   /** set once its session closed: `expired — LABEL disconnected` */
   expired?: string;
   /** when it was made (Unix seconds) */

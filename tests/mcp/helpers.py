@@ -126,9 +126,14 @@ class Notebook:
 
     def accept(self, candidate: str) -> dict[str, Any]:
         """What a person's click on Accept sends."""
+        return self.request("accept", candidate=candidate)
+
+    def request(self, op: str, **data: Any) -> dict[str, Any]:
+        """A ``kli.ui`` request as the panel sends it (``approval``, ``accept``, ``replay``…),
+        and its reply."""
         rid = uuid.uuid4().hex[:8]
         self.kc.shell_channel.send(self.kc.session.msg("comm_msg", {
-            "comm_id": self.ui, "data": {"v": 1, "id": rid, "op": "accept", "candidate": candidate}}))
+            "comm_id": self.ui, "data": {"v": 1, "id": rid, "op": op, **data}}))
         return self.wait(lambda d: d.get("id") == rid)
 
     def close(self) -> None:

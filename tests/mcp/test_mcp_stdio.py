@@ -533,3 +533,52 @@ def test_progress_of_a_call_waiting_for_a_persons_cell_says_what_holds_the_kerne
     assert not result.is_error and "cell done" in text_of(result)  # it waited for the cell
     assert any("Running: a notebook cell for" in m and m.endswith(": import time.")
                for m in messages), messages
+
+
+def test_a_request_whose_params_no_reader_takes_is_answered_with_its_id(tmp_path: Path) -> None:
+    """A lone surrogate, a list nested 1,000 deep, a 5,000-digit integer in params: each
+    request is answered -32600 naming its id (a null id left the client waiting for its own
+    timeout), and the server goes on answering."""
+    proc = subprocess.Popen(mcp_command("--root", str(_root(tmp_path))), stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                            env=server_env(tmp_path))
+    assert proc.stdin is not None and proc.stdout is not None
+
+    def send(line: str) -> None:
+        proc.stdin.write(line + "\n")  # type: ignore[union-attr]
+        proc.stdin.flush()  # type: ignore[union-attr]
+
+    def reply() -> dict[str, Any]:
+        data: dict[str, Any] = json.loads(proc.stdout.readline())  # type: ignore[union-attr]
+        return data
+
+    def call(rid: Any, code: str) -> str:  # code: raw JSON text of the argument
+        return ('{"jsonrpc": "2.0", "id": ' + json.dumps(rid) + ', "method": "tools/call", '
+                '"params": {"name": "eval", "arguments": {"code": ' + code + '}}}')
+
+    try:
+        send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "0"}}}))
+        assert reply()["id"] == 1
+        send(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        bad = {
+            11: '"\\ud800"',
+            "twelve": "[" * 1000 + "]" * 1000,
+            13: "9" * 5000,
+        }
+        for rid, code in bad.items():
+            send(call(rid, code))
+            answer = reply()
+            assert answer["id"] == rid, answer
+            assert answer["error"]["code"] == -32600
+            assert "Invalid JSON" in answer["error"]["message"]
+        # an id nested in params is not the request's: a line with no top-level id stays null
+        send('{"jsonrpc": "2.0", "method": "tools/call", "params": {"id": 14, "x": '
+             + "9" * 5000 + "}}")
+        assert reply()["id"] is None
+        send(json.dumps({"jsonrpc": "2.0", "id": 15, "method": "tools/list"}))
+        assert reply()["id"] == 15
+    finally:
+        proc.stdin.close()
+        assert proc.wait(20) == 0

@@ -16,6 +16,11 @@ caller's session, sharing the queue with repair candidates:
   not as it was when the proposal was made.
 - a shell or eval call is not run at all; the proposal shows the command or code, and
   ``accept`` runs the call as the agent sent it (in the agent's session, source: the decider).
+  What such a call would run that its arguments do not hold — the cells a ``run_cells`` runs,
+  the module file a ``redefine`` reloads — is read when the proposal is made (the tool entry's
+  ``sources``: each with its text and sha256) and shown with it; ``accept`` reads them again
+  and is refused, naming the cell or file, with nothing run, when one is not as shown; the tool
+  then runs exactly the approved text (``approved``), stopping where one changed mid-run.
 
 The agent gets a result naming the proposal id; ``await_decision`` waits for the outcome. A
 decision on a held call (and a Reject's note on a repair candidate) is also put in the next
@@ -24,10 +29,13 @@ result of the owner's session (``deliver``).
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import difflib
+import hashlib
 import itertools
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -63,6 +71,7 @@ STALE = "stale_proposal"  # error code: a file changed since the proposal was ma
 MAX_NOTE = 2000  # characters of a Reject's note kept
 MAX_SHOWN_DIFF = 60  # diff lines a held file call's result shows per file
 MAX_WAIT = 600.0  # seconds await_decision may wait at most
+MAX_SHOWN_SOURCE = 20_000  # characters of each held call's source shown (its sha256 covers all)
 
 _ids = itertools.count(1)
 _ABSENT = object()
@@ -86,6 +95,9 @@ class CallPlan:
     views: dict[str, Any] = field(default_factory=dict)
     result_text: str = ""
     record: dict[str, Any] = field(default_factory=dict)  # details the recorded change keeps
+    # A shell or eval call: what it would run beyond its arguments (``source_entry`` each).
+    sources: list[dict[str, Any]] = field(default_factory=list)
+    running: bool = False  # a shell or eval call accepted and running: not accepted twice
 
 
 # -- the setting ---------------------------------------------------------------------------------
@@ -148,8 +160,10 @@ def held(call: Call, settings: Mapping[str, Any]) -> ToolResult | None:
         return None  # withdrawing a proposal writes nothing: never held
     repair = call.args.get("accept_repair") if call.tool.name == "edit" else None
     if isinstance(repair, str):  # the preview is already in the person's queue
+        pending = call.ws.find_candidate(repair)
+        what = "held calls" if pending is not None and pending.kind == KIND else "repair previews"
         return ToolResult.success(
-            f"Not written: under approval mode 'review' a person decides repair previews, and "
+            f"Not written: under approval mode 'review' a person decides {what}, and "
             f"{repair} is waiting in their queue. Go on with other work, or wait for the "
             f"decision: await_decision id='{repair}' timeout=60.",
             status="pending",
@@ -157,7 +171,101 @@ def held(call: Call, settings: Mapping[str, Any]) -> ToolResult | None:
         )
     if action == FILE:
         return _hold_file(call)
-    return _propose(call, CallPlan(call.tool.name, dict(call.args), action))
+    plan = CallPlan(call.tool.name, dict(call.args), action)
+    if call.tool.sources is not None:  # a ToolError here answers the call: nothing is held
+        plan.sources = call.tool.sources(call)
+    return _propose(call, plan)
+
+
+# -- what a held run / reload / eval runs --------------------------------------------------------
+def digest(data: bytes) -> str:
+    """The sha256 (hex) the project keeps for bytes (checkpoints, undo) — and for a held
+    call's sources."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def source_entry(what: str, data: bytes, **facts: Any) -> dict[str, Any]:
+    """One thing a held call would run: ``what`` names it for the person (``nb.ipynb#ID``,
+    ``module m (m.py)``), ``source`` its text, ``sha256`` its bytes' hash; ``facts`` more
+    fields the tool compares (a cell's ``type``)."""
+    return {"what": what, "source": data.decode("utf-8", "replace"), "sha256": digest(data),
+            **facts}
+
+
+def same_source(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """Whether two ``source_entry`` name the same thing with the same bytes (sha256)."""
+    return {k: v for k, v in a.items() if k != "source"} == \
+        {k: v for k, v in b.items() if k != "source"}
+
+
+def changed_source(shown: Sequence[Mapping[str, Any]],
+                   now: Sequence[Mapping[str, Any]]) -> str | None:
+    """The first source that is not as shown (its ``what``), or None when all are."""
+    for was, entry in itertools.zip_longest(shown, now):
+        if was is None or entry is None or not same_source(was, entry):
+            return str((was or entry or {}).get("what"))
+    return None
+
+
+_AGENT_CALL: contextvars.ContextVar[bool] = contextvars.ContextVar("kli_agent_call",
+                                                                   default=False)
+
+
+@contextlib.contextmanager
+def running_for(source: str) -> Iterator[None]:
+    """Mark what runs inside a call of ``source`` (``Workspace.call``): an agent's call, and
+    everything it runs on this thread — the cells of its ``run_cells``, its ``eval``'s code —
+    is the agent's, whatever magic that code uses (``by_agent``), and so is every call made
+    inside it, whatever source it names."""
+    token = _AGENT_CALL.set(source == HELD_SOURCE or _AGENT_CALL.get())
+    try:
+        yield
+    finally:
+        _AGENT_CALL.reset(token)
+
+
+def _not_a_person(verb: str, proposal_id: str) -> ToolResult:
+    """The refusal of a person's decision made from an agent's own call (its eval's code)."""
+    return ToolResult.error(
+        f"{verb} of {proposal_id} refused: it was asked from code an agent's call runs, not by "
+        "a person; only a person decides a proposal. Nothing was written or run.",
+        error="not_a_person", candidate=proposal_id)
+
+
+def by_agent() -> bool:
+    """Whether the code running now was started by an agent's tool call (see ``running_for``):
+    the review magics refuse to decide or switch then — only a person does."""
+    return _AGENT_CALL.get()
+
+
+_APPROVED: contextvars.ContextVar[CallPlan | None] = contextvars.ContextVar(
+    "kli_approved_call", default=None)
+
+
+def approved(call: Call) -> list[dict[str, Any]] | None:
+    """The sources a person approved, when ``call`` is the Accept of a held call of its tool:
+    the tool runs exactly these (or refuses, error ``STALE``, naming the one that changed).
+    None for every other call. Taken once: a tool the call itself runs gets None."""
+    plan = _APPROVED.get()
+    if plan is None or plan.tool != call.tool.name:
+        return None
+    _APPROVED.set(None)
+    return plan.sources
+
+
+def _sources_text(sources: Sequence[Mapping[str, Any]]) -> str:
+    rows = []
+    for s in sources:
+        if s.get("type") not in (None, "code"):  # a markdown or raw cell: skipped by the run
+            rows.append(f"--- {s.get('what')} · {s['type']}, not run")
+            continue
+        text = str(s.get("source", ""))
+        cut = len(text) - MAX_SHOWN_SOURCE
+        if cut > 0:
+            text = text[:MAX_SHOWN_SOURCE] + f"\n… {cut} more characters (the sha256 covers all)"
+        kind = f" · {s['type']}" if s.get("type") else ""
+        rows.append(f"--- {s.get('what')}{kind} · sha256 {s.get('sha256')}\n{text.rstrip(chr(10))}")
+    return "\n".join(rows)
 
 
 class _CapturingStore:
@@ -274,12 +382,14 @@ def command_of(plan: CallPlan) -> str:
     """What a held shell or eval call would run, as the person reads it: the tool's main
     argument alone when it is all the call sent (a ``bash`` command), else every argument in
     the order of the tool's parameters (``redefine``'s definition, target, reload and code),
-    ``key=value``, or ``key:`` and its lines for text of several lines."""
+    ``key=value``, or ``key:`` and its lines for text of several lines; then, under ``Runs
+    exactly:``, each of its sources (a cell, a module's file) with its sha256 and text."""
     from kli.tools.registry import REGISTRY
 
     tool = REGISTRY.tools.get(plan.tool)
     main = tool.main_arg if tool is not None else None
-    if main is not None and set(plan.args) == {main} and isinstance(plan.args[main], str):
+    if (main is not None and set(plan.args) == {main} and isinstance(plan.args[main], str)
+            and not plan.sources):
         return str(plan.args[main])
     order = list((tool.parameters.get("properties") or {}) if tool is not None else {})
     keys = sorted(plan.args, key=lambda k: (order.index(k) if k in order else len(order), k))
@@ -290,6 +400,8 @@ def command_of(plan: CallPlan) -> str:
             rows.append(f"{key}:\n{value.rstrip(chr(10))}")
         else:
             rows.append(f"{key}={value if isinstance(value, str) else repr(value)}")
+    if plan.sources:  # what Accept runs beyond the arguments: after them
+        rows += ["Runs exactly:", _sources_text(plan.sources)]
     return "\n".join(rows)
 
 
@@ -347,6 +459,13 @@ def _propose(call: Call, plan: CallPlan) -> ToolResult:
             f"Nothing was written, so the files and your anchors are as they were. Go on with "
             f"other work, or wait for the decision: {wait}."
         )
+    elif plan.sources:
+        text = (
+            f"Not run: this {plan.tool} waits for a person's review (approval mode 'review' for "
+            f"{ACTION_TITLES[plan.action]}). Proposal {pid}:\n{command_of(plan)}\n"
+            f"Nothing was run. Accept runs exactly the source shown (its sha256), and is refused "
+            f"if it changes first. Go on with other work, or wait for the decision: {wait}."
+        )
     else:
         text = (
             f"Not run: this {plan.tool} waits for a person's review (approval mode 'review' for "
@@ -360,6 +479,7 @@ def _propose(call: Call, plan: CallPlan) -> ToolResult:
         action=plan.action,
         files=files,
         command=command_of(plan) if plan.action != FILE else None,
+        **({"sources": plan.sources} if plan.sources else {}),
     )
 
 
@@ -385,8 +505,27 @@ def accept(ws: Workspace, proposal: Proposal, by: str, session: Session | None =
     plan: CallPlan = proposal.plan
     if plan.action != FILE:
         owner = session or ws.sessions.get(proposal.session_id) or ws.default_session
-        result = ws.call(plan.tool, plan.args, owner, source=by)
-        decision = Decision(WRITTEN, ACCEPTED, by, result.text)
+        with ws.file_lock:  # one Accept runs it: a second click, the widget, a magic wait out
+            if ws.find_candidate(proposal.id) is not proposal:
+                return _unknown(proposal.id)
+            if plan.running:
+                return _running(proposal)
+            plan.running = True
+        try:
+            problem = _sources_problem(ws, proposal, owner, by)
+            if problem is not None:
+                return _refusal(ws, proposal, by, problem)
+            token = _APPROVED.set(plan)
+            try:
+                result = ws.call(plan.tool, plan.args, owner, source=by)
+            finally:
+                _APPROVED.reset(token)
+        finally:
+            plan.running = False
+        if result.details.get("error") == STALE:  # a source changed while it ran: stopped there
+            decision = Decision(REFUSED, STALE, by, result.text)
+        else:
+            decision = Decision(WRITTEN, ACCEPTED, by, result.text)
         ws.decide(proposal, decision)
         return ToolResult(result.ok, f"Accepted proposal {proposal.id}: ran {plan.tool}.\n"
                           + result.text, {**result.details, "candidate": proposal.id,
@@ -427,6 +566,37 @@ def accept(ws: Workspace, proposal: Proposal, by: str, session: Session | None =
     return ToolResult.success(text, files=files, candidate=proposal.id,
                               resolved=decision.to_json(proposal.id),
                               **({"change": undo_id} if undo_id else {}))
+
+
+def _running(proposal: Proposal) -> ToolResult:
+    return ToolResult.error(
+        f"Proposal {proposal.id} was accepted and its {proposal.plan.tool} is running now; it "
+        "runs once. Its outcome follows when it ends.", error="running", candidate=proposal.id)
+
+
+def _sources_problem(ws: Workspace, proposal: Proposal, owner: Session, by: str) -> str | None:
+    """Why a held shell / eval call may not run now: what it would run (its tool's ``sources``,
+    read again) is not what the proposal showed. None when it is, or the tool has none."""
+    from kli.tools.core.registry import Call
+    from kli.tools.core.result import ToolError
+    from kli.tools.registry import REGISTRY
+
+    plan: CallPlan = proposal.plan
+    tool = REGISTRY.tools.get(plan.tool)
+    if tool is None or tool.sources is None:
+        return None
+    try:
+        now = tool.sources(Call(ws=ws, session=owner, tool=tool, args=plan.args, source=by))
+    except ToolError as exc:
+        return (f"Accept refused: what proposal {proposal.id} would run can no longer be read "
+                f"({exc.message}). Nothing was run. Reject it, and ask the agent to propose it "
+                "again.")
+    what = changed_source(plan.sources, now)
+    if what is None:
+        return None
+    return (f"Accept refused: {what} changed since proposal {proposal.id} was made, so running "
+            f"it would run something other than what was shown. Nothing was run. Reject it, and "
+            f"ask the agent to propose it again if it is still wanted.")
 
 
 def _recorded_apply(ws: Workspace, plan: CallPlan, proposal: Proposal, by: str) -> ToolResult:
@@ -493,6 +663,8 @@ def reject(ws: Workspace, proposal_id: str, by: str, note: str = "") -> ToolResu
     the widget, a magic): ``edit`` with ``reject_repair`` through ``Workspace.call`` in the
     proposal's session (the default one once it expired), so the reject is one call event, as
     an accept is, and one ``resolved``."""
+    if by_agent():
+        return _not_a_person("reject", proposal_id)
     proposal = ws.find_candidate(proposal_id)
     session = ws.sessions.get(proposal.session_id) if proposal is not None else None
     args: dict[str, Any] = {"reject_repair": proposal_id}
@@ -511,6 +683,8 @@ def reject_call(call: Call, proposal_id: str) -> ToolResult:
         proposal = ws.find_candidate(proposal_id)
         if proposal is None:
             return _unknown(proposal_id)
+        if isinstance(proposal.plan, CallPlan) and proposal.plan.running:
+            return _running(proposal)
         if by == HELD_SOURCE and proposal.session_id != call.session.id:
             return ToolResult.error(
                 f"reject_repair refused: proposal {proposal_id} belongs to another session; "
@@ -595,6 +769,8 @@ def take_notice(session: Session, proposal_id: str) -> None:
 def accept_any(ws: Workspace, proposal_id: str, by: str) -> ToolResult:
     """Accept a pending proposal of any kind: a held call (``accept``), or a repair candidate
     (``edit`` with ``accept_repair`` in its session; the default one once it expired)."""
+    if by_agent():
+        return _not_a_person("accept", proposal_id)
     proposal = ws.find_candidate(proposal_id)
     if proposal is None:
         return _unknown(proposal_id)

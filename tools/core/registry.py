@@ -68,6 +68,11 @@ class Tool:
     ``action`` is the kind of action a call is for approval mode (``kli.tools.core.approval``:
     ``file``, ``shell``, ``eval``; None: never held). ``waits`` marks a tool that waits for a
     person (``await_decision``): it runs outside the session's lock.
+
+    ``sources`` (a shell or eval tool) reads what a call would run beyond its arguments — the
+    cells ``run_cells`` runs, the module file ``redefine`` reloads — as a list of
+    ``approval.source_entry``: a held call shows them with their sha256, and Accept runs only
+    when they are unchanged (``kli.tools.core.approval``).
     """
 
     name: str
@@ -82,6 +87,7 @@ class Tool:
     touches_image: bool = True
     action: str | None = None
     waits: bool = False
+    sources: Callable[[Call], list[dict[str, Any]]] | None = None
     # MCP tool annotations (``annotations()``) are derived from the facts above; an entry
     # states one of these only where the derivation would be wrong for it.
     title: str | None = None

@@ -9,7 +9,10 @@ Three rules hold for every tool, beyond its schema: a list or object argument ho
 JSON carries (strings, numbers, booleans, null, lists, objects with string keys; at most
 ``MAX_DEPTH`` levels deep); a string (or a string in an array) may not hold a lone surrogate (``"\ud800"``: JSON carries it, but no UTF-8 text, file name or command
 line can), and an integer must lie within ±2**63 unless the schema bounds it (Python's ints
-have no limit; no argument needs more). Values from the Python API that JSON cannot carry — a
+have no limit; no argument needs more); a number must be finite and within ±2**63 too (JSON
+carries no NaN or infinity, but the Python API and a lenient JSON reader do: a NaN timeout made
+``await_decision`` wait for ever, as every comparison with NaN is false). Each tool then clamps
+a finite number to its documented bound (a timeout to its maximum). Values from the Python API that JSON cannot carry — a
 huge int, a list nested 100,000 deep, an object whose ``__repr__`` raises — get an error
 message too: ``show`` never raises.
 
@@ -23,6 +26,7 @@ length). Content (a file's text, a patch, code, a command) is not capped here.
 
 from __future__ import annotations
 
+import math
 import reprlib
 from typing import Any
 
@@ -168,6 +172,8 @@ def _not_json(name: str, value: Any) -> str | None:
     stack: list[tuple[str, Any, int]] = [(name, value, 0)]
     while stack:
         where, item, depth = stack.pop()
+        if type(item) is float and not math.isfinite(item):
+            return f"'{where}' holds {item}, which JSON cannot carry"
         if type(item) in _JSON_LEAVES:
             continue
         if depth >= MAX_DEPTH:
@@ -204,6 +210,18 @@ def _check_value(tool_name: str, name: str, value: Any) -> str | None:
             return (
                 f"{tool_name}: argument '{name}' is out of range ({show(value)}); integers "
                 f"must lie within ±2**63."
+            )
+    elif isinstance(value, float):
+        if not math.isfinite(value):
+            return (
+                f"{tool_name}: argument '{name}' must be a finite number, got {value}; send a "
+                "number of seconds (or lines, …) within the bound its description gives, or omit "
+                "it for the default. Nothing was run."
+            )
+        if not -INT_LIMIT < value < INT_LIMIT:
+            return (
+                f"{tool_name}: argument '{name}' is out of range ({show(value)}); numbers must "
+                "lie within ±2**63. Nothing was run."
             )
     return None
 

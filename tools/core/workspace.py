@@ -246,7 +246,8 @@ class Workspace:
         session = session or self.default_session
         started = time.perf_counter()
         try:
-            result = self._call(name, args if args is not None else {}, session, source)
+            with approval.running_for(source):  # a magic the agent's code runs is not a person
+                result = self._call(name, args if args is not None else {}, session, source)
             if source == approval.HELD_SOURCE:
                 result = approval.deliver(session, result)
         except KeyboardInterrupt:

@@ -73,6 +73,27 @@ def unknown(candidate_id: str, retry: str = "Re-run the edit to get a new previe
     )
 
 
+def not_a_repair(call: Call, proposal: Proposal) -> ToolError:
+    """The refusal of ``edit accept_repair`` naming a held call: a person decides it (in the
+    activity panel, the widget or ``%kli accept``), whatever the approval mode is now; nothing
+    is written and it stays pending for them. Worded for the model when an agent asked."""
+    tool = getattr(proposal.plan, "tool", proposal.kind)
+    pid = proposal.id
+    if call.source == "agent":  # approval.HELD_SOURCE
+        text = (
+            f"accept_repair refused: {pid} is not a repair preview but a {tool} call held for a "
+            f"person's review, and only a person decides it (in the notebook's kli activity "
+            f"panel). Nothing was written, and {pid} is still pending for them. Go on with other "
+            f"work, or wait for the decision: await_decision id='{pid}' timeout=60."
+        )
+    else:
+        text = (
+            f"accept_repair takes repair previews; {pid} is a held {tool} call. Accept it with "
+            f"%kli accept {pid}, or in the kli activity panel. Nothing was written."
+        )
+    return ToolError(text, error="held_call", candidate=pid)
+
+
 def accept_call(candidate_id: str, path: str) -> str:
     """The exact call that writes a candidate, as the model is told to send it."""
     return "edit " + json.dumps({"accept_repair": candidate_id, "path": path})
@@ -173,7 +194,11 @@ def _load_cell(call: Call, cell: tuple[str, str]) -> tuple[Any, int, str | None]
 
 
 def accept(call: Call, candidate_id: str) -> ToolResult:
-    """``edit`` with ``accept_repair``: write candidate ``candidate_id`` to ``call.args["path"]``."""
+    """``edit`` with ``accept_repair``: write candidate ``candidate_id`` to ``call.args["path"]``.
+    Only a repair preview: a held call (approval) is a person's to decide, never this call's."""
+    held = call.ws.find_candidate(candidate_id)
+    if held is not None and (held.kind != KIND or not isinstance(held.plan, RepairPlan)):
+        raise not_a_repair(call, held)
     path = call.args.get("path")
     if not path:
         raise ToolError(

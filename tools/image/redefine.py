@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import ast
 import importlib
+import importlib.abc
+import importlib.util
 import inspect
 import os
 import sys
@@ -35,6 +37,7 @@ from typing import Any
 from kli.tools.core import approval
 from kli.tools.core.registry import GATE_EVAL, Call, Tool
 from kli.tools.core.result import ToolError, ToolResult
+from kli.tools.core.textfile import read_bytes
 from kli.tools.image import stale
 from kli.tools.image.names import resolve
 from kli.tools.process import eval as eval_
@@ -194,6 +197,90 @@ def _redefine_target(call: Call, target: str, definition: str, prior: dict[str, 
     return target, outcome
 
 
+def _module_file(call: Call, name: str) -> tuple[str, str] | None:
+    """The file module ``name`` of the image was loaded from (real path, as shown), if any."""
+    module = call.ws.modules().get(name)
+    path = getattr(module, "__file__", None) if isinstance(module, types.ModuleType) else None
+    if not isinstance(path, str):
+        return None
+    real = os.path.realpath(path)
+    inside = real.startswith(call.ws.jail.root + os.sep)
+    shown = call.ws.jail.rel(real) if inside else real
+    return real, shown
+
+
+def review_sources(call: Call) -> list[dict[str, Any]]:
+    """What a held ``redefine`` with ``reload`` would run beyond its arguments (the registry
+    entry's ``sources``): the module's file, its text and sha256. Empty for a definition (its
+    source is the argument) and for a module not imported now (the Accept then finds it is)."""
+    name = call.args.get("reload")
+    found = _module_file(call, name) if isinstance(name, str) and name else None
+    if found is None:
+        return []
+    real, shown = found
+    try:
+        data = read_bytes(real)
+    except OSError as exc:
+        raise ToolError(f"redefine: the file of module {name} ({shown}) cannot be read "
+                        f"({exc.strerror or exc}). Nothing was run.", error="io") from None
+    return [approval.source_entry(f"module {name} ({shown})", data, path=shown)]
+
+
+class _ApprovedSource(importlib.abc.SourceLoader):
+    """Loads one module from the bytes a person approved (a held reload's Accept): the file's
+    text as it was read and hashed, never a cached ``.pyc`` nor a later change of the file."""
+
+    def __init__(self, path: str, data: bytes) -> None:
+        self.path = path
+        self.data = data
+
+    def get_filename(self, fullname: str) -> str:
+        return self.path
+
+    def get_data(self, path: str) -> bytes:
+        if path != self.path:
+            raise OSError(f"only {self.path} is approved")
+        return self.data
+
+
+def _approved_reload(call: Call, module: types.ModuleType, real: str,
+                     entry: dict[str, Any]) -> Any:
+    """``importlib.reload`` of ``module`` that runs exactly the approved bytes of its file:
+    read once, their sha256 checked against the approved one (else a refusal naming the file,
+    nothing imported), executed with a loader that reads nothing else."""
+    try:
+        data = read_bytes(real)
+    except OSError:
+        data = None
+    if data is None or approval.digest(data) != entry.get("sha256"):
+        raise ToolError(
+            f"redefine stopped: {entry.get('what')} changed since the person accepted the "
+            "reload, so it was not imported (Accept runs only the source it showed). Propose "
+            "the reload again if it is still wanted.", error=approval.STALE)
+    if not real.endswith(".py"):  # compiled: its bytes were checked, the import machinery runs it
+        return lambda: importlib.reload(module)
+    name = module.__name__
+    old = getattr(module, "__spec__", None)
+    places = getattr(old, "submodule_search_locations", None)
+    spec = importlib.util.spec_from_file_location(name, real, loader=_ApprovedSource(real, data),
+                                                  submodule_search_locations=places)
+    if spec is None or spec.loader is None:
+        return lambda: importlib.reload(module)
+
+    def run() -> None:
+        module.__spec__, module.__loader__ = spec, spec.loader
+        try:
+            spec.loader.exec_module(module)
+        finally:  # the module looks as a reload leaves it: its file's own loader
+            plain = importlib.util.spec_from_file_location(
+                name, real, submodule_search_locations=places)
+            if plain is not None:
+                module.__spec__, module.__loader__ = plain, plain.loader
+            sys.modules[name] = module
+
+    return run
+
+
 def _reload(call: Call, name: str, prior: dict[str, str],
             timeout: float) -> tuple[str, eval_.Outcome]:
     module = call.ws.modules().get(name)
@@ -206,8 +293,13 @@ def _reload(call: Call, name: str, prior: dict[str, str],
     prior[name] = before if before is not None else (
         f"# the file's text before the edit was not kept (it was changed outside this "
         f"workspace's edit tools, or not changed); it was loaded from {path}")
-    holder = {"module": module, "importlib": importlib}
-    code = compile("importlib.reload(module)", f"<kli-reload {name}>", "exec")
+    shown = approval.approved(call)  # the Accept of a held reload: exactly the bytes shown
+    if shown:
+        holder: dict[str, Any] = {"reload": _approved_reload(call, module, real or "", shown[0])}
+        code = compile("reload()", f"<kli-reload {name}>", "exec")
+    else:
+        holder = {"module": module, "importlib": importlib}
+        code = compile("importlib.reload(module)", f"<kli-reload {name}>", "exec")
     outcome = eval_.run_units([(1, False, code)], holder, timeout)
     if outcome.failure is None and outcome.stopped is None and real:
         stale.forget(call.ws, real)
@@ -224,4 +316,5 @@ TOOL = Tool(
     main_arg="code",
     mutates=True,
     action=approval.EVAL,
+    sources=review_sources,
 )

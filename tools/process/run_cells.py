@@ -245,6 +245,34 @@ def _write_outputs(call: Call, rel: str, real: str, cid: str, run: CellRun) -> s
     return None
 
 
+def _cell_entry(rel: str, cid: str, cell: dict[str, Any], source: str) -> dict[str, Any]:
+    kind = str(cell.get("cell_type"))
+    return approval.source_entry(f"{rel}#{cid}", (source if kind == "code" else "").encode(
+        "utf-8", "surrogatepass"), cell=cid, type=kind)
+
+
+def review_sources(call: Call) -> list[dict[str, Any]]:
+    """What a held ``run_cells`` would run (the registry entry's ``sources``): every cell it
+    names, in order, with its type and — a code cell — its source and sha256. ``from`` is
+    resolved now, so a cell added below later is not run by the Accept."""
+    path, cell = address.split(str(call.args.get("path", "")))
+    loaded = cellview.load(call, path, verb="run_cells", write=True)
+    out = []
+    for cid in _ids(call, loaded, cell):
+        index = loaded.nb.index_of(cid)
+        if index is not None:
+            out.append(_cell_entry(loaded.rel, cid, loaded.nb.cells[index],
+                                   loaded.nb.source(index)))
+    return out
+
+
+def _changed_since(target: str) -> ToolError:
+    return ToolError(
+        f"run_cells stopped: {target} changed since the person accepted the run, so it was not "
+        "run (Accept runs only the source it showed). Propose the run again if it is still "
+        "wanted.", error=approval.STALE, path=target)
+
+
 def _run(call: Call) -> ToolResult:
     runner = getattr(call.ws, "cell_runner", None)
     path, cell = address.split(str(call.args.get("path", "")))
@@ -257,7 +285,9 @@ def _run(call: Call) -> ToolResult:
         )
     budget, clamp_note = clamp_timeout(call.args.get("timeout"))
     loaded = cellview.load(call, path, verb="run_cells", write=True)
-    ids = _ids(call, loaded, cell)
+    shown = approval.approved(call)  # the Accept of a held run: exactly the cells shown
+    ids = [str(s["cell"]) for s in shown] if shown is not None else _ids(call, loaded, cell)
+    expected = {str(s["cell"]): s for s in shown or ()}
     deadline = time.monotonic() + budget
     rows: list[str] = [clamp_note] if clamp_note else []
     ran: list[dict[str, Any]] = []
@@ -270,6 +300,14 @@ def _run(call: Call) -> ToolResult:
             stopped = f"{target} is no longer in the notebook (deleted since); the run stopped"
             break
         kind = now.nb.cells[index].get("cell_type")
+        source = now.nb.source(index)
+        if cid in expected and not approval.same_source(
+                expected[cid], _cell_entry(loaded.rel, cid, now.nb.cells[index], source)):
+            if not ran:  # nothing ran yet: a refusal, as the Accept's own check would be
+                raise _changed_since(target)
+            stopped = (f"{target} changed since the person accepted the run, so it was not run; "
+                       "the run stopped")
+            break
         if kind != "code":
             ran.append({"cell": cid, "status": "skipped", "type": kind})
             rows.append(f"── {target} · {kind} · skipped (not a code cell)")
@@ -278,7 +316,7 @@ def _run(call: Call) -> ToolResult:
         if left <= 0:
             stopped = f"the {budget:g} s budget was used up before {target}; the run stopped"
             break
-        result = runner.run(now.nb.source(index), left, cell=(loaded.real, cid))
+        result = runner.run(source, left, cell=(loaded.real, cid))
         note = _write_outputs(call, loaded.rel, loaded.real, cid, result)
         count = f"In [{result.execution_count}]" if result.execution_count is not None else "In [ ]"
         rows.append(f"── {target} · {count} · {result.status}")
@@ -340,4 +378,5 @@ TOOL = Tool(
     mutates=True,
     touches_image=True,
     action=approval.EVAL,
+    sources=review_sources,
 )
