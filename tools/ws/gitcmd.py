@@ -67,6 +67,9 @@ SWITCHED_OFF: dict[str, str] = {
     "credential.helper": "",  # an empty value clears the list of helpers
     "gpg.program": "",
     "protocol.allow": "never",
+    # A root laid out as a bare repository (HEAD, objects/, refs/, config: files tools can
+    # write) is no repository: only a .git folder or file is.
+    "safe.barerepository": "explicit",
     "submodule.recurse": "false",
     "gc.auto": "0",
     "maintenance.auto": "false",

@@ -336,3 +336,55 @@ def test_a_git_in_the_workspace_path_is_never_run(
     status = ws.call("git_status", {})
     assert status.ok and " M a.txt" in status.text
     assert not s.exists()
+
+
+def test_a_submodules_own_configuration_never_runs(tmp_path: Path, sentinels: Path) -> None:
+    """A submodule's config (in the superproject's .git/modules/) is another repository's:
+    git_status and git_diff do not enter submodules, so its drivers never run."""
+    s_fsmonitor, s_clean = sentinels / "sub-fsmonitor", sentinels / "sub-clean"
+    inner, outer = tmp_path / "inner", tmp_path / "outer"
+    for folder, name in ((inner, "i.txt"), (outer, "o.txt")):
+        folder.mkdir()
+        _git(folder, "init", "-q", "-b", "main", ".")
+        (folder / name).write_text("x\n")
+        _git(folder, "add", ".")
+        _git(folder, "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "init")
+    _git(outer, "-c", "protocol.file.allow=always", "submodule", "-q", "add", str(inner), "sub")
+    _git(outer, "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "sub")
+    sub = outer / "sub"
+    _git(sub, "config", "core.fsmonitor", _touch(s_fsmonitor, "false"))
+    _git(sub, "config", "filter.f.clean", _touch(s_clean, "cat"))
+    (sub / ".gitattributes").write_text("* filter=f\n")
+    (sub / "i.txt").write_text("x\nmore\n")
+    (outer / "o.txt").write_text("x\nmore\n")
+    _live(s_fsmonitor, outer, "status")
+    ws = Workspace(str(outer))
+    status = ws.call("git_status", {})
+    assert status.ok and " M o.txt" in status.text, status.text
+    assert ws.call("git_diff", {}).ok
+    assert not s_fsmonitor.exists() and not s_clean.exists()
+    moved = ws.call("ws_mv", {"src": "sub", "dst": "elsewhere"})
+    assert not moved.ok and "sub/.git" in moved.text  # its .git file is control state
+
+
+def test_a_root_laid_out_as_a_bare_repository_is_no_repository(
+    ws: Workspace, root: Path, sentinels: Path
+) -> None:
+    """HEAD, objects/, refs/ and a config written as plain files (no .git): plain git takes the
+    root for a bare repository and runs its fsmonitor; the tools' git sees no repository."""
+    s = sentinels / "bare"
+    for tool, args in (
+        ("ws_write", {"path": "HEAD", "content": "ref: refs/heads/main\n"}),
+        ("ws_write", {"path": "objects/info/x", "content": "x\n"}),
+        ("ws_write", {"path": "refs/heads/x", "content": "x\n"}),
+        ("ws_write", {"path": "config", "content": "[core]\n\trepositoryformatversion = 0\n"
+                      f"\tbare = false\n\tworktree = .\n\tfsmonitor = {_touch(s, 'false')}\n"}),
+        ("ws_write", {"path": "a.txt", "content": "x\n"}),
+    ):
+        assert ws.call(tool, args).ok
+    (root / "refs" / "heads" / "x").unlink()
+    _live(s, root, "status")
+    status = ws.call("git_status", {})
+    assert not status.ok and status.details["error"] == "not_a_repo", status.text
+    assert not ws.call("ws_mv", {"src": "a.txt", "dst": "b.txt"}).text.endswith("(git mv)")
+    assert not s.exists()
