@@ -66,6 +66,7 @@ SWITCHED_OFF: dict[str, str] = {
     "core.alternaterefscommand": "",
     "credential.helper": "",  # an empty value clears the list of helpers
     "gpg.program": "",
+    "log.showsignature": "false",  # verifying a signature runs gpg
     "protocol.allow": "never",
     # A root laid out as a bare repository (HEAD, objects/, refs/, config: files tools can
     # write) is no repository: only a .git folder or file is.
@@ -134,6 +135,8 @@ def switched_off(keys: list[str]) -> dict[str, str]:
             settings[key] = "false"
         elif variable == "hookspath":
             settings[key] = os.devnull
+        elif variable == "editor":
+            settings[key] = ":"  # git's "no editor" (an empty one falls back to vi)
         elif variable in PROGRAM_VARIABLES:
             settings[key] = ""
             driver = rest.rpartition(".")[0]

@@ -388,3 +388,25 @@ def test_a_root_laid_out_as_a_bare_repository_is_no_repository(
     assert not status.ok and status.details["error"] == "not_a_repo", status.text
     assert not ws.call("ws_mv", {"src": "a.txt", "dst": "b.txt"}).text.endswith("(git mv)")
     assert not s.exists()
+
+
+def test_gpg_program_never_runs_for_a_signed_commit(repo: Path, sentinels: Path) -> None:
+    """log.showSignature in the configuration makes git log verify a signed commit with
+    gpg.program."""
+    s = sentinels / "gpg"
+    program = sentinels / "gpg.sh"
+    program.write_text(f"#!/bin/sh\n{_touch(s)}\n")
+    program.chmod(0o755)
+    raw = _git(repo, "cat-file", "commit", "HEAD").stdout.decode()
+    head, _, message = raw.partition("\n\n")
+    signature = ("gpgsig -----BEGIN PGP SIGNATURE-----\n \n iQEzBAABCAAdFiEE\n"
+                 " -----END PGP SIGNATURE-----")
+    (sentinels / "commit").write_text(f"{head}\n{signature}\n\n{message}")
+    signed = _git(repo, "hash-object", "-t", "commit", "-w", str(sentinels / "commit"))
+    _git(repo, "update-ref", "refs/heads/main", signed.stdout.decode().strip())
+    _git(repo, "config", "log.showSignature", "true")
+    _git(repo, "config", "gpg.program", str(program))
+    _live(s, repo, "log", "-1")
+    for args in (["log", "-1"], ["log", "-1", "--show-signature"]):
+        gitcmd.run_git(str(repo), args)
+    assert not s.exists()
