@@ -87,9 +87,10 @@ class RepairLanguage(Protocol):
 
 
 class SyntaxChecker(Protocol):
-    """The post-edit parse of one text as the contents of ``path`` (slmcode)."""
+    """The post-edit parse of one text as the contents of ``path`` (slmcode); a program it
+    runs is found outside the workspace ``root`` (``programs.trusted_which``)."""
 
-    def __call__(self, path: str, text: str, timeout: float, /) -> Parse: ...
+    def __call__(self, path: str, text: str, timeout: float, root: str | None, /) -> Parse: ...
 
 
 class NotebookStore(Protocol):

@@ -10,6 +10,10 @@ kernel reads could grant itself every capability. Refused for writing, moving an
 - any path with a control folder name in it, at any depth (``.kli``, and the names that are
   ``.kli`` on other file systems: see ``settings.is_control_name``) — except the root's own
   ``.kli/scratch/``, where the tools write their captures;
+- any path with a ``.git`` component, at any depth and in the same spellings (``is_git_name``):
+  the repository's control state — its ``config`` names programs git runs (``core.fsmonitor``,
+  hooks, filters), and a ``.git`` *file* points git at another repository. ``.gitignore``,
+  ``.gitattributes`` and ``.github/`` are ordinary files;
 - the user's settings folder (``$XDG_CONFIG_HOME/kli``) and its ancestors, when they lie
   inside the root (a kernel rooted at the home folder);
 - moving a folder that holds a control folder.
@@ -26,7 +30,7 @@ import stat
 from dataclasses import dataclass
 
 from kli.tools.core.result import ToolError
-from kli.tools.core.settings import CONTROL_DIR, is_control_name, user_settings_path
+from kli.tools.core.settings import CONTROL_DIR, is_control_name, is_name_of, user_settings_path
 from kli.tools.core.textfile import lone_surrogate
 
 SCRATCH_DIR = os.path.join(CONTROL_DIR, "scratch")
@@ -35,6 +39,22 @@ NAME_MAX = 255
 PATH_MAX = 4096
 # Moving a folder walks it for control folders; past this many entries the move is refused.
 MOVE_WALK_LIMIT = 100_000
+GIT_DIR = ".git"
+
+
+def is_git_name(name: str) -> bool:
+    """True when ``name`` is ``.git`` on some file system (any case, trailing dots or spaces,
+    a stream suffix, ignored code points, ``GIT~1``): the repository's control state."""
+    return is_name_of(name, GIT_DIR)
+
+
+def _git_component(rel_parts: list[str]) -> str | None:
+    """The root-relative path up to the first ``.git`` component of ``rel_parts`` (None when
+    there is none)."""
+    for i, part in enumerate(rel_parts):
+        if is_git_name(part):
+            return "/".join(rel_parts[: i + 1])
+    return None
 
 
 @dataclass(frozen=True)
@@ -134,11 +154,16 @@ class Jail:
         any depth below the root, other than the root's own ``.kli/scratch/`` and what is under
         it (unless that holds a control name again).
 
+        A ``.git`` component at any depth (``is_git_name``) is control state too: the
+        repository's.
+
         Names are compared as other file systems would: on a case-insensitive one (macOS,
         Windows) ``.KLI/settings.json`` *is* the control file, so every case is refused."""
         if not (real.startswith(self.root + os.sep) and real != self.root):
             return False
         parts = real[len(self.root) + 1 :].split(os.sep)
+        if _git_component(parts) is not None:
+            return True
         hits = [i for i, part in enumerate(parts) if is_control_name(part)]
         if not hits:
             return False
@@ -168,6 +193,20 @@ class Jail:
     ) -> None:
         """Raise ``ToolError`` when a tool may not write, move or delete ``resolved``: control
         state (``control_dir``) or a file that is read-only for this process (``read_only``)."""
+        parts = resolved.real[len(self.root) + 1 :].split(os.sep)
+        git = _git_component(parts) if resolved.real.startswith(self.root + os.sep) else None
+        if git is not None:
+            raise ToolError(
+                f"write refused — {shown or resolved.rel} is the git repository's control state "
+                f"({git}), not project source: what is under {GIT_DIR}/ (config, HEAD, refs/, "
+                f"hooks/) decides what git runs and what it shows, and a {GIT_DIR} file points "
+                "git at another repository. Tools never write, move or delete it — in every "
+                f"folder, and in every spelling ({GIT_DIR} in any case, with trailing dots or "
+                "spaces), whether or not a repository is there.\nUse git through its tools "
+                "(git_status, git_diff; ws_mv moves tracked files with git mv), or ask the person "
+                "to make the repository change.",
+                error="control_dir",
+            )
         if self.is_control(resolved.real):
             # The first line is slmcode-aci's wording (with .kli/ for .slmcode/).
             raise ToolError(
@@ -240,11 +279,16 @@ class Jail:
         for dirpath, dirnames, filenames in os.walk(real):
             seen += len(dirnames) + len(filenames)
             for name in dirnames + filenames:
-                if is_control_name(name):
+                if is_control_name(name) or is_git_name(name):
                     found = self.rel(os.path.join(dirpath, name))
+                    whose = (
+                        "a git repository's control state"
+                        if is_git_name(name)
+                        else "harness control state"
+                    )
                     raise ToolError(
-                        f"move refused — {shown} holds {found}, harness control state; tools "
-                        "never move control state. Move the files you mean one by one.",
+                        f"move refused — {shown} holds {found}, {whose}; tools never move "
+                        "control state. Move the files you mean one by one.",
                         error="control_dir",
                     )
             if seen > MOVE_WALK_LIMIT:

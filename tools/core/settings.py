@@ -32,7 +32,6 @@ SETTINGS_NAME = "settings.json"
 # Code points that HFS+ ignores in names (git's list for CVE-2014-9390): ``.k\u200cli`` is
 # ``.kli`` there.
 _IGNORED = re.compile("[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]")
-_SHORT_NAME = re.compile(r"kli~[0-9]+")
 
 
 def is_control_name(name: str) -> bool:
@@ -44,8 +43,16 @@ def is_control_name(name: str) -> bool:
     name (``KLI~1``). On Linux these are other folders; every file tool refuses them alike, so a
     project shared with another system never gains a control folder from a tool.
     """
+    return is_name_of(name, CONTROL_DIR)
+
+
+def is_name_of(name: str, folder: str) -> bool:
+    """True when ``name`` is ``folder`` (a dot-name such as ``.kli`` or ``.git``) on some file
+    system, in the ways ``is_control_name`` lists; the 8.3 short name is the name without its
+    dot, cut to six characters, then ``~`` and a digit."""
     name = _IGNORED.sub("", name.split(":", 1)[0]).rstrip(". ").casefold()
-    return name == CONTROL_DIR or _SHORT_NAME.fullmatch(name) is not None
+    short = re.escape(folder.lstrip(".")[:6].casefold()) + "~[0-9]+"
+    return name == folder or re.fullmatch(short, name) is not None
 
 
 def deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:

@@ -28,11 +28,12 @@ Rules (spec/kli-tools.txt, issue 3), each with its constant:
 
 from __future__ import annotations
 
+import errno
 import os
-import shutil
 import signal
 
 from kli.tools.core import approval
+from kli.tools.core.programs import trusted_path, trusted_which
 from kli.tools.core.registry import GATE_EXEC, Call, Tool
 from kli.tools.core.result import ToolError, ToolResult
 from kli.tools.process import jobs
@@ -131,14 +132,18 @@ def _directory(call: Call) -> str:
 _found_shells: dict[tuple[str, str], str] = {}
 
 
-def _which(shell: str, path: str) -> str | None:
-    """The shell's executable. Found ones are cached (Popen would search PATH on every call);
-    a miss is not, so a shell installed later is found."""
+def _which(shell: str, root: str) -> str:
+    """The shell's executable, found on a PATH without the workspace's folders
+    (``programs.trusted_which``); ``FileNotFoundError`` when there is none. Found ones are
+    cached (Popen would search PATH on every call); a miss is not, so a shell installed later
+    is found."""
+    path = trusted_path(root)
     found = _found_shells.get((shell, path))
     if found is None:
-        found = shutil.which(shell, path=path)
-        if found is not None:
-            _found_shells[(shell, path)] = found
+        found = trusted_which(shell, root, path=path)
+        if found is None:
+            raise FileNotFoundError(errno.ENOENT, "not found on a PATH outside the workspace")
+        _found_shells[(shell, path)] = found
     return found
 
 
@@ -159,7 +164,7 @@ def _run(call: Call) -> ToolResult:
     try:
         outcome = run_command(
             [shell, "-c", command],
-            executable=_which(shell, os.environ.get("PATH", os.defpath)),
+            executable=_which(shell, call.ws.root),
             cwd=cwd,
             input_text=call.args.get("input") or "",
             timeout=timeout,
@@ -280,7 +285,7 @@ def _start_background(call: Call, command: str, shell: str, cwd: str) -> ToolRes
             call.session,
             [shell, "-c", command],
             command=command,
-            executable=_which(shell, os.environ.get("PATH", os.defpath)),
+            executable=_which(shell, call.ws.root),
             cwd=cwd,
             input_text=call.args.get("input") or "",
             timeout=timeout,

@@ -1,4 +1,5 @@
-"""git_diff — ``git diff [--cached] [-- path]``, read-only, through real git."""
+"""git_diff — ``git diff [--cached] [-- path]``, read-only, through real git (``gitcmd``: no
+program the repository's configuration names ever runs; no external diff, no textconv)."""
 
 from __future__ import annotations
 
@@ -17,15 +18,14 @@ def _run(call: Call) -> ToolResult:
     if not in_work_tree(root):
         raise ToolError(not_a_repo_message("git_diff", root), error="not_a_repo")
     cached = call.args.get("cached") is True
-    args = ["diff", "--no-color", "--no-ext-diff"]
+    args = ["diff", "--no-color", "--no-ext-diff", "--no-textconv", "--ignore-submodules=all"]
     if cached:
         args.append("--cached")
     if call.args.get("stat") is True:
         args.append("--stat")
     path = call.args.get("path")
     rel = call.ws.jail.resolve(path).rel if path else None
-    if rel:
-        args += ["--", rel]
+    args += ["--", rel or "."]  # only what lies under the root
     out = run_git(root, args)
     if out.code != 0:
         raise ToolError(f"git_diff: git diff failed: {out.stderr.strip()}", error="git_failed")

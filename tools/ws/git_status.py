@@ -1,4 +1,5 @@
-"""git_status — ``git status --porcelain=v1 -b``, read-only, through real git."""
+"""git_status — ``git status --porcelain=v1 -b``, read-only, through real git (``gitcmd``: no
+program the repository's configuration names ever runs)."""
 
 from __future__ import annotations
 
@@ -19,10 +20,12 @@ def _run(call: Call) -> ToolResult:
     root = call.ws.root
     if not in_work_tree(root):
         raise ToolError(not_a_repo_message("git_status", root), error="not_a_repo")
-    args = ["status", "--porcelain=v1", "-b", "--untracked-files=normal"]
+    # Only what lies under the root ("." from the root: a work tree above it, or a
+    # core.worktree, shows nothing outside); submodules are not entered (their configuration
+    # is another repository's).
+    args = ["status", "--porcelain=v1", "-b", "--untracked-files=normal", "--ignore-submodules=all"]
     path = call.args.get("path")
-    if path:
-        args += ["--", call.ws.jail.resolve(path).rel]
+    args += ["--", call.ws.jail.resolve(path).rel if path else "."]
     out = run_git(root, args)
     if out.code != 0:
         raise ToolError(f"git_status: git status failed: {out.stderr.strip()}", error="git_failed")

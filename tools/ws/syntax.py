@@ -13,7 +13,8 @@ After a successful write, edit or patch the file's new text gets a file-local pa
 
 A missing runtime is skipped, never read as broken; a timed-out check is skipped too. External
 checkers run on a copy in a temporary folder, so the checked text never touches the workspace
-before it is accepted.
+before it is accepted; their programs are found on a ``PATH`` without the workspace's folders
+(``programs.trusted_which``: a ``node_modules/.bin/node`` the agent wrote never runs).
 
 Outcomes (``SyntaxOutcome.status``):
 - ``ok`` — parses; ``skipped`` — no checker, checker missing, timed out, or disabled;
@@ -32,7 +33,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import tempfile
 from collections.abc import Callable
@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from kli.tools.core.atomic import ANY, write_atomic
+from kli.tools.core.programs import trusted_path, trusted_which
 from kli.tools.core.pysyntax import compile_error
 from kli.tools.core.textfile import encode
 from kli.tools.roles import SyntaxChecker
@@ -88,7 +89,7 @@ def _clip(text: str) -> str:
     return text if len(text) <= MAX_ERROR_CHARS else text[:MAX_ERROR_CHARS] + " …"
 
 
-def _check_python(path: str, text: str, timeout: float) -> Parse:
+def _check_python(path: str, text: str, timeout: float, root: str | None) -> Parse:
     error = compile_error(text, os.path.basename(path))
     if error is None:
         return Parse(True, "python compile")
@@ -99,7 +100,7 @@ def _check_python(path: str, text: str, timeout: float) -> Parse:
     return Parse(False, "python compile", _clip(f"{error.msg} ({where}){shown}"))
 
 
-def _check_json(path: str, text: str, timeout: float) -> Parse:
+def _check_json(path: str, text: str, timeout: float, root: str | None) -> Parse:
     try:
         json.loads(text)
     except json.JSONDecodeError as exc:
@@ -112,14 +113,15 @@ def _check_json(path: str, text: str, timeout: float) -> Parse:
 
 
 def _run_on_copy(
-    checker: str, argv: list[str], name: str, text: str, timeout: float
+    checker: str, argv: list[str], name: str, text: str, timeout: float, root: str | None
 ) -> tuple[int | None, str]:
-    """Write ``text`` to ``name`` in a temporary folder and run ``argv + [file]``.
+    """Write ``text`` to ``name`` in a temporary folder and run ``argv + [file]``, the program
+    found outside the workspace ``root`` (``trusted_which``).
 
     Returns ``(returncode, output)``; returncode None when the check could not run (missing
     binary or timeout), with the reason as output.
     """
-    exe = shutil.which(argv[0])
+    exe = trusted_which(argv[0], root)
     if exe is None:
         return None, f"{argv[0]} not found"
     with tempfile.TemporaryDirectory(prefix="kli-syntax-") as tmp:
@@ -133,6 +135,7 @@ def _run_on_copy(
                 timeout=timeout,
                 stdin=subprocess.DEVNULL,
                 cwd=tmp,
+                env={**os.environ, "PATH": trusted_path(root)},
                 start_new_session=True,
             )
         except subprocess.TimeoutExpired:
@@ -155,16 +158,16 @@ def _node_error(out: str) -> str:
 _ESM_HINTS = ("Cannot use import statement outside a module", "Unexpected token 'export'")
 
 
-def _check_node(path: str, text: str, timeout: float) -> Parse:
+def _check_node(path: str, text: str, timeout: float, root: str | None) -> Parse:
     name = os.path.basename(path) or "file.js"
-    code, out = _run_on_copy("node --check", ["node", "--check"], name, text, timeout)
+    code, out = _run_on_copy("node --check", ["node", "--check"], name, text, timeout, root)
     if code is None:
         return Parse(None, "node --check", out)
     if code != 0 and name.endswith(".js") and any(h in out for h in _ESM_HINTS):
         # A .js file may be an ES module (package.json "type": "module"); the copy has no
         # package.json, so check it as one rather than misreading module syntax as broken.
         code, out = _run_on_copy(
-            "node --check", ["node", "--check"], name[:-3] + ".mjs", text, timeout
+            "node --check", ["node", "--check"], name[:-3] + ".mjs", text, timeout, root
         )
         if code is None:
             return Parse(None, "node --check", out)
@@ -173,9 +176,9 @@ def _check_node(path: str, text: str, timeout: float) -> Parse:
     return Parse(False, "node --check", _node_error(out))
 
 
-def _check_go(path: str, text: str, timeout: float) -> Parse:
+def _check_go(path: str, text: str, timeout: float, root: str | None) -> Parse:
     code, out = _run_on_copy(
-        "gofmt", ["gofmt", "-e", "-l"], os.path.basename(path) or "f.go", text, timeout
+        "gofmt", ["gofmt", "-e", "-l"], os.path.basename(path) or "f.go", text, timeout, root
     )
     if code is None:
         return Parse(None, "gofmt", out)
@@ -199,7 +202,7 @@ def _tree_sitter_error(root: object) -> str:
     return "syntax error"
 
 
-def _check_typescript(path: str, text: str, timeout: float) -> Parse:
+def _check_typescript(path: str, text: str, timeout: float, root: str | None) -> Parse:
     try:
         import tree_sitter
         import tree_sitter_typescript
@@ -237,12 +240,16 @@ def checker_for(path: str) -> SyntaxChecker | None:
     return CHECKERS.get(os.path.splitext(path)[1].lower())
 
 
-def parse(path: str, text: str, *, timeout: float = SYNTAX_TIMEOUT) -> Parse:
-    """Parse ``text`` as the contents of ``path`` (the extension picks the checker)."""
+def parse(
+    path: str, text: str, *, timeout: float = SYNTAX_TIMEOUT, root: str | None = None
+) -> Parse:
+    """Parse ``text`` as the contents of ``path`` (the extension picks the checker); a checker
+    program is never one under ``root``, the workspace (None: only relative ``PATH`` entries
+    are left out)."""
     check = checker_for(path)
     if check is None:
         return Parse(None, None, "no checker for this file type")
-    return check(path, text, timeout)
+    return check(path, text, timeout, root)
 
 
 # -- the decision -----------------------------------------------------------------------------
@@ -255,21 +262,23 @@ def check_file(
     *,
     disabled: bool = False,
     timeout: float = SYNTAX_TIMEOUT,
+    root: str | None = None,
 ) -> SyntaxOutcome:
     """Decide what a change from ``before_text`` (None: a new file) to ``after_text`` means.
 
     Touches no workspace file. The text before is parsed only when the text after fails.
+    ``root`` is the workspace, whose folders no checker program is taken from (``parse``).
     """
     if disabled:
         return SyntaxOutcome("skipped", None, "disabled by disable_syntax_check")
-    after = parse(path, after_text, timeout=timeout)
+    after = parse(path, after_text, timeout=timeout, root=root)
     if after.ok is None:
         return SyntaxOutcome("skipped", after.checker, after.error)
     if after.ok:
         return SyntaxOutcome("ok", after.checker, "")
     if before_text is None:
         return SyntaxOutcome("broken_new_file", after.checker, after.error)
-    before = parse(path, before_text, timeout=timeout)
+    before = parse(path, before_text, timeout=timeout, root=root)
     if before.ok is None:
         # Cannot tell whether this change broke it: keep the change, report the error.
         return SyntaxOutcome("still_broken", after.checker, after.error)
@@ -330,7 +339,9 @@ def apply_with_syntax_check(
     ``atomic.Stale`` otherwise, nothing written); on a revert the file is not touched at all.
     ``OSError`` from the write propagates.
     """
-    outcome = check_file(resolved.rel, before_text, after_text, disabled=disabled, timeout=timeout)
+    outcome = check_file(
+        resolved.rel, before_text, after_text, disabled=disabled, timeout=timeout, root=ws.root
+    )
     if outcome.status == "reverted":
         return False, reverted_message(resolved.rel, outcome), outcome
     with ws.writing([resolved.real], tool=tool, rel=resolved.rel):

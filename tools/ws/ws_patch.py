@@ -850,7 +850,9 @@ def _check(call: Call, patch: _Patch) -> list[_PatchFile]:
         if pf.cell is not None:
             pf.syntax = cells.check(pf.cell, pf.after, disabled=disabled)
         else:
-            pf.syntax = check_file(pf.rel, pf.before, pf.after, disabled=disabled)
+            pf.syntax = check_file(
+                pf.rel, pf.before, pf.after, disabled=disabled, root=call.ws.root
+            )
         patch.keys.append(f"syntax.{pf.syntax.status}")
     return [pf for pf in patch.files if pf.syntax and pf.syntax.status == "reverted"]
 

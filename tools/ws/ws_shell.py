@@ -16,9 +16,9 @@
 from __future__ import annotations
 
 import os
-import shutil
 
 from kli.tools.core import approval, scratch
+from kli.tools.core.programs import trusted_which
 from kli.tools.core.registry import GATE_EXEC, Call, Tool
 from kli.tools.core.result import ToolError, ToolResult
 from kli.tools.core.truncate import captured
@@ -91,7 +91,8 @@ def _run(call: Call) -> ToolResult:
         timeout = float(cap)
     if ".kli/scratch" in command:
         call.ws.jail.scratch_dir()  # so `> .kli/scratch/out.txt` finds its folder
-    shell = shutil.which("bash") or shutil.which("sh") or "/bin/sh"
+    root = call.ws.root
+    shell = trusted_which("bash", root) or trusted_which("sh", root) or "/bin/sh"
     env = dict(os.environ)
     env.update(_ENV)
     try:
