@@ -523,15 +523,19 @@ def _sink_allowed(target: str, root: str, cwd: str, after_cd: bool) -> bool:
 
 
 def _names_control(words: list[str], root: str, cwd: str) -> str | None:
+    """The first word naming control state — the root's ``.kli/`` (but its ``scratch/``) or a
+    ``.git`` at any depth — or None."""
     control = os.path.join(root, ".kli")
     scratch = os.path.join(control, "scratch")
     for w in words:
-        if ".kli" not in w:
+        if ".kli" not in w and ".git" not in w:
             continue
         full = os.path.normpath(os.path.join(cwd, w))
         if (full == control or full.startswith(control + os.sep)) and not (
             full == scratch or full.startswith(scratch + os.sep)
         ):
+            return w
+        if ".git" in full.split(os.sep):
             return w
     return None
 
@@ -581,9 +585,10 @@ def check(command: str, policy: str, root: str, cwd: str) -> Verdict:
                     False,
                     "any",
                     "control_dir",
-                    f"ws_shell refused — `{name}` would act on {named}: .kli/ is harness "
-                    "control state, not project source, and no tool changes it. Use "
-                    ".kli/scratch/ for scratch files.",
+                    f"ws_shell refused — `{name}` would act on {named}: .kli/ (harness) and "
+                    ".git/ (the repository's) are control state, not project source, and no "
+                    "tool changes them. Use .kli/scratch/ for scratch files; ask the person "
+                    "for a change to the repository's own files.",
                 )
         if name in ("cd", "pushd", "popd"):
             after_cd = True

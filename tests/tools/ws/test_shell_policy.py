@@ -137,6 +137,15 @@ def test_control_dir_is_off_limits_for_non_readonly_commands() -> None:
     assert _v("rm .kli/scratch/x", "any").allowed
 
 
+def test_a_git_folder_is_off_limits_for_non_readonly_commands_at_any_depth() -> None:
+    for command in ("rm -rf .git", "cp evil .git/config", "mv hook sub/.git/hooks/pre-commit"):
+        v = _v(command, "any")
+        assert not v.allowed and v.rule == "control_dir", command
+        assert ".git/" in v.message
+    assert _v("cat .git/HEAD", "readonly").allowed
+    assert _v("rm .gitignore", "any").allowed
+
+
 def test_lex_splits_pipelines_and_keeps_quoted_words() -> None:
     segs = lex("grep -n 'a b' \"c d\" | sort 2>&1 > /dev/null")
     assert [s.words for s in segs] == [["grep", "-n", "a b", "c d"], ["sort"]]
