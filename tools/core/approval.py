@@ -507,7 +507,7 @@ def accept(ws: Workspace, proposal: Proposal, by: str, session: Session | None =
         owner = session or ws.sessions.get(proposal.session_id) or ws.default_session
         with ws.file_lock:  # one Accept runs it: a second click, the widget, a magic wait out
             if ws.find_candidate(proposal.id) is not proposal:
-                return _unknown(proposal.id)
+                return _unknown(proposal.id, ws)
             if plan.running:
                 return _running(proposal)
             plan.running = True
@@ -533,7 +533,7 @@ def accept(ws: Workspace, proposal: Proposal, by: str, session: Session | None =
     rel = proposal.path or "the files"
     with ws.writing(list(plan.state), tool="accept", rel=rel):
         if ws.find_candidate(proposal.id) is None:
-            return _unknown(proposal.id)
+            return _unknown(proposal.id, ws)
         changed = changed_file(plan)
         if changed is not None:
             name = ws.jail.rel(changed)
@@ -647,9 +647,17 @@ def _apply(ws: Workspace, plan: CallPlan) -> None:
             ws.notebooks.commit(op[1], op[2], expected)
 
 
-def _unknown(pid: str) -> ToolResult:
-    from kli.tools.file.candidates import unknown
+def _unknown(pid: str, ws: Workspace | None = None) -> ToolResult:
+    """The answer for a proposal id that is not pending: what became of it when ``ws``
+    remembers its decision (a Reject that waited while an Accept ran it), else the error for
+    an unknown candidate."""
+    from kli.tools.file.candidates import UNKNOWN, unknown
 
+    decided = ws.decided.get(pid) if ws is not None else None
+    if decided is not None and decided.decision is not None:
+        return ToolResult.error(
+            f"{pid} is no longer pending, so nothing was done now. {outcome_text(decided)}",
+            error=UNKNOWN, candidate=pid, status=decided.decision.code)
     error = unknown(pid, "Nothing was written or run.")
     return ToolResult.error(error.message, **error.details)
 
@@ -682,7 +690,7 @@ def reject_call(call: Call, proposal_id: str) -> ToolResult:
     with ws.file_lock:
         proposal = ws.find_candidate(proposal_id)
         if proposal is None:
-            return _unknown(proposal_id)
+            return _unknown(proposal_id, ws)
         if isinstance(proposal.plan, CallPlan) and proposal.plan.running:
             return _running(proposal)
         if by == HELD_SOURCE and proposal.session_id != call.session.id:
@@ -773,7 +781,7 @@ def accept_any(ws: Workspace, proposal_id: str, by: str) -> ToolResult:
         return _not_a_person("accept", proposal_id)
     proposal = ws.find_candidate(proposal_id)
     if proposal is None:
-        return _unknown(proposal_id)
+        return _unknown(proposal_id, ws)
     if proposal.kind == KIND:
         return accept(ws, proposal, by)
     session = ws.sessions.get(proposal.session_id, ws.default_session)

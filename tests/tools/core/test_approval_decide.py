@@ -112,3 +112,16 @@ def test_an_agents_eval_calling_the_persons_accept_or_reject_is_refused(root: Pa
         assert "only a person decides a proposal" in r.text, r.text
     assert not (root / "new.txt").exists() and ws.find_candidate(pid) is not None
     assert approval.accept_any(ws, pid, "ui").ok  # the person's own Accept
+
+
+def test_deciding_a_held_call_already_decided_says_what_became_of_it(root: Path) -> None:
+    ws = _review(root, {"shell": "review"})
+    agent = ws.open_session("agent")
+    pid = ws.call("bash", {"command": "echo ran > ran.txt"}, agent, source="agent").details["proposal"]
+    assert approval.accept_any(ws, pid, "ui").ok
+    assert (root / "ran.txt").read_text() == "ran\n"
+    for late in (approval.reject(ws, pid, "ui", "too late"), approval.accept_any(ws, pid, "ui")):
+        assert not late.ok and late.details["status"] == "written", late.text
+        assert f"{pid} is no longer pending" in late.text and "was accepted by a person" in late.text
+        assert "repair candidate" not in late.text
+    assert (root / "ran.txt").read_text() == "ran\n"  # the second Accept ran nothing
