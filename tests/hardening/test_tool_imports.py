@@ -17,10 +17,13 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+import nbformat
 import pytest
 
 from kli.tools import Workspace
 from kli.tools.core import imports
+
+from .conftest import kernel_harness
 
 BROKEN_TS = "let x: number = ;\n"
 
@@ -246,3 +249,41 @@ print(json.dumps(out))
     assert out == {"installed": "installed", "loose": "refused", "write": "control_dir",
                    "delete": "control_dir", "elsewhere": True}
     assert Path(site, "kli_probe_installed.py").read_text() == "X = 'installed'\n"
+
+
+@pytest.mark.kernel
+def test_a_kernel_started_in_the_root_runs_none_of_its_modules_and_cells_import_them(
+        tmp_path: Path) -> None:
+    """A real kli kernel in a root holding files named like modules the kernel loads at start
+    (traitlets, zmq, ipykernel) and like the one a magic's repair widget loads later
+    (ipywidgets): none of them runs; the person's cell still imports the root's own module."""
+    from kli.tools.file.anchors import line_hash
+
+    root = tmp_path / "root"
+    root.mkdir()
+    tripped = tmp_path / "tripped"
+    marks = [sentinel(root, tripped, name) for name in ("traitlets", "zmq", "ipykernel",
+                                                        "ipywidgets")]
+    (root / "mine.py").write_text("X = 'the root module'\n")
+    (root / "theirs.py").write_text("X = 'imported by a cell an agent ran'\n")
+    (root / "a.py").write_text("a = 1\nb = 2\nc = 3\n")
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("import theirs\nprint(theirs.X)", id="imp")]
+    nbformat.write(nb, str(root / "nb.ipynb"))
+    h = kernel_harness.start_harness(root)
+    try:
+        _content, outputs = h.execute("import mine\nprint(mine.X)")
+        assert any("the root module" in o["content"].get("text", "") for o in outputs), outputs
+        agent, _hello = h.open_comm("kli.agent", {"label": "agent"})
+        ran = h.call(agent, "run_cells", {"path": "nb.ipynb", "cell": "imp"})
+        assert ran["ok"] and "imported by a cell an agent ran" in ran["text"], ran["text"]
+        h.execute("%kli read a.py\n")
+        hb = line_hash("b = 2")
+        _content, outputs = h.execute(
+            f"%%kli edit --repair preview\n@@ a.py\n= 2:{hb}..2:{hb}\n~b = max(2, 3\n")
+        # The installed ipywidgets drew Accept / Reject.
+        assert any("application/vnd.jupyter.widget-view+json" in o["content"].get("data", {})
+                   for o in outputs), outputs
+    finally:
+        kernel_harness.stop_harness(h)
+    assert [m.name for m in marks if m.exists()] == []

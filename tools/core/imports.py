@@ -1,7 +1,7 @@
 """Tools never import the workspace's files (issue 23, rule 1).
 
-The workspace root is on the kernel's ``sys.path`` (``python -m`` puts the kernel's folder
-first, IPython adds ``''``), so the person's cells can import their modules. A tool that
+The workspace root is on the kernel's ``sys.path`` (IPython adds ``''``, the kernel's folder),
+so the person's cells can import their modules. A tool that
 imports a module lazily by name (the TypeScript check's ``tree_sitter``, a standard module
 imported inside a function) would find a file of that name in the root before the installed
 one — and an agent that can write files could make the kernel run its Python, under any gate,
@@ -12,7 +12,7 @@ While a thread runs a tool (``guarded``, entered by ``Workspace._call``), this t
 - resolve through every finder but never to a file under the root: ``sys.path`` entries (and a
   package's ``__path__`` entries) that are relative (``''``, ``'.'``) or lie under the root are
   left out, so the installed module is found instead; a module that exists only under the root
-  is refused (``Refused``, an ``ImportError``, naming the file);
+  is refused (``Refused``, a ``ModuleNotFoundError``, naming the file);
 - refuse a module already imported whose file lies under the root (the person imported their
   own ``tree_sitter.py`` in a cell): the tool does not use it. Modules loaded before the guard
   was installed (``install``, by the first Workspace: at the kernel's start, before any cell)
@@ -43,6 +43,7 @@ from kli.tools.core.jail import interpreter_folders
 
 T = TypeVar("T")
 
+
 class _State(threading.local):
     root: str | None = None  # the workspace root this thread's imports avoid (None: off)
 
@@ -55,8 +56,10 @@ _original_import: Callable[..., Any] | None = None
 _kept_modules: frozenset[tuple[str, str | None]] = frozenset()
 
 
-class Refused(ImportError):
-    """A tool's import that would have used a file under the workspace root."""
+class Refused(ModuleNotFoundError):
+    """A tool's import that would have used a file under the workspace root: for the tool, no
+    such module (code that catches ImportError or ModuleNotFoundError for an optional module
+    goes on without it)."""
 
 
 def active_root() -> str | None:
@@ -143,10 +146,9 @@ def _refusal(name: str, place: str, root: str) -> Refused:
     rel = os.path.relpath(os.path.realpath(place), root) if os.path.isabs(place) else place
     return Refused(
         f"import of {name!r} refused: it would load {rel} from the workspace, and a tool never "
-        "runs the workspace's files as its own code (only code run with eval is the eval's). "
-        f"The tool went on without {name!r}; install the package into the kernel's "
-        f"environment for the tool to use it, or rename {rel} if it is not meant to stand in "
-        "for it.",
+        "runs the workspace's files as its own code (code that eval, run_cells or redefine "
+        f"runs imports as usual). Install the package into the kernel's environment if a tool "
+        f"needs it, or rename {rel} if it is not meant to stand in for it.",
         name=name,
         path=place,
     )
