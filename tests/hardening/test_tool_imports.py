@@ -251,6 +251,49 @@ print(json.dumps(out))
     assert Path(site, "kli_probe_installed.py").read_text() == "X = 'installed'\n"
 
 
+def test_when_the_root_is_klis_own_source_tree_the_tools_still_work(tmp_path: Path) -> None:
+    """Developing kli with kli: the root holds the ``kli`` package the process runs from (a
+    copy of it, first on sys.path as an editable install would put it). The modules the host
+    loaded from there are its own code; the tools run, and a tool never loads a new module
+    from there."""
+    import shutil
+
+    import kli.tools
+
+    root = (tmp_path / "kli-checkout").resolve()
+    shutil.copytree(Path(kli.tools.__file__).parents[1], root / "kli",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    script = f"""
+import json, sys
+from kli.tools import Workspace
+from kli.tools.core import imports
+ws = Workspace({str(root)!r})
+assert imports.__file__.startswith({str(root)!r}), imports.__file__
+out = {{}}
+for name, args in [("ws_write", {{"path": "x.ts", "content": "let a = ;\\n"}}),
+                   ("ws_write", {{"path": "x.py", "content": "a = 1\\n"}}),
+                   ("ws_edit", {{"path": "x.py", "old_str": "a = 1", "new_str": "a = 2"}}),
+                   ("edit", {{"input": "@@ x.py\\n"}}), ("undo", {{"session": "a", "since": "10:30"}}),
+                   ("image_summary", {{}}), ("eval", {{"code": "1 + 1"}})]:
+    r = ws.call(name, args, source="agent")
+    out[name] = r.details.get("error")
+open({str(root / "kli" / "tools" / "kli_probe_new.py")!r}, "w").write("X = 1\\n")
+with imports.guarded(ws.root):
+    try:
+        import kli.tools.kli_probe_new
+        out["new"] = "imported"
+    except imports.Refused:
+        out["new"] = "refused"
+print(json.dumps(out))
+"""
+    got = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(root)}, cwd=str(root), timeout=120)
+    assert got.returncode == 0, got.stderr
+    out = json.loads(got.stdout.strip().splitlines()[-1])
+    assert "internal" not in out.values(), out
+    assert out["new"] == "refused"
+
+
 @pytest.mark.kernel
 def test_a_kernel_started_in_the_root_runs_none_of_its_modules_and_cells_import_them(
         tmp_path: Path) -> None:

@@ -16,7 +16,8 @@ While a thread runs a tool (``guarded``, entered by ``Workspace._call``), this t
 - refuse a module already imported whose file lies under the root (the person imported their
   own ``tree_sitter.py`` in a cell): the tool does not use it. Modules loaded before the guard
   was installed (``install``, by the first Workspace: at the kernel's start, before any cell)
-  are the host's own code and are kept (the kernel's source tree may be the root).
+  and the modules of kli itself are the host's own code and are kept (the root may be kli's
+  source tree: a tool may use what the kernel loaded from it, never load more from there).
 
 Folders of the interpreter itself inside the root (a project's ``.venv/``) are trusted: the jail
 treats them as control state (``jail.interpreter_folders``), so no tool writes there.
@@ -54,6 +55,9 @@ _install_lock = threading.Lock()
 _original_import: Callable[..., Any] | None = None
 # (name, file) of every module loaded before the first install: the host's own code
 _kept_modules: frozenset[tuple[str, str | None]] = frozenset()
+# The host's own package (``kli``): its modules in sys.modules are its code, wherever they were
+# loaded from (the root may be its source tree); a tool still never loads a new one from there.
+_HOST = __name__.split(".")[0]
 
 
 class Refused(ModuleNotFoundError):
@@ -247,7 +251,9 @@ def _verdict(mod: ModuleType, root: str) -> str | None:
     hit = _verdicts.get(key)
     if hit is not None and hit[0] is mod:
         return hit[1]
-    place = None if (mod.__name__, _origin(mod)) in _kept_modules else _loaded_from(mod, root)
+    name = mod.__name__
+    own = name == _HOST or name.startswith(_HOST + ".")
+    place = None if own or (name, _origin(mod)) in _kept_modules else _loaded_from(mod, root)
     if len(_verdicts) >= MAX_VERDICTS:
         _verdicts.clear()
     _verdicts[key] = (mod, place)
