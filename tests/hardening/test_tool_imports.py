@@ -192,6 +192,23 @@ def test_a_submodule_of_a_namespace_package_is_not_taken_from_the_root(
         sys.modules.pop("kli.probe_sub", None)
 
 
+def test_work_a_tool_hands_to_another_thread_keeps_its_guard(root: Path) -> None:
+    """``carried`` (the notebook rooms' thread runs a tool's changes to the live document)."""
+    def on_thread(fn: object) -> list[object]:
+        seen: list[object] = []
+        t = threading.Thread(target=lambda: seen.append(fn()))  # type: ignore[operator]
+        t.start()
+        t.join()
+        return seen
+
+    real = str(root.resolve())
+    with imports.guarded(real):
+        handed = imports.carried(imports.active_root)
+        assert on_thread(imports.active_root) == [None]  # a plain thread is not guarded
+    assert on_thread(handed) == [real]
+    assert imports.carried(imports.active_root) is imports.active_root  # nothing to carry
+
+
 def test_the_guard_is_installed_once_and_first(ws: Workspace) -> None:
     ws.call("ws_list", {"path": "."})
     ws.call("ws_list", {"path": "."})
