@@ -556,7 +556,10 @@ class KliMagics(Magics):
                 result = ToolResult(False, f"{result.text}\n{magic_usage(tool)}", result.details)
             elif cell is None and (hint := one_line_text_hint(tool, args, result.details)):
                 result = ToolResult(False, f"{result.text}\n{hint}", result.details)
-        show_result(self.hub, tool.name, spoken_to_person(result), session.id)
+        from kli.tools.core import imports
+
+        with imports.guarded(self.hub.ws.root):  # showing it imports lazily (ipywidgets) too
+            show_result(self.hub, tool.name, spoken_to_person(result), session.id)
 
     def _review(self, head: str, rest: str) -> None:
         """The review magics (docs/review.md): typed by the person, so never held."""

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from kli.kernel.notebook import server as srv
+from kli.tools.core import imports
 
 T = TypeVar("T")
 SYNC_TIMEOUT = 10.0  # seconds to join a room and receive the document
@@ -74,6 +75,7 @@ class Rooms:
         it is cancelled and never runs (``TimeoutError``): a change reported as not written is
         not written later; once started it is waited for (it only touches memory)."""
         loop = self._ensure_loop()
+        fn = imports.carried(fn)  # a tool's work keeps the tool's import guard on that thread
         fut: concurrent.futures.Future[T] = concurrent.futures.Future()
 
         def call() -> None:

@@ -16,7 +16,11 @@ kernel reads could grant itself every capability. Refused for writing, moving an
   ``.gitattributes`` and ``.github/`` are ordinary files;
 - the user's settings folder (``$XDG_CONFIG_HOME/kli``) and its ancestors, when they lie
   inside the root (a kernel rooted at the home folder);
-- moving a folder that holds a control folder.
+- moving a folder that holds a control folder;
+- the interpreter's own folders (``interpreter_folders``: its prefix, standard library and
+  site-packages — a virtual environment at ``.venv/``), and their ancestors, when they lie inside
+  the root: the kernel imports code from there, so a tool that could change a file there could
+  make the kernel run it (``kli.tools.core.imports`` trusts these folders for that reason).
 
 A file whose mode makes it read-only for this process is refused too (``read_only``), with how
 to proceed: the person can make it writable.
@@ -25,8 +29,12 @@ to proceed: the person can make it writable.
 from __future__ import annotations
 
 import errno
+import functools
 import os
+import site
 import stat
+import sys
+import sysconfig
 from dataclasses import dataclass
 
 from kli.tools.core.result import ToolError
@@ -55,6 +63,25 @@ def _git_component(rel_parts: list[str]) -> str | None:
         if is_git_name(part):
             return "/".join(rel_parts[: i + 1])
     return None
+
+
+def interpreter_folders() -> tuple[str, ...]:
+    """Where this interpreter's code lives, as real paths: its prefixes (a virtual
+    environment's folder, the base installation), its standard library, site-packages and
+    scripts folders, and the user's site-packages. A workspace root that holds one of them (a
+    project's ``.venv/``) holds code the kernel imports, so tools treat it as control state."""
+    return _interpreter_folders(sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix)
+
+
+@functools.lru_cache(maxsize=4)
+def _interpreter_folders(*prefixes: str) -> tuple[str, ...]:
+    found = {os.path.realpath(p) for p in prefixes if p}
+    names = ("stdlib", "platstdlib", "purelib", "platlib", "scripts")
+    found |= {os.path.realpath(p) for name, p in sysconfig.get_paths().items() if name in names}
+    found |= {os.path.realpath(p) for p in site.getsitepackages()}
+    if site.ENABLE_USER_SITE:
+        found.add(os.path.realpath(site.getusersitepackages()))
+    return tuple(sorted(found))
 
 
 @dataclass(frozen=True)
@@ -184,6 +211,19 @@ class Jail:
             return folder
         return None
 
+    def interpreter_control(self, real: str) -> str | None:
+        """The interpreter folder (``interpreter_folders``) inside the root that ``real`` is,
+        lies in, or holds (None otherwise). A folder that is the root itself (a virtual
+        environment made at the root) is not one: its library folders are."""
+        if real == self.root:
+            return None
+        for folder in interpreter_folders():
+            if folder == self.root or not self._inside(folder):
+                continue
+            if self._inside_of(real, folder) or self._inside_of(folder, real):
+                return folder
+        return None
+
     @staticmethod
     def _inside_of(path: str, folder: str) -> bool:
         return path == folder or path.startswith(folder + os.sep)
@@ -224,6 +264,16 @@ class Jail:
                 f"write refused — {shown or resolved.rel} is (or holds) the user's kli settings "
                 f"folder {self.rel(folder)}, which every kernel reads; tools never write, move "
                 "or delete it. Choose another path.",
+                error="control_dir",
+            )
+        folder = self.interpreter_control(resolved.real)
+        if folder is not None:
+            raise ToolError(
+                f"write refused — {shown or resolved.rel} is (or holds) {self.rel(folder)}, part "
+                "of the Python installation this kernel runs from (its environment, standard "
+                "library or site-packages); the kernel imports code from there, so tools never "
+                "write, move or delete it. Install or change packages with pip (through bash, "
+                "where a person allows shell commands), or choose another path.",
                 error="control_dir",
             )
         if not read_only_ok:

@@ -19,7 +19,7 @@ import types
 from collections.abc import Callable, Container, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from kli.tools.core import approval, atomic, interrupts, suggest, undo
+from kli.tools.core import approval, atomic, imports, interrupts, suggest, undo
 from kli.tools.core.atomic import permission_hint
 from kli.tools.core.jail import Jail
 from kli.tools.core.proposal import DISCARDED, KERNEL, REJECTED, Decision, Proposal
@@ -59,6 +59,7 @@ class Workspace:
         hidden_names: Callable[[], Container[str]] | None = None,
         modules: Callable[[], Mapping[str, Any]] | None = None,
     ) -> None:
+        imports.install()  # before any cell runs: what is imported now is the host's
         self.jail = Jail(root)
         self.root = self.jail.root
         self._settings = SettingsLoader(self.root, dict(settings or {}))
@@ -323,7 +324,7 @@ class Workspace:
         outermost = not getattr(_depth, "n", 0)
         _depth.n = getattr(_depth, "n", 0) + 1
         try:
-            with interrupts.recording() as commits:
+            with interrupts.recording() as commits, imports.guarded(self.root):
                 try:
                     early = profile.before(call)
                     if early is not None:

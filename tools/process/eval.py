@@ -54,7 +54,7 @@ from dataclasses import dataclass
 from types import CodeType, FrameType, TracebackType
 from typing import Any
 
-from kli.tools.core import approval
+from kli.tools.core import approval, imports
 from kli.tools.core.registry import GATE_EVAL, Call, Tool
 from kli.tools.core.result import ToolError, ToolResult
 from kli.tools.process import memguard
@@ -333,7 +333,8 @@ def run_units(units: list[Unit], namespace: dict[str, Any], timeout: float,
     memory: memguard.Guard | None = None
     with capture_thread_output(OUTPUT_CAP, CAPTURE_TAIL) as (out, err):
         try:
-            with budget.running(), memguard.guarded() as memory:
+            # The code is the eval's: its imports are its own business (imports.lifted).
+            with budget.running(), memguard.guarded() as memory, imports.lifted():
                 for index, (line, is_expr, unit) in enumerate(units):
                     at_line, failed_index = line, index
                     if is_expr:

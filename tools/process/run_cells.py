@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from kli.tools.core import approval
+from kli.tools.core import approval, imports
 from kli.tools.core.atomic import Busy, Stale
 from kli.tools.core.registry import GATE_EVAL, Call, Tool
 from kli.tools.core.result import ToolError, ToolResult
@@ -316,7 +316,8 @@ def _run(call: Call) -> ToolResult:
         if left <= 0:
             stopped = f"the {budget:g} s budget was used up before {target}; the run stopped"
             break
-        result = runner.run(source, left, cell=(loaded.real, cid))
+        with imports.lifted():  # the cell is the person's code: its imports are its own
+            result = runner.run(source, left, cell=(loaded.real, cid))
         note = _write_outputs(call, loaded.rel, loaded.real, cid, result)
         count = f"In [{result.execution_count}]" if result.execution_count is not None else "In [ ]"
         rows.append(f"── {target} · {count} · {result.status}")

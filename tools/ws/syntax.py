@@ -11,7 +11,9 @@ After a successful write, edit or patch the file's new text gets a file-local pa
 | .go                   | ``gofmt -e -l`` on a temporary copy                           |
 | .ts .tsx .mts .cts    | tree-sitter's TypeScript grammar (beyond the spec: no tsc)    |
 
-A missing runtime is skipped, never read as broken; a timed-out check is skipped too. External
+A missing runtime is skipped, never read as broken; a timed-out check is skipped too, and so is
+a check whose module would be a file of the workspace (``kli.tools.core.imports``: a
+``tree_sitter.py`` in the root is never imported; the note says so). External
 checkers run on a copy in a temporary folder, so the checked text never touches the workspace
 before it is accepted; their programs are found on a ``PATH`` without the workspace's folders
 (``programs.trusted_which``: a ``node_modules/.bin/node`` the agent wrote never runs).
@@ -39,6 +41,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from kli.tools.core import imports
 from kli.tools.core.atomic import ANY, write_atomic
 from kli.tools.core.programs import trusted_path, trusted_which
 from kli.tools.core.pysyntax import compile_error
@@ -52,6 +55,7 @@ if TYPE_CHECKING:
 # Seconds one external check may take before it is skipped (spec: timed out → skipped).
 SYNTAX_TIMEOUT = 10.0
 TIMED_OUT = "timed out"
+NOT_IMPORTED = "its checker was not imported"  # the workspace's file of that name was refused
 # Characters of a checker's error message carried into a result.
 MAX_ERROR_CHARS = 600
 
@@ -206,6 +210,8 @@ def _check_typescript(path: str, text: str, timeout: float, root: str | None) ->
     try:
         import tree_sitter
         import tree_sitter_typescript
+    except imports.Refused as exc:  # a tree_sitter.py of the workspace's (kli.tools.core.imports)
+        return Parse(None, "tree-sitter typescript", f"{NOT_IMPORTED}: {exc}")
     except ImportError:
         return Parse(None, "tree-sitter typescript", "tree-sitter-typescript is not installed")
     tsx = path.lower().endswith(".tsx")
@@ -310,8 +316,9 @@ def outcome_note(path: str, outcome: SyntaxOutcome) -> str:
         return (
             f"[syntax: {path} does not parse ({outcome.checker}): {outcome.message} — fix it next]"
         )
-    if outcome.status == "skipped" and outcome.message.startswith(TIMED_OUT):
-        # A missing runtime says nothing (the model cannot act on it); a timeout is worth a word.
+    if outcome.status == "skipped" and outcome.message.startswith((TIMED_OUT, NOT_IMPORTED)):
+        # A missing runtime says nothing (the model cannot act on it); a timeout is worth a
+        # word, and so is a workspace file that stands where the checker's module should be.
         return f"[syntax check skipped: {outcome.message}]"
     return ""
 
