@@ -411,6 +411,39 @@ def test_the_user_settings_folder_inside_the_root_is_control_state(
     assert ws.call("write", {"path": "plain/kli/settings.json", "content": "{}\n"}).ok
 
 
+def test_ipython_and_jupyter_startup_folders_inside_the_root_are_control_state(
+    tree: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A kernel rooted at the home folder holds ``~/.ipython`` (startup scripts run at every
+    kernel start), ``~/.jupyter`` (configuration files are Python) and
+    ``~/.local/share/jupyter`` (a kernelspec's argv is the program a kernel start runs): no
+    tool writes, moves or deletes them, so an agent cannot plant code for the next start."""
+    root = tree["root"]
+    monkeypatch.setenv("HOME", str(root))
+    for var in ("IPYTHONDIR", "JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "XDG_DATA_HOME"):
+        monkeypatch.delenv(var, raising=False)
+    (root / ".ipython" / "profile_default" / "startup").mkdir(parents=True)
+    (root / ".jupyter").mkdir()
+    (root / ".local" / "share" / "jupyter" / "kernels" / "python3").mkdir(parents=True)
+    (root / ".local" / "share" / "jupyter" / "kernels" / "python3" / "kernel.json").write_text("{}")
+    ws = Workspace(str(root))
+    before = snapshot(root)
+    for tool, args in [
+        ("write", {"path": ".ipython/profile_default/startup/00-x.py", "content": "import os\n"}),
+        ("ws_write", {"path": ".jupyter/jupyter_server_config.py", "content": "c = 1\n"}),
+        ("write", {"path": ".local/share/jupyter/kernels/python3/kernel.json", "content": "{}\n"}),
+        ("ws_delete", {"path": ".local/share/jupyter/kernels/python3/kernel.json"}),
+        ("ws_mv", {"src": ".local/share", "dst": "moved"}),
+        ("ws_mv", {"src": ".ipython", "dst": "moved"}),
+    ]:
+        ws.call("read", {"path": args.get("path", "x")})
+        r = ws.call(tool, args)
+        assert not r.ok and r.details.get("error") == "control_dir", (tool, args, r.text)
+    assert "every kernel or server start" in r.text
+    assert snapshot(root) == before
+    assert ws.call("write", {"path": "notes/.ipython.md", "content": "x\n"}).ok
+
+
 def _plain_value(prop: dict[str, Any]) -> Any:
     """A value the schema ``prop`` accepts (a required argument beside the one tested)."""
     if "enum" in prop:

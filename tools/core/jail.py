@@ -84,6 +84,23 @@ def _interpreter_folders(*prefixes: str) -> tuple[str, ...]:
     return tuple(sorted(found))
 
 
+def startup_folders() -> tuple[str, ...]:
+    """The user's folders whose files decide what runs when a kernel or a Jupyter server
+    starts, as real paths: IPython's (profiles, ``startup/*.py``: ``$IPYTHONDIR`` or
+    ``~/.ipython``), Jupyter's configuration (``*_config.py``: ``$JUPYTER_CONFIG_DIR`` or
+    ``~/.jupyter``) and Jupyter's data folder (kernelspecs, whose ``argv`` is the program a
+    kernel start runs: ``$JUPYTER_DATA_DIR`` or ``~/.local/share/jupyter``). Read from the
+    environment as Jupyter reads it, without importing Jupyter (``kli.tools`` does not)."""
+    home = os.path.expanduser("~")
+    data_home = os.environ.get("XDG_DATA_HOME") or os.path.join(home, ".local", "share")
+    folders = (
+        os.environ.get("IPYTHONDIR") or os.path.join(home, ".ipython"),
+        os.environ.get("JUPYTER_CONFIG_DIR") or os.path.join(home, ".jupyter"),
+        os.environ.get("JUPYTER_DATA_DIR") or os.path.join(data_home, "jupyter"),
+    )
+    return tuple(os.path.realpath(f) for f in folders)
+
+
 @dataclass(frozen=True)
 class Resolved:
     """A path inside the jail: ``real`` is absolute with symlinks resolved, ``rel`` is the
@@ -211,6 +228,19 @@ class Jail:
             return folder
         return None
 
+    def startup_control(self, real: str) -> str | None:
+        """The startup folder (``startup_folders``) inside the root that ``real`` is, lies in,
+        or holds (None otherwise): a kernel rooted at the home folder must not let a tool plant
+        code that the next kernel or server start runs."""
+        if real == self.root:
+            return None
+        for folder in startup_folders():
+            if folder == self.root or not self._inside(folder):
+                continue
+            if self._inside_of(real, folder) or self._inside_of(folder, real):
+                return folder
+        return None
+
     def interpreter_control(self, real: str) -> str | None:
         """The interpreter folder (``interpreter_folders``) inside the root that ``real`` is,
         lies in, or holds (None otherwise). A folder that is the root itself (a virtual
@@ -264,6 +294,15 @@ class Jail:
                 f"write refused — {shown or resolved.rel} is (or holds) the user's kli settings "
                 f"folder {self.rel(folder)}, which every kernel reads; tools never write, move "
                 "or delete it. Choose another path.",
+                error="control_dir",
+            )
+        folder = self.startup_control(resolved.real)
+        if folder is not None:
+            raise ToolError(
+                f"write refused — {shown or resolved.rel} is (or holds) {self.rel(folder)}, "
+                "where IPython and Jupyter read what they run at every kernel or server start "
+                "(profiles and startup scripts, configuration, kernelspecs); tools never write, "
+                "move or delete it. Ask the person to make that change, or choose another path.",
                 error="control_dir",
             )
         folder = self.interpreter_control(resolved.real)
