@@ -138,3 +138,31 @@ def test_agent_options_and_the_task_are_parsed() -> None:
     for bad in ("", "--steps x fix", "--profile lisp fix", "--colour red fix", "--steps 0 x"):
         with pytest.raises(MagicUsageError):
             parse_agent_args(bad)
+
+
+@pytest.mark.parametrize("agent_kernel", [_fix_calc], indirect=True)
+def test_a_held_edit_is_accepted_from_the_panel_while_the_magic_waits(
+        agent_kernel: tuple[Harness, ScriptedEndpoint]) -> None:
+    """The person's Accept arrives on the UI comm while the cell runs the agent: it is served
+    (not queued behind the cell), and the run goes on with the edit written."""
+    h, endpoint = agent_kernel
+    h.execute("%kli approval review file")
+    ui, _ = h.open_comm("kli.ui", {"replay": 0})
+    start = len(h.seen)
+    msg_id = h.kc.execute("%kli agent --wait 60 fix add")
+    held = h.wait_for(lambda m: m["parent_header"].get("msg_id") == msg_id
+                      and m["msg_type"] == "update_display_data"
+                      and "held for review as p" in m["content"]["data"]["text/plain"],
+                      timeout=60, since=start)
+    pid = re.search(r"held for review as (p\d+)", held["content"]["data"]["text/plain"])
+    assert pid is not None
+    time.sleep(0.3)
+    accepted = h.request(ui, {"op": "accept", "candidate": pid.group(1)}, timeout=10)
+    assert accepted["ok"], accepted
+    h.wait_for(lambda m: m["parent_header"].get("msg_id") == msg_id
+               and m["msg_type"] == "status" and m["content"]["execution_state"] == "idle",
+               timeout=60, since=start)
+    shown = _shown(h, msg_id)
+    assert f"[2] {pid.group(1)}: accepted" in shown and shown.rstrip().endswith("add now adds")
+    assert (h.root / "calc.py").read_text() == CALC.replace("a - b", "a + b")
+    assert "[review]" in endpoint.requests[2]["messages"][-1]["content"]
