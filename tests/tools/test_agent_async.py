@@ -264,3 +264,43 @@ def test_kli_tools_does_not_import_litellm() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, env={**os.environ})
     assert out.stdout.strip() == "False"
+
+
+def test_run_agent_the_synchronous_wrapper_waits_for_review_too(root: Path) -> None:
+    """The same loop, every call on this thread: a held edit, a person's Accept from another
+    thread, then the run goes on (the model a plain function calling the scripted server)."""
+    import json
+    import urllib.request
+
+    (root / "calc.py").write_text(CALC)
+    ws, host = _review_ws(root)
+    events: list[Event] = []
+    _decide_when_held(ws, events, lambda pid: approval.accept_any(ws, pid, "ui"))
+    endpoint = ScriptedEndpoint(_fix_calc)
+
+    def model(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> Any:
+        body = json.dumps({"model": "scripted", "messages": messages,
+                           **({"tools": tools} if tools else {})}).encode()
+        request = urllib.request.Request(endpoint.url + "/chat/completions", body,
+                                         {"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return json.loads(response.read())
+
+    from kli.tools.agent import run_agent
+
+    with endpoint:
+        run = run_agent("fix add", model, host, on_event=events.append, review_wait=30)
+    assert [e.kind for e in events if e.kind in ("held", "decided")] == ["held", "decided"]
+    assert run.stopped == "answered" and (root / "calc.py").read_text() == CALC.replace(
+        "a - b", "a + b")
+
+
+def test_run_agent_refuses_a_model_that_must_be_awaited(ws: Workspace) -> None:
+    from kli.tools.agent import run_agent
+
+    async def model(messages: list[dict[str, Any]], tools: Any) -> dict[str, Any]:
+        await asyncio.sleep(0)
+        return {"choices": [{"message": {"role": "assistant", "content": "hi"}}]}
+
+    with pytest.raises(TypeError, match="run_agent_async"):
+        run_agent("x", model, ws)  # type: ignore[arg-type]
