@@ -267,6 +267,11 @@ class KliKernel(IPythonKernel):
             if self._control_subshell is None:
                 self._control_subshell = self._new_subshell()
             return self._control_subshell
+        if op in ("accept", "reject", "bulk"):
+            # A person's decision (the panel's Accept / Reject) is served while a cell runs:
+            # the cell may be waiting for it (%kli agent's held call). One that runs an eval
+            # is handed to the main thread after the cell (run_in_image), as before.
+            return self._tool_subshell(comm_id)
         if op != "call":
             return default
         from kli.tools.registry import REGISTRY
@@ -274,6 +279,11 @@ class KliKernel(IPythonKernel):
         entry = REGISTRY.tools.get(data.get("tool"))  # type: ignore[arg-type]
         if entry is None or entry.touches_image:
             return default
+        return self._tool_subshell(comm_id)
+
+    def _tool_subshell(self, comm_id: str) -> str:
+        """The tool subshell serving comm ``comm_id`` (made on first use, up to
+        ``MAX_TOOL_SUBSHELLS``, then shared)."""
         sub = self._comm_subshell.get(comm_id)
         if sub is None:
             if len(self._tool_subshells) < MAX_TOOL_SUBSHELLS:

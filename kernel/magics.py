@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from kli.tools.core.registry import Tool
     from kli.tools.core.result import ToolResult
 
-SUBCOMMANDS = ("tools", "caps", "help", "approval", "pending", "accept", "reject")
+SUBCOMMANDS = ("tools", "caps", "help", "approval", "pending", "accept", "reject", "agent")
 TOOLS_PROFILES = PROFILE_CHOICES
 
 # Arguments that hold one word (a path, an id, a name): as a tool's main argument on a magic
@@ -480,6 +480,46 @@ def make_matcher(shell: Any) -> Callable[[Any], dict[str, Any]]:
     return kli_matcher
 
 
+AGENT_USAGE = (
+    "Usage: %kli agent [--model ID] [--profile kli|slmcode|all] [--steps N] [--wait SECONDS] "
+    "TASK…  (or %%kli agent [OPTIONS] with the task as the cell). The model is a litellm id "
+    "(openai/gpt-4.1-mini, ollama/qwen2.5-coder…), by default KLI_AGENT_MODEL."
+)
+_AGENT_OPTIONS = {"--model": str, "--profile": str, "--steps": int, "--wait": float}
+
+
+def parse_agent_args(line: str, cell: str | None = None) -> tuple[dict[str, Any], str]:
+    """``%kli agent``'s options (model, profile, steps, wait) and its task: the rest of the
+    line after the leading options, verbatim, or the cell's body. MagicUsageError saying what
+    is wrong."""
+    options: dict[str, Any] = {}
+    rest = line.strip()
+    while rest.startswith("--"):
+        flag, _, rest = rest.partition(" ")
+        name, eq, value = flag.partition("=")
+        if name not in _AGENT_OPTIONS:
+            raise MagicUsageError(f"unknown option {name}")
+        if not eq:
+            value, _, rest = rest.strip().partition(" ")
+        if not value:
+            raise MagicUsageError(f"{name} needs a value")
+        try:
+            options[name[2:]] = _AGENT_OPTIONS[name](value)
+        except ValueError:
+            raise MagicUsageError(f"{name} takes a number (got {value!r})") from None
+        rest = rest.strip()
+    if options.get("profile", "kli") not in PROFILE_CHOICES:
+        raise MagicUsageError(f"--profile is one of {', '.join(PROFILE_CHOICES)}")
+    if int(options.get("steps", 1)) < 1 or float(options.get("wait", 0)) < 0:
+        raise MagicUsageError("--steps is at least 1 and --wait at least 0")
+    task = (cell if cell is not None else rest).strip()
+    if cell is not None and rest:
+        raise MagicUsageError(f"with %%kli agent the task is the cell; unexpected {rest!r}")
+    if not task:
+        raise MagicUsageError("no task given")
+    return options, task
+
+
 @magics_class
 class KliMagics(Magics):
     """The ``%kli`` family; ``hub`` holds the Workspace and the magic session."""
@@ -511,6 +551,8 @@ class KliMagics(Magics):
             self._print(self._caps())
         elif head in ("approval", "pending", "accept", "reject") and cell is None:
             self._review(head, rest)
+        elif head == "agent":
+            self._agent(rest, cell)
         elif head == "help" and cell is None:
             if not rest:
                 self._print(self._overview())
@@ -627,6 +669,37 @@ class KliMagics(Magics):
             result = approval.reject(ws, first, "magic", note)
         self._print(result.text, error=not result.ok)
 
+    def _agent(self, rest: str, cell: str | None) -> None:
+        """``%kli agent [OPTIONS] TASK`` / ``%%kli agent [OPTIONS]`` (the body is the task): the
+        agent loop on this kernel's Workspace, its steps shown in the cell (docs/agent.md)."""
+        from kli.kernel.agentcell import run_in_cell
+        from kli.tools.agent import DEFAULT_MAX_TURNS, DEFAULT_REVIEW_WAIT
+        from kli.tools.core import approval
+
+        if approval.by_agent():
+            self._print("%kli agent was run by an agent's call, not typed by a person; an agent "
+                        "does not start another agent here. Nothing was run.", error=True)
+            return
+        try:
+            options, task = parse_agent_args(rest, cell)
+        except MagicUsageError as exc:
+            self._print(f"%kli agent: {exc}\n{AGENT_USAGE}", error=True)
+            return
+        try:
+            from kli.tools.agentmodels import litellm_model
+
+            model = litellm_model(options.get("model"))
+        except (ImportError, ValueError) as exc:
+            self._print(f"%kli agent: {exc}", error=True)
+            return
+        run = run_in_cell(
+            self.hub, self.shell, task, model=model,
+            profile=str(options.get("profile", "kli")),
+            max_turns=int(options.get("steps", DEFAULT_MAX_TURNS)),
+            review_wait=float(options.get("wait", DEFAULT_REVIEW_WAIT)))
+        if run is not None and run.answer is None:
+            self._print(f"The agent gave no answer ({run.stopped}).", error=True)
+
     def _overview(self) -> str:
         return (
             "%kli tools            list the tools (--profile kli|slmcode|all)\n"
@@ -634,6 +707,7 @@ class KliMagics(Magics):
             "%kli approval [MODE [KIND]]  show or switch approval mode (review|auto)\n"
             "%kli pending          pending proposals and repair previews\n"
             "%kli accept|reject ID accept or reject one (or --all, --session S, --path P)\n"
+            "%kli agent TASK       run an agent on this kernel (--model, --profile, --steps)\n"
             "%kli help TOOL        a tool's description and usage\n"
             "%kli TOOL args…       call a tool (options from its schema)\n"
             "%%kli TOOL args…      call a tool; the cell body is its main argument"

@@ -6,7 +6,8 @@ implementations named below conform (a typed assignment next to each implementat
 | Tool, Profile   | ``core.registry.Tool`` / ``Profile`` entries in ``tools.registry`` |
 | Host            | ``core.workspace.Workspace`` (in process), ``kli.client`` clients  |
 | Transport       | ``kli.kernel.client``: ``ZmqTransport``, ``ServerTransport``       |
-| Model           | an OpenAI-compatible chat call (none ships here: a test stand-in)  |
+| Model           | an OpenAI-compatible chat call (a script's own, a test stand-in)   |
+| AsyncModel      | ``agentmodels.litellm_model`` (any provider, through litellm)      |
 | RepairLanguage  | the modules ``file.repair.python`` and ``file.repair.lisp``         |
 | SyntaxChecker   | the checkers of ``ws.syntax.CHECKERS``                             |
 | NotebookStore   | ``notebook.disk.DiskNotebooks`` (on disk; a host may swap in another) |
@@ -71,6 +72,14 @@ class Model(Protocol):
     """One chat-completions call: ``tools`` None asks for the final answer (no tool calls)."""
 
     def __call__(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
+    ) -> dict[str, Any]: ...
+
+
+class AsyncModel(Protocol):
+    """``Model`` for asyncio: the agent loop awaits it (``agent.run_agent_async``)."""
+
+    async def __call__(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
     ) -> dict[str, Any]: ...
 

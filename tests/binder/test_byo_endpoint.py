@@ -1,7 +1,7 @@
 """bring_your_own_agent.ipynb with a model endpoint configured: the real-model path works.
 
 A remote model cannot exist here, so a local HTTP server stands in for an OpenAI-compatible
-chat-completions endpoint (the one thing this test fakes). It answers from the conversation it
+chat-completions endpoint (the one thing this test fakes; tests/endpoint.py). It answers from the conversation it
 receives — read the file, edit the line whose anchor the read result shows, then answer — and
 records every request, so the test checks what the notebook really sent: the model name, the
 bearer key, the tools in the OpenAI shape built from ``specs()``, and the tool results.
@@ -10,10 +10,7 @@ The notebook runs on the ``kli`` kernel of the environment under test.
 
 from __future__ import annotations
 
-import json
 import re
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -22,65 +19,41 @@ import pytest
 from nbclient import NotebookClient
 
 from kli.tools.registry import REGISTRY
+from tests.endpoint import ScriptedEndpoint, answer, calls
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOK = ROOT / "binder" / "bring_your_own_agent.ipynb"
 
 
-class _Endpoint(BaseHTTPRequestHandler):
+def _script(request: dict[str, Any]) -> dict[str, Any]:
+    """Read the file, edit the line whose anchor the read result shows, then answer."""
+    tool_messages = [m for m in request["messages"] if m["role"] == "tool"]
+    n = len(tool_messages)
+    # As a strict model calls: every parameter present, null for the ones not meant.
+    if not tool_messages:
+        return calls(("read", {"path": "calc.py", "start": None, "end": None, "raw": None}), n=n)
+    if len(tool_messages) == 1:
+        found = re.search(r"^(\d+:[0-9a-f]{2})\|    return a - b$", tool_messages[0]["content"],
+                          re.M)
+        anchor = found.group(1) if found else "0:00"
+        return calls(("edit", {"input": f"@@ calc.py\n= {anchor}\n~    return a + b\n",
+                               "repair": None, "accept_repair": None, "path": None}), n=n)
+    return answer("fixed by the stand-in endpoint")
+
+
+class _Endpoint:
+    """What the scripted endpoint of the running test received (tests/endpoint.py)."""
+
     requests: ClassVar[list[dict[str, Any]]] = []
     headers_seen: ClassVar[list[dict[str, str]]] = []
-
-    def log_message(self, *args: Any) -> None:  # keep test output clean
-        pass
-
-    def _reply(self, message: dict[str, Any]) -> None:
-        body = json.dumps({"id": "x", "object": "chat.completion",
-                           "choices": [{"index": 0, "message": message,
-                                        "finish_reason": "stop"}]}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def do_POST(self) -> None:
-        if self.path != "/v1/chat/completions":
-            self.send_error(404)
-            return
-        request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        type(self).requests.append(request)
-        type(self).headers_seen.append(dict(self.headers))
-        tool_messages = [m for m in request["messages"] if m["role"] == "tool"]
-
-        def call(name: str, args: dict[str, Any]) -> dict[str, Any]:
-            return {"role": "assistant", "content": None, "tool_calls": [
-                {"id": f"call_{len(tool_messages)}", "type": "function",
-                 "function": {"name": name, "arguments": json.dumps(args)}}]}
-
-        # As a strict model calls: every parameter present, null for the ones not meant.
-        if not tool_messages:
-            self._reply(call("read", {"path": "calc.py", "start": None, "end": None,
-                                      "raw": None}))
-        elif len(tool_messages) == 1:
-            found = re.search(r"^(\d+:[0-9a-f]{2})\|    return a - b$", tool_messages[0]["content"],
-                              re.M)
-            anchor = found.group(1) if found else "0:00"
-            self._reply(call("edit", {"input": f"@@ calc.py\n= {anchor}\n~    return a + b\n",
-                                      "repair": None, "accept_repair": None, "path": None}))
-        else:
-            self._reply({"role": "assistant", "content": "fixed by the stand-in endpoint"})
 
 
 @pytest.fixture
 def endpoint() -> Any:
-    _Endpoint.requests, _Endpoint.headers_seen = [], []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Endpoint)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    server.shutdown()
-    server.server_close()
+    server = ScriptedEndpoint(_script)
+    _Endpoint.requests, _Endpoint.headers_seen = server.requests, server.headers
+    with server as url:
+        yield url
 
 
 @pytest.mark.kernel

@@ -166,20 +166,27 @@ class stoppable:
 def stop_threads() -> int:
     """Interrupt every call inside ``stoppable`` (see the module docstring); how many. Not
     from a signal handler: it takes the lock a handler may have interrupted."""
-    stops = []
     with _lock:
-        for ident, on_stop in _stoppable.items():
-            stops.append(on_stop)
-            _stops_sent.add(ident)
-            if ident in _held:
-                _held[ident].append(KeyboardInterrupt)
-            else:
-                _sent[ident] = KeyboardInterrupt
-                _SET_ASYNC_EXC(ident, KeyboardInterrupt)
-    for on_stop in stops:
-        if on_stop is not None:
-            on_stop()
-    return len(stops)
+        idents = list(_stoppable)
+    return sum(stop_thread(ident) for ident in idents)
+
+
+def stop_thread(ident: int) -> bool:
+    """Interrupt the call inside ``stoppable`` on thread ``ident`` alone, as ``stop_threads``
+    does each (an agent loop cancelling its own call); False when that thread is in none."""
+    with _lock:
+        if ident not in _stoppable:
+            return False
+        on_stop = _stoppable[ident]
+        _stops_sent.add(ident)
+        if ident in _held:
+            _held[ident].append(KeyboardInterrupt)
+        else:
+            _sent[ident] = KeyboardInterrupt
+            _SET_ASYNC_EXC(ident, KeyboardInterrupt)
+    if on_stop is not None:
+        on_stop()
+    return True
 
 
 _main_call: threading.Event | None = None  # the cancel event of the main thread's call
