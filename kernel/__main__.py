@@ -5,9 +5,13 @@ import os
 import sys
 
 # ``python -m`` puts the kernel's folder (the workspace root) first on sys.path: a file there
-# named like a module the kernel loads (traitlets.py, zmq.py, json.py) would run at every start.
-# It is taken off while the kernel loads; IPython puts '' back after the standard library for
-# the person's cells (InteractiveShellApp.init_path).
+# named like a module the kernel loads (traitlets.py, zmq.py, json.py, a kli/ folder) would run
+# at every start. The kernelspec sets PYTHONSAFEPATH (Python 3.11+), so the folder is never on
+# the path while Python and the kernel load; the variable is dropped at once so the kernel's
+# children (a bash command's python) start as usual, and KliKernelApp puts '' back after the
+# standard library for the person's cells, as IPython does without it. Elsewhere (Python 3.10,
+# an older kernelspec) the folder is taken off here: only runpy's own imports came before.
+os.environ.pop("PYTHONSAFEPATH", None)
 if sys.path and sys.path[0] and os.path.realpath(sys.path[0]) == os.path.realpath(os.getcwd()):
     del sys.path[0]
 
@@ -16,8 +20,6 @@ if len(sys.argv) > 1 and sys.argv[1] == "install":
 
     sys.exit(main(sys.argv[2:]))
 else:
-    from ipykernel.kernelapp import IPKernelApp
+    from kli.kernel.kernel import KliKernel, KliKernelApp
 
-    from kli.kernel.kernel import KliKernel
-
-    IPKernelApp.launch_instance(kernel_class=KliKernel)
+    KliKernelApp.launch_instance(kernel_class=KliKernel)

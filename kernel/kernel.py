@@ -10,12 +10,14 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 from ipykernel.ipkernel import IPythonKernel
+from ipykernel.kernelapp import IPKernelApp
 
 from kli.kernel.protocol import COMM_TARGETS, MODEL_OPS, PROTOCOL_VERSION
 
@@ -367,3 +369,18 @@ def _finish(fn: Callable[[], T], done: Callable[[T | None, BaseException | None]
         done(None, exc)
         return
     done(value, None)
+
+
+class KliKernelApp(IPKernelApp):
+    """ipykernel's app, putting the kernel's folder back on ``sys.path`` for the person's cells
+    when the kernelspec's PYTHONSAFEPATH kept it off while Python and the kernel loaded
+    (IPython then leaves it off: ``sys.flags.safe_path``). It goes where IPython puts it:
+    before the first site-packages, after the standard library."""
+
+    def init_path(self) -> None:
+        super().init_path()
+        if "" in sys.path or self.ignore_cwd or not sys.flags.safe_path:
+            return
+        at = next((i for i, p in enumerate(sys.path)
+                   if os.path.basename(p) in ("site-packages", "dist-packages")), 0)
+        sys.path.insert(at, "")

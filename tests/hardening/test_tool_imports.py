@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -344,6 +345,42 @@ def test_a_kernel_started_in_the_root_runs_none_of_its_modules_and_cells_import_
         # The installed ipywidgets drew Accept / Reject.
         assert any("application/vnd.jupyter.widget-view+json" in o["content"].get("data", {})
                    for o in outputs), outputs
+    finally:
+        kernel_harness.stop_harness(h)
+    assert [m.name for m in marks if m.exists()] == []
+
+
+def test_the_kernelspec_starts_python_with_the_root_off_the_path_and_cells_and_children_as_usual(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The shipped kernelspec (its PYTHONSAFEPATH) keeps the root off ``sys.path`` from the
+    interpreter's first import: a ``runpy.py`` (what ``python -m`` runs the kernel with) or a
+    ``kli/kernel/`` folder (the kernel package itself) an agent left in the root never runs at
+    the next start. The person's cells still import the root's modules, and the kernel's
+    children (a bash command's Python) start as usual, without the variable."""
+    from kli.kernel.install import spec_source
+
+    share = tmp_path / "share" / "jupyter" / "kernels" / "kli"
+    share.parent.mkdir(parents=True)
+    shutil.copytree(spec_source(), share)
+    assert json.loads((share / "kernel.json").read_text())["env"].get("PYTHONSAFEPATH") == "1"
+    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "share" / "jupyter"))
+    root = tmp_path / "root"
+    root.mkdir()
+    tripped = tmp_path / "tripped"
+    marks = [sentinel(root, tripped, "runpy")]
+    (root / "kli" / "kernel").mkdir(parents=True)
+    marks.append(sentinel(root / "kli" / "kernel", tripped, "__init__"))
+    (root / "mine.py").write_text("X = 'the root module'\n")
+    h = kernel_harness.start_harness(root)
+    try:
+        _content, outputs = h.execute(
+            "import sys, mine\nprint(mine.X, sys.flags.safe_path, sys.path.index('') > 0)")
+        text = "".join(o["content"].get("text", "") for o in outputs)
+        assert "the root module True True" in text, outputs
+        agent, _hello = h.open_comm("kli.agent", {"label": "agent"})
+        ran = h.call(agent, "bash", {"command": "echo ${PYTHONSAFEPATH-unset}; "
+                                                f"{sys.executable} -c 'import sys; print(sys.flags.safe_path)'"})
+        assert ran["ok"] and "unset" in ran["text"] and "False" in ran["text"], ran["text"]
     finally:
         kernel_harness.stop_harness(h)
     assert [m.name for m in marks if m.exists()] == []
