@@ -275,8 +275,10 @@ def _touched(ops: list[tuple[Any, ...]]) -> dict[str, bytes | object | None]:
         elif op[0] == "rename":
             note(op[1])
             note(op[2])
-        elif op[0] in ("mkdir", "rmdir"):
+        elif op[0] in ("mkdir", "rmdir", "chmod"):
             note(op[1])
+        elif op[0] == "symlink":
+            note(op[2])
         elif op[0] == "git_mv":  # ("git_mv", root, src, dst, src_rel, dst_rel, entries)
             note(op[2])
             note(op[3])
@@ -334,6 +336,10 @@ def steps(ws: Workspace, plan: CallPlan) -> list[str]:
             out.append(f"move {ws.jail.rel(op[1])} to {ws.jail.rel(op[2])}")
         elif op[0] == "git_mv":
             out.append(f"git mv {op[4]} {op[5]} (the file and its entry in git's index)")
+        elif op[0] == "symlink":
+            out.append(f"make {ws.jail.rel(op[2])} a symlink to {op[1]}")
+        elif op[0] == "chmod":
+            out.append(f"set the permissions of {ws.jail.rel(op[1])} to {op[2]:o}")
     return out
 
 
@@ -612,6 +618,12 @@ def _perform(ws: Workspace, plan: CallPlan, want: Any, checked: set[str],
         elif op[0] == "rmdir":
             want(op[1])
             atomic.rmdir(op[1])
+        elif op[0] == "symlink":
+            want(op[2])
+            atomic.symlink(op[1], op[2])
+        elif op[0] == "chmod":
+            want(op[1])
+            atomic.chmod(op[1], op[2])
         elif op[0] == "git_mv":
             from kli.tools.ws.ws_mv import git_move
 

@@ -447,8 +447,8 @@ def capturing() -> Iterator[list[tuple[Any, ...]]]:
     """Record, instead of performing, every ``write_many`` / ``write_atomic`` / ``remove`` /
     ``rename`` / ``makedirs`` / ``rmdir`` made on this thread inside the block:
     ``("write", changes, expected)``, ``("remove", path, expected)``,
-    ``("rename", src, dst, replace)``, ``("mkdir", path)``, ``("rmdir", path)``, and the ops a
-    tool records itself with ``capture_op`` (``("git_mv", …)``). A tool that changes anything
+    ``("rename", src, dst, replace)``, ``("mkdir", path)``, ``("rmdir", path)``,
+    ``("symlink", target, path)``, ``("chmod", path, mode)``, and the ops a tool records itself with ``capture_op`` (``("git_mv", …)``). A tool that changes anything
     by another path (a program, a call this module does not know) must check
     ``capturing_now()`` and record an op, or refuse: a held call changes nothing."""
     ops: list[tuple[Any, ...]] = []
@@ -609,6 +609,44 @@ def rmdir(path: str) -> None:
     folders = _Folders()
     try:
         os.rmdir(folders.via(path))
+    finally:
+        folders.close()
+
+
+def symlink(target: str, path: str) -> None:
+    """Make ``path`` a symlink to ``target``, replacing what is there (a file, a symlink) in one
+    rename: the link is made beside it under a temporary name, through the verified parent
+    folder (see ``remove``). Captured as ``("symlink", target, path)``."""
+    ops = _captured()
+    if ops is not None:
+        ops.append(("symlink", target, path))
+        return
+    _note_before(path)
+    folders = _Folders()
+    try:
+        final = folders.via(path)
+        aside = _aside_name(final)
+        os.symlink(target, aside)
+        try:
+            os.rename(aside, final)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(aside)
+            raise
+    finally:
+        folders.close()
+
+
+def chmod(path: str, mode: int) -> None:
+    """Set the permission bits of file ``path`` through the verified parent folder (see
+    ``remove``). Captured as ``("chmod", path, mode)``."""
+    ops = _captured()
+    if ops is not None:
+        ops.append(("chmod", path, mode))
+        return
+    folders = _Folders()
+    try:
+        os.chmod(folders.via(path), mode)
     finally:
         folders.close()
 

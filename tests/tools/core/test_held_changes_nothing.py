@@ -142,6 +142,41 @@ def test_a_held_write_into_new_folders_makes_none_until_accept(repo: Path) -> No
     assert (repo / "n1" / "n2" / "f.txt").read_text() == "f\n"
 
 
+def test_a_held_restore_of_a_symlink_checkpoint_changes_nothing_and_accept_makes_the_link(
+        root: Path) -> None:
+    (root / "target.txt").write_text("t\n")
+    (root / "link").symlink_to("target.txt")
+    ws = Workspace(str(root))
+    assert ws.call("ws_delete", {"path": "link"}, source="ui").ok  # checkpointed
+    [cp] = [c for c in ws.call("ws_checkpoints", {}, source="ui").details["checkpoints"]
+            if c["path"] == "link" and c["reason"] != "change"]
+    (root / ".kli" / "settings.json").write_text(json.dumps({"approval": "review"}))
+    before = tree(root)
+    r = ws.call("ws_checkpoints", {"action": "restore", "id": cp["id"]}, ws.open_session("a"),
+                source="agent")
+    assert r.details.get("status") == "pending", r.text
+    assert "make link a symlink to target.txt" in r.text
+    assert tree(root) == before and not (root / "link").is_symlink()
+    assert approval.accept_any(ws, r.details["proposal"], "ui").ok
+    assert (root / "link").is_symlink() and (root / "link").readlink() == Path("target.txt")
+
+
+def test_a_held_restore_sets_the_checkpoints_permission_bits_on_accept_only(root: Path) -> None:
+    (root / "run.sh").write_text("#!/bin/sh\n")
+    (root / "run.sh").chmod(0o755)
+    ws = Workspace(str(root))
+    assert ws.call("ws_delete", {"path": "run.sh"}, source="ui").ok
+    [cp] = [c for c in ws.call("ws_checkpoints", {}, source="ui").details["checkpoints"]
+            if c["path"] == "run.sh" and c["reason"] != "change"]
+    (root / ".kli" / "settings.json").write_text(json.dumps({"approval": "review"}))
+    r = ws.call("ws_checkpoints", {"action": "restore", "id": cp["id"]}, ws.open_session("a"),
+                source="agent")
+    assert r.details.get("status") == "pending" and not (root / "run.sh").exists(), r.text
+    assert approval.accept_any(ws, r.details["proposal"], "ui").ok
+    assert (root / "run.sh").read_text() == "#!/bin/sh\n"
+    assert (root / "run.sh").stat().st_mode & 0o777 == 0o755
+
+
 # -- every call that changes the file system or starts a program --------------------------------
 TOOLS = Path(__file__).resolve().parents[3] / "tools"
 MUTATING = {
@@ -159,10 +194,6 @@ MUTATING = {
 # ``atomic.capturing_now()``, and then be added here with its reason.
 ACCOUNTED = {
     ("core/checkpoints.py", "save", "os.makedirs"): "skipped while capturing (_held)",
-    ("core/checkpoints.py", "restore_bytes", "os.makedirs"): "not held: held path writes only",
-    ("core/checkpoints.py", "restore_bytes", "os.unlink"): "symlink restore refused when held",
-    ("core/checkpoints.py", "restore_bytes", "os.symlink"): "symlink restore refused when held",
-    ("core/checkpoints.py", "restore_bytes", "os.chmod"): "not held: held path writes only",
     ("core/checkpoints.py", "prune", "shutil.rmtree"): "save prunes only when not held",
     ("core/jail.py", "Jail.scratch_dir", "os.makedirs"): "ws_shell only: a shell call is never run held",
     ("core/scratch.py", "keep_newest", "os.unlink"): "save prunes only when not capturing",
