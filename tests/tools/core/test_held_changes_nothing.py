@@ -177,6 +177,21 @@ def test_a_held_restore_sets_the_checkpoints_permission_bits_on_accept_only(root
     assert (root / "run.sh").stat().st_mode & 0o777 == 0o755
 
 
+def test_git_diff_leaves_the_git_index_as_it_was_when_files_are_stat_dirty(
+        repo: Path, tmp_path: Path) -> None:
+    """Found by the registry-wide property: ``git diff`` refreshed and rewrote .git/index of a
+    copied tree (every file stat-dirty), under review as under auto."""
+    (repo / "t.py").write_text("x = 2\n")
+    (repo / "same.py").write_text("unchanged\n")
+    git(repo, "add", "same.py")
+    copy = tmp_path / "copy"
+    subprocess.run(["cp", "-r", "--preserve=mode,timestamps", str(repo), str(copy)], check=True)
+    index = (copy / ".git" / "index").read_bytes()
+    r = Workspace(str(copy)).call("git_diff", {}, source="agent")
+    assert r.ok and "+x = 2" in r.text and "same.py" not in r.text, r.text
+    assert (copy / ".git" / "index").read_bytes() == index
+
+
 # -- every call that changes the file system or starts a program --------------------------------
 TOOLS = Path(__file__).resolve().parents[3] / "tools"
 MUTATING = {
