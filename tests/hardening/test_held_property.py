@@ -34,8 +34,8 @@ each sequence with the call that reaches them (``PROBES``). The last two trip un
 branches ``imports`` and ``git`` land, and are strict xfails until then.
 
 Case counts in CI (the ``ci`` profile, 60 examples scaled): property 1 ``own`` 30 sequences,
-each other variant 10; property 2 10 per capability set and variant; up to ``MAX_CALLS`` drawn
-calls per sequence (and the reads an agent makes before it patches). About 30 s in all.
+each other variant 10, and 5 tours of the whole registry (every tool once, in a random order); property 2 10 per capability set and variant; up to ``MAX_CALLS``
+distinct tools and 2 repeats per sequence (and the reads an agent makes before it patches).
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ from kli.tools.ws import gitcmd
 from .conftest import examples
 
 SCALE = 0.5  # cases per property: half the profile's count (ci: 30 sequences)
-MAX_CALLS = 8  # agent calls per sequence
+MAX_CALLS = 10  # distinct tools per sequence (and up to 2 repeated)
 SENTINEL_MODULES = ("tree_sitter", "tree_sitter_typescript", "kli_probe_sentinel")
 SENTINEL_SOURCE = 'import sys\nsys.audit("kli.test.python_ran", __name__)\ndef f():\n    return 1\n'
 PROCESS_EVENTS = {"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.fork",
@@ -236,14 +236,16 @@ DESTINATIONS = ["t2.py", "new/sub/t.py", "dir2", "new/x.txt", "empty2", "pkg/mov
 
 def _lines(root: Path, path: str) -> list[str]:
     """The lines of ``path`` (a cell's source for ``nb.ipynb#ID``) as a read shows them."""
-    if "#" in path:
-        nb = json.loads((root / path.split("#")[0]).read_text())
-        cell = next(c for c in nb["cells"] if c.get("id") == path.split("#")[1])
-        src = cell["source"]
-        return ("".join(src) if isinstance(src, list) else src).splitlines()
     try:
-        return (root / path).read_text().splitlines()
-    except (OSError, UnicodeDecodeError):
+        if "#" not in path:
+            return (root / path).read_text().splitlines()
+        nb = json.loads((root / path.split("#")[0]).read_text())
+        for cell in nb["cells"]:  # gone when an agent's earlier call (not held) deleted it
+            if cell.get("id") == path.split("#")[1]:
+                src = cell["source"]
+                return ("".join(src) if isinstance(src, list) else src).splitlines()
+        return []
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError):
         return []
 
 
@@ -336,7 +338,11 @@ TOOL_NAMES = sorted(REGISTRY.tools)
 
 @st.composite
 def _sequence(draw: st.DrawFn) -> list[str]:
-    return draw(st.lists(st.sampled_from(TOOL_NAMES), min_size=1, max_size=MAX_CALLS))
+    """Distinct tools first (a prefix of a permutation of the registry: over the CI cases every
+    tool is drawn), then a few repeated ones (a second edit after a first)."""
+    distinct = draw(st.permutations(TOOL_NAMES))[: draw(st.integers(1, MAX_CALLS))]
+    again = draw(st.lists(st.sampled_from(distinct), max_size=2))
+    return [*distinct, *again]
 
 
 @pytest.fixture
@@ -441,11 +447,10 @@ def _check_git(variant: str, mark: Path, ran: Any) -> None:
         assert not mark.exists(), (mark.read_text(), ran)
 
 
-def _phases(variant: str) -> tuple[Phase, ...]:
-    """A variant that fails for a sibling's reason is not shrunk (seconds of CI for nothing)."""
-    if variant == "own":
-        return tuple(Phase)
-    return (Phase.explicit, Phase.reuse, Phase.generate)
+def _phases(shrink: bool) -> tuple[Phase, ...]:
+    """Every phase, or none after generating: a variant that fails for a sibling's reason is
+    not shrunk (seconds of CI for nothing), nor is a tour of 40 calls (minutes)."""
+    return tuple(Phase) if shrink else (Phase.explicit, Phase.reuse, Phase.generate)
 
 
 # -- 1. under full review: nothing changes, nothing runs ----------------------------------------
@@ -453,11 +458,27 @@ def _phases(variant: str) -> tuple[Phase, ...]:
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_under_full_review_agent_calls_change_no_byte_folder_or_index_and_run_nothing(
         template: tuple[Path, Path, dict[str, list[str]]], tree_copy: Any, variant: str) -> None:
+    _held_property(template, tree_copy, variant, _sequence(),
+                   examples(SCALE if variant == "own" else SCALE / 3))
+
+
+@pytest.mark.usefixtures("_hook")
+def test_under_full_review_a_tour_of_every_tool_of_the_registry_changes_nothing_and_runs_nothing(
+        template: tuple[Path, Path, dict[str, list[str]]], tree_copy: Any) -> None:
+    """Every tool in every case (in a random order, with random plausible arguments): the CI
+    cases of the property above may leave a tool out."""
+    _held_property(template, tree_copy, "own", st.permutations(TOOL_NAMES), examples(SCALE / 6),
+                   shrink=False)  # a failure lists every call it made; shrinking 40 is minutes
+
+
+def _held_property(template: tuple[Path, Path, dict[str, list[str]]], tree_copy: Any,
+                   variant: str, sequences: st.SearchStrategy[list[str]], cases: int,
+                   shrink: bool = True) -> None:
     _template, mark, ids = template
 
-    @settings(max_examples=examples(SCALE if variant == "own" else SCALE / 3),
-              suppress_health_check=list(HealthCheck), phases=_phases(variant))
-    @given(names=_sequence(), data=st.data())
+    @settings(max_examples=cases, suppress_health_check=list(HealthCheck),
+              phases=_phases(shrink and variant == "own"))
+    @given(names=sequences, data=st.data())
     def run(names: list[str], data: st.DataObject) -> None:
         root = tree_copy({"approval": "review"})
         paths = _arm(root, variant, mark)
@@ -497,7 +518,7 @@ def test_under_narrowed_capabilities_agent_calls_start_no_process_and_run_no_pyt
     _template, mark, ids = template
 
     @settings(max_examples=examples(SCALE / 3), suppress_health_check=list(HealthCheck),
-              phases=_phases(variant))
+              phases=_phases(variant == "own"))
     @given(names=_sequence(), data=st.data())
     def run(names: list[str], data: st.DataObject) -> None:
         root = tree_copy({**NARROWED[narrowed], "approval": "auto"})
