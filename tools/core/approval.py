@@ -10,10 +10,13 @@ Under ``review`` a call becomes a pending ``Proposal`` of kind ``KIND`` (``call`
 caller's session, sharing the queue with repair candidates:
 
 - a file call runs with its writes captured (``atomic.capturing`` and a capturing
-  ``NotebookStore``): nothing is written, and the proposal keeps the exact bytes the tool would
-  have written, with the state of every file it touches at that moment. ``accept`` writes those
-  bytes and nothing else — and refuses, naming the file, with nothing written, when a file is
-  not as it was when the proposal was made.
+  ``NotebookStore``): nothing is written, no folder is made or removed and git's index is
+  untouched; the proposal keeps the exact bytes the tool would have written and every other
+  step it would have taken (a folder made or removed, a rename, a ``git mv``), with the state of
+  every path it touches at that moment (``Node`` for a folder or a symlink) and, for a ``git
+  mv``, the index entries it moves. ``accept`` performs those steps and nothing else — and
+  refuses, naming the file, with nothing changed, when a path or an index entry is not as it
+  was when the proposal was made.
 - a shell or eval call is not run at all; the proposal shows the command or code, and
   ``accept`` runs the call as the agent sent it (in the agent's session, source: the decider).
   What such a call would run that its arguments do not hold — the cells a ``run_cells`` runs,
@@ -34,6 +37,8 @@ import contextvars
 import difflib
 import hashlib
 import itertools
+import os
+import stat
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -50,7 +55,7 @@ from kli.tools.core.proposal import (
     Decision,
     Proposal,
 )
-from kli.tools.core.result import ToolResult
+from kli.tools.core.result import ToolError, ToolResult
 from kli.tools.core.textfile import read_bytes
 
 if TYPE_CHECKING:
@@ -75,6 +80,20 @@ MAX_SHOWN_SOURCE = 20_000  # characters of each held call's source shown (its sh
 
 _ids = itertools.count(1)
 _ABSENT = object()
+FOLDER_SIGN_LIMIT = 100_000  # entries of a folder a held call's state describes at most
+
+
+@dataclass(frozen=True)
+class Node:
+    """What a path that is not a regular file was when a proposal was made: a ``folder`` (a
+    digest of the names, kinds, sizes and modification times of everything below it), a
+    ``symlink`` (its target), or another ``special`` file (its type)."""
+
+    kind: str
+    sign: str
+
+
+State = bytes | Node | None  # a path's state: a file's bytes, a Node, None when absent
 
 
 @dataclass
@@ -90,7 +109,7 @@ class CallPlan:
     args: dict[str, Any]
     action: str
     ops: list[tuple[Any, ...]] = field(default_factory=list)
-    state: dict[str, bytes | None] = field(default_factory=dict)
+    state: dict[str, State] = field(default_factory=dict)
     files: list[dict[str, Any]] = field(default_factory=list)
     views: dict[str, Any] = field(default_factory=dict)
     result_text: str = ""
@@ -300,11 +319,50 @@ class _CapturingStore:
         self.ops.append(("notebooks", list(notebooks), list(files), dict(expected or {})))
 
 
-def _current(real: str) -> bytes | None:
+def _current(real: str) -> State:
+    """What ``real`` is now: a regular file's bytes, a ``Node``, or None when nothing is there."""
+    try:
+        st = os.lstat(real)
+    except FileNotFoundError:
+        return None
+    if stat.S_ISDIR(st.st_mode):
+        return Node("folder", _folder_sign(real))
+    if stat.S_ISLNK(st.st_mode):
+        return Node("symlink", os.readlink(real))
+    if not stat.S_ISREG(st.st_mode):
+        return Node("special", oct(stat.S_IFMT(st.st_mode)))
     try:
         return read_bytes(real)
     except FileNotFoundError:
         return None
+
+
+def _folder_sign(real: str) -> str:
+    """A digest of everything below folder ``real``: each entry's path, kind, size and
+    modification time (symlinks not followed), up to ``FOLDER_SIGN_LIMIT`` entries."""
+    digest = hashlib.sha256()
+    count = 0
+    stack = [real]
+    while stack and count <= FOLDER_SIGN_LIMIT:
+        folder = stack.pop()
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError as exc:
+            digest.update(f"{folder}\0unreadable {exc.errno}\n".encode("utf-8", "surrogateescape"))
+            continue
+        for entry in entries:
+            count += 1
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            rel = os.path.relpath(entry.path, real)
+            digest.update(f"{rel}\0{stat.S_IFMT(st.st_mode)}\0{st.st_size}\0{st.st_mtime_ns}\n"
+                          .encode("utf-8", "surrogateescape"))
+            if stat.S_ISDIR(st.st_mode):
+                stack.append(entry.path)
+    digest.update(f"\0{count}".encode())
+    return digest.hexdigest()
 
 
 def _touched(ops: list[tuple[Any, ...]]) -> dict[str, bytes | object | None]:
@@ -324,6 +382,13 @@ def _touched(ops: list[tuple[Any, ...]]) -> dict[str, bytes | object | None]:
         elif op[0] == "rename":
             note(op[1])
             note(op[2])
+        elif op[0] in ("mkdir", "rmdir", "chmod"):
+            note(op[1])
+        elif op[0] == "symlink":
+            note(op[2])
+        elif op[0] == "git_mv":  # ("git_mv", root, src, dst, src_rel, dst_rel, entries)
+            note(op[2])
+            note(op[3])
         elif op[0] == "notebooks":
             for path, nb in op[1]:
                 note(path, nb.raw.encode("utf-8") if isinstance(nb.raw, str) else _ABSENT)
@@ -344,7 +409,7 @@ def _hold_file(call: Call) -> ToolResult:
                 result = call.tool.run(call)
             finally:
                 ws.notebooks = store
-        state: dict[str, bytes | None] = {}
+        state: dict[str, State] = {}
         for path, want in _touched(ops).items():
             if _judged_by_store(store, path):
                 continue  # its store's commit judges it against the live document on Accept
@@ -360,6 +425,29 @@ def _hold_file(call: Call) -> ToolResult:
     plan = CallPlan(call.tool.name, dict(call.args), FILE, ops=ops, state=state, files=files,
                     views=planned_views, result_text=result.text, record=record)
     return _propose(call, plan)
+
+
+def steps(ws: Workspace, plan: CallPlan) -> list[str]:
+    """The steps of a held file call other than writing a file's bytes (those are its diffs),
+    as the person and the agent read them: the folders it makes or removes, its moves and
+    deletes. Empty for a call that only writes."""
+    out: list[str] = []
+    for op in plan.ops:
+        if op[0] == "mkdir":
+            out.append(f"make folder {ws.jail.rel(op[1])}")
+        elif op[0] == "rmdir":
+            out.append(f"remove empty folder {ws.jail.rel(op[1])}")
+        elif op[0] == "remove":
+            out.append(f"delete {ws.jail.rel(op[1])}")
+        elif op[0] == "rename":
+            out.append(f"move {ws.jail.rel(op[1])} to {ws.jail.rel(op[2])}")
+        elif op[0] == "git_mv":
+            out.append(f"git mv {op[4]} {op[5]} (the file and its entry in git's index)")
+        elif op[0] == "symlink":
+            out.append(f"make {ws.jail.rel(op[2])} a symlink to {op[1]}")
+        elif op[0] == "chmod":
+            out.append(f"set the permissions of {ws.jail.rel(op[1])} to {op[2]:o}")
+    return out
 
 
 def _judged_by_store(store: Any, real: str) -> bool:
@@ -448,10 +536,13 @@ def _propose(call: Call, plan: CallPlan) -> ToolResult:
 
     ws.hold(session, proposal, MAX_PENDING_CANDIDATES)
     wait = f"await_decision id='{pid}' timeout=60"
+    planned = steps(ws, plan) if plan.action == FILE else []
     if plan.action == FILE:
         shown = [
             f"--- {f.get('path')}\n" + "\n".join(_diff_rows(f)) for f in files if f.get("path")
         ]
+        if planned:
+            shown.append("Steps: " + "; ".join(planned) + ".")
         text = (
             f"Not written: this {plan.tool} waits for a person's review (approval mode "
             f"'review' for {ACTION_TITLES[FILE]}). Proposal {pid} holds exactly this change to "
@@ -480,6 +571,7 @@ def _propose(call: Call, plan: CallPlan) -> ToolResult:
         files=files,
         command=command_of(plan) if plan.action != FILE else None,
         **({"sources": plan.sources} if plan.sources else {}),
+        **({"steps": planned} if planned else {}),
     )
 
 
@@ -496,6 +588,17 @@ def changed_file(plan: CallPlan) -> str | None:
     for real, want in plan.state.items():
         if _current(real) != want:
             return real
+    return None
+
+
+def changed_index(plan: CallPlan) -> str | None:
+    """The source of the first held ``git mv`` whose entries in git's index are not what they
+    were when the proposal was made (None: all are)."""
+    from kli.tools.ws.ws_mv import index_entries
+
+    for op in plan.ops:
+        if op[0] == "git_mv" and index_entries(op[1], [op[4], op[5]]) != op[6]:
+            return str(op[4])
     return None
 
 
@@ -542,6 +645,14 @@ def accept(ws: Workspace, proposal: Proposal, by: str, session: Session | None =
                 f"writing it would overwrite that change. Nothing was written. Reject it, and "
                 f"ask the agent to re-read {name} and make the change again."
             ))
+        moved = changed_index(plan)
+        if moved is not None:
+            return _refusal(ws, proposal, by, (
+                f"Accept refused: git's index entry for {moved} changed since proposal "
+                f"{proposal.id} was made (staged, moved or removed), so git mv would move "
+                f"something else than was shown. Nothing was changed. Reject it, and ask the "
+                f"agent to move {moved} again."
+            ))
         try:
             recorded = _recorded_apply(ws, plan, proposal, by)
         except atomic.Stale:
@@ -554,6 +665,10 @@ def accept(ws: Workspace, proposal: Proposal, by: str, session: Session | None =
                 f"Accept of proposal {proposal.id} failed writing {rel}: "
                 f"{exc.strerror or exc}. Nothing was written; it is still pending, so the "
                 "Accept can be retried.", error="io", candidate=proposal.id)
+        except ToolError as exc:  # git refused the held git mv
+            return ToolResult.error(
+                f"Accept of proposal {proposal.id} failed: {exc.message} It is still pending, "
+                "so the Accept can be retried.", error="io", candidate=proposal.id)
         written_for = ws.sessions.get(proposal.session_id)
         if written_for is not None:
             written_for.views.update(plan.views)  # what the agent would have been shown
@@ -615,16 +730,32 @@ def _recorded_apply(ws: Workspace, plan: CallPlan, proposal: Proposal, by: str) 
 
 
 def _apply(ws: Workspace, plan: CallPlan) -> None:
-    """Perform the captured ops, each path expected to hold its bytes at proposal time the
-    first time it is touched."""
+    """Perform the captured ops, each file expected to hold its bytes at proposal time the
+    first time it is touched (a folder or a symlink was compared by ``accept`` just before).
+    Folders made here are removed again, when still empty, if a later op fails."""
     checked: set[str] = set()
+    made: list[str] = []
 
     def want(path: str) -> dict[str, bytes | None]:
         if path in checked or path not in plan.state:
             return {}
         checked.add(path)
-        return {path: plan.state[path]}
+        state = plan.state[path]
+        return {} if isinstance(state, Node) else {path: state}
 
+    try:
+        _perform(ws, plan, want, checked, made)
+    except BaseException:
+        for folder in reversed(made):
+            try:
+                atomic.rmdir(folder)
+            except OSError:
+                break  # no longer empty: what is in it was not made by this Accept alone
+        raise
+
+
+def _perform(ws: Workspace, plan: CallPlan, want: Any, checked: set[str],
+             made: list[str]) -> None:
     for op in plan.ops:
         if op[0] == "write":
             expected: dict[str, bytes | None] = {}
@@ -645,6 +776,29 @@ def _apply(ws: Workspace, plan: CallPlan) -> None:
             for path, _nb in op[1]:
                 checked.add(path)
             ws.notebooks.commit(op[1], op[2], expected)
+        elif op[0] == "mkdir":
+            want(op[1])
+            new, missing = [], op[1]
+            while not os.path.lexists(missing):  # each folder this makes, innermost first
+                new.append(missing)
+                missing = os.path.dirname(missing)
+            atomic.makedirs(op[1])
+            made.extend(reversed(new))  # in the order made: outermost first
+        elif op[0] == "rmdir":
+            want(op[1])
+            atomic.rmdir(op[1])
+        elif op[0] == "symlink":
+            want(op[2])
+            atomic.symlink(op[1], op[2])
+        elif op[0] == "chmod":
+            want(op[1])
+            atomic.chmod(op[1], op[2])
+        elif op[0] == "git_mv":
+            from kli.tools.ws.ws_mv import git_move
+
+            want(op[2])
+            want(op[3])
+            git_move(op)
 
 
 def _unknown(pid: str, ws: Workspace | None = None) -> ToolResult:

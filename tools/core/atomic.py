@@ -445,8 +445,12 @@ _capture = threading.local()
 @contextlib.contextmanager
 def capturing() -> Iterator[list[tuple[Any, ...]]]:
     """Record, instead of performing, every ``write_many`` / ``write_atomic`` / ``remove`` /
-    ``rename`` made on this thread inside the block: ``("write", changes, expected)``,
-    ``("remove", path, expected)``, ``("rename", src, dst, replace)``."""
+    ``rename`` / ``makedirs`` / ``rmdir`` made on this thread inside the block:
+    ``("write", changes, expected)``, ``("remove", path, expected)``,
+    ``("rename", src, dst, replace)``, ``("mkdir", path)``, ``("rmdir", path)``,
+    ``("symlink", target, path)``, ``("chmod", path, mode)``, and the ops a tool records itself with ``capture_op`` (``("git_mv", …)``). A tool that changes anything
+    by another path (a program, a call this module does not know) must check
+    ``capturing_now()`` and record an op, or refuse: a held call changes nothing."""
     ops: list[tuple[Any, ...]] = []
     previous = getattr(_capture, "ops", None)
     _capture.ops = ops
@@ -464,6 +468,17 @@ def _captured() -> list[tuple[Any, ...]] | None:
 def capturing_now() -> bool:
     """Whether this thread's writes are being captured (``capturing``), not written."""
     return _captured() is not None
+
+
+def capture_op(*op: Any) -> bool:
+    """Record ``op`` when this thread is capturing (True: the caller must not perform it; the
+    person's Accept does, ``approval._apply``); False when it is not (perform it now). For a
+    change this module does not make itself (``ws_mv``'s ``git mv``)."""
+    ops = _captured()
+    if ops is None:
+        return False
+    ops.append(op)
+    return True
 
 
 # Undo (``kli.tools.core.undo``): on a thread that is observing, the writers below note each
@@ -566,6 +581,72 @@ def remove(path: str, expected: object = ANY) -> None:
                 os.rename(aside, target)
                 raise Stale(path, "it changed since it was verified")
             os.unlink(aside)
+    finally:
+        folders.close()
+
+
+def makedirs(path: str) -> None:
+    """Make folder ``path`` and its missing parents, one at a time through the verified handle
+    of each parent (``_open_folder``: a symlink swapped in is never followed). Captured as
+    ``("mkdir", path)`` when ``path`` is not a folder yet. ``OSError`` (ENOTDIR, EEXIST) when a
+    non-folder stands in the way."""
+    ops = _captured()
+    if ops is not None:
+        if not os.path.isdir(path):
+            ops.append(("mkdir", path))
+        return
+    fd, _proc = _open_folder(path)
+    os.close(fd)
+
+
+def rmdir(path: str) -> None:
+    """``os.rmdir(path)`` (an empty folder) through the verified parent folder (see
+    ``remove``). Captured as ``("rmdir", path)``."""
+    ops = _captured()
+    if ops is not None:
+        ops.append(("rmdir", path))
+        return
+    folders = _Folders()
+    try:
+        os.rmdir(folders.via(path))
+    finally:
+        folders.close()
+
+
+def symlink(target: str, path: str) -> None:
+    """Make ``path`` a symlink to ``target``, replacing what is there (a file, a symlink) in one
+    rename: the link is made beside it under a temporary name, through the verified parent
+    folder (see ``remove``). Captured as ``("symlink", target, path)``."""
+    ops = _captured()
+    if ops is not None:
+        ops.append(("symlink", target, path))
+        return
+    _note_before(path)
+    folders = _Folders()
+    try:
+        final = folders.via(path)
+        aside = _aside_name(final)
+        os.symlink(target, aside)
+        try:
+            os.rename(aside, final)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(aside)
+            raise
+    finally:
+        folders.close()
+
+
+def chmod(path: str, mode: int) -> None:
+    """Set the permission bits of file ``path`` through the verified parent folder (see
+    ``remove``). Captured as ``("chmod", path, mode)``."""
+    ops = _captured()
+    if ops is not None:
+        ops.append(("chmod", path, mode))
+        return
+    folders = _Folders()
+    try:
+        os.chmod(folders.via(path), mode)
     finally:
         folders.close()
 

@@ -197,28 +197,18 @@ def data_of(root: str, cp: Checkpoint) -> bytes:
 
 
 def restore_bytes(real: str, cp: Checkpoint, data: bytes, expected: object = ANY) -> None:
-    """Put the checkpoint's file (or symlink) at ``real``; ``expected`` as for
-    ``atomic.write_atomic`` (the bytes the caller saw there; ``Stale`` when they changed).
-    Held for review (``approval``), only the write is captured: the file keeps the permission
-    bits of what it replaces (a new file: the defaults), and a symlink is refused."""
-    if _held():
-        if cp.kind == "symlink":
-            raise ToolError(
-                f"restoring {cp.path} (a symlink, checkpoint {cp.id}) cannot be held for review "
-                "(approval mode 'review' for file changes): nothing was changed. A person can "
-                f"restore it themself: %kli ws_checkpoints {cp.id} --action restore.",
-                error="not_held")
-        write_atomic(real, data, expected)
-        return
-    os.makedirs(os.path.dirname(real) or ".", exist_ok=True)
+    """Put the checkpoint's file (or symlink) at ``real``, with the checkpoint's permission bits;
+    ``expected`` as for ``atomic.write_atomic`` (the bytes the caller saw there; ``Stale`` when
+    they changed). Every step goes through ``atomic`` (folders made, the file written or the
+    symlink put in place, the mode set), so held for review (``approval``) each is recorded and
+    the person's Accept performs the same restore."""
+    atomic.makedirs(os.path.dirname(real) or ".")
     if cp.kind == "symlink":
-        if os.path.lexists(real):
-            os.unlink(real)
-        os.symlink(cp.link or "", real)
+        atomic.symlink(cp.link or "", real)
         return
     write_atomic(real, data, expected)
     with contextlib.suppress(OSError):
-        os.chmod(real, cp.mode)
+        atomic.chmod(real, cp.mode)
 
 
 def prune(root: str, keep: int, budget_mb: float = DEFAULT_BUDGET_MB) -> int:

@@ -13,8 +13,9 @@ import itertools
 import os
 import time
 
+from kli.tools.core import atomic
 from kli.tools.core.atomic import write_atomic
-from kli.tools.core.jail import Jail
+from kli.tools.core.jail import SCRATCH_DIR, Jail
 from kli.tools.core.textfile import encode
 
 _counter = itertools.count(1)
@@ -24,13 +25,15 @@ def save(jail: Jail, text: str, *, prefix: str, suffix: str, keep: int, folder: 
     """Write ``text`` to a new file ``PREFIX-STAMP-PID-N.SUFFIX`` in the scratch folder (or its
     subfolder ``folder``), prune the group to the newest ``keep``, and return the new file's
     root-relative path. Raises ``OSError`` when it cannot be written."""
-    where = os.path.join(jail.scratch_dir(), folder) if folder else jail.scratch_dir()
-    os.makedirs(where, exist_ok=True)
+    base = os.path.join(jail.root, SCRATCH_DIR)
+    where = os.path.join(base, folder) if folder else base
+    atomic.makedirs(where)  # held for review (approval): recorded with the write, made on Accept
     stamp = time.strftime("%Y%m%d-%H%M%S")
     name = f"{prefix}-{stamp}-{os.getpid()}-{next(_counter)}.{suffix}"
     path = os.path.join(where, name)
     write_atomic(path, encode(text))
-    keep_newest(where, prefix + "-", keep)
+    if not atomic.capturing_now():  # a held call removes nothing
+        keep_newest(where, prefix + "-", keep)
     return jail.rel(path)
 
 

@@ -13,6 +13,13 @@ unstaged ones), stat (true: only a per-file summary). Untracked (new) files are 
 see git_status for them."""
 
 
+# ``git diff`` refreshes the index's stat data of files whose content did not change and writes
+# .git/index whenever it can take the lock, GIT_OPTIONAL_LOCKS=0 or not (git 2.39): a read
+# tool must change nothing (issue 23). With autoRefreshIndex off it only compares (the same
+# output: a file whose content is unchanged shows no diff either way).
+READ_ONLY = ["-c", "diff.autoRefreshIndex=false"]
+
+
 def _run(call: Call) -> ToolResult:
     root = call.ws.root
     if not in_work_tree(root):
@@ -26,7 +33,7 @@ def _run(call: Call) -> ToolResult:
     path = call.args.get("path")
     rel = call.ws.jail.resolve(path).rel if path else None
     args += ["--", rel or "."]  # only what lies under the root
-    out = run_git(root, args)
+    out = run_git(root, [*READ_ONLY, *args])
     if out.code != 0:
         raise ToolError(f"git_diff: git diff failed: {out.stderr.strip()}", error="git_failed")
     if out.stdout.strip():

@@ -57,7 +57,13 @@ def _run(call: Call) -> ToolResult:
                 error="not_empty",
             )
         with call.ws.writing([target], tool="ws_delete", rel=rel):
-            os.rmdir(target)
+            try:  # through the checked parent folder; held for review: removed on Accept
+                atomic.rmdir(target)
+            except OSError as exc:  # a file created in it meanwhile, no permission…
+                raise ToolError(
+                    f"ws_delete: cannot delete folder {rel} ({exc.strerror}).{permission_hint(exc)}",
+                    error="delete_failed",
+                ) from None
         return ToolResult.success(f"deleted empty folder {rel}", path=rel)
     before: str | None = None
     with call.ws.writing([target], tool="ws_delete", rel=rel):

@@ -1,7 +1,11 @@
 """ws_mv — rename or move a file or folder inside the project.
 
 Uses ``git mv`` when the root is inside a git work tree and the source is tracked (so history
-follows the file), otherwise ``os.rename`` (``shutil.move`` across devices). Both ends are
+follows the file), otherwise ``os.rename`` (``shutil.move`` across devices). Held for review
+(``approval``), nothing moves and no folder is made: the missing folders of dst, the rename
+and the ``git mv`` (with the index entries it would move, ``index_entries``) are recorded ops
+that the person's Accept performs, after checking that the files and those index entries are
+still as proposed. Both ends are
 jailed and neither may be under ``.kli/``. An existing target is never overwritten: the
 refusal says to pick another name or ws_delete the target first (ws_delete is checkpointed, so
 that path can be undone). A session's read of the source carries over to the target.
@@ -12,6 +16,7 @@ from __future__ import annotations
 import errno
 import os
 import shutil
+from typing import Any
 
 from kli.tools.core import approval, atomic
 from kli.tools.core.atomic import permission_hint
@@ -72,8 +77,12 @@ def _run(call: Call) -> ToolResult:
         raise ToolError(f"ws_mv refused — cannot move folder {src_rel} into itself ({dst.rel}).")
     jail.check_movable(src_path, shown=src_rel)
     with call.ws.writing([src_path, dst_real], tool="ws_mv", rel=src_rel):
+        parent = os.path.dirname(dst_real)
+        blocker = _not_a_folder(parent)
         try:
-            os.makedirs(os.path.dirname(dst_real), exist_ok=True)
+            if blocker is not None:
+                raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), blocker)
+            atomic.makedirs(parent)  # held for review: recorded, made on Accept
         except OSError as exc:  # a file where a folder of dst should be, a name too long…
             raise ToolError(
                 f"ws_mv: cannot create the folder for {dst.rel} ({exc.strerror}: "
@@ -84,13 +93,10 @@ def _run(call: Call) -> ToolResult:
         how = "rename"
         root = call.ws.root
         if in_work_tree(root) and is_tracked(root, src_rel):
-            out = run_git(root, ["mv", "--", src_rel, dst.rel])
-            if out.code != 0:
-                raise ToolError(
-                    f"ws_mv: git mv {src_rel} {dst.rel} failed: {out.stderr.strip()}. Nothing was "
-                    "moved; check the paths with git_status and retry.",
-                    error="git_failed",
-                )
+            op = ("git_mv", root, src_path, dst_real, src_rel, dst.rel,
+                  index_entries(root, [src_rel, dst.rel]))
+            if not atomic.capture_op(*op):  # held for review: git mv runs on Accept
+                git_move(op)
             how = "git mv"
         else:
             try:
@@ -128,6 +134,40 @@ def _run(call: Call) -> ToolResult:
         method=how,
         files=[file_change(dst.rel, None, None, "moved", added=0, removed=0, from_path=src_rel)],
     )
+
+
+def _not_a_folder(path: str) -> str | None:
+    """The nearest existing ancestor of ``path`` (itself included) when it is not a folder (a
+    file where a folder of dst should be); None when every existing part is a folder."""
+    while not os.path.lexists(path):
+        up = os.path.dirname(path)
+        if up == path:
+            return None
+        path = up
+    return None if os.path.isdir(path) else path
+
+
+def index_entries(root: str, rels: list[str]) -> str:
+    """What git's index holds for ``rels`` (``git ls-files --stage``: mode, object, stage and
+    path of each entry, a folder's entries below it): a held git mv's Accept compares it with
+    what the index held when the move was proposed."""
+    return run_git(root, ["ls-files", "--stage", "-z", "--", *rels]).stdout
+
+
+def git_move(op: tuple[Any, ...]) -> None:
+    """Perform a ``("git_mv", root, src_real, dst_real, src_rel, dst_rel, entries)`` op: ``git
+    mv`` (the file or folder moves, and its index entries with it). At once for a call that is
+    not held; for a held one on the person's Accept (``approval._apply``), once the files and
+    the index entries are checked to be as the proposal showed them. ``ToolError`` when git
+    refuses (nothing moved)."""
+    _kind, root, _src, _dst, src_rel, dst_rel, _entries = op
+    out = run_git(root, ["mv", "--", src_rel, dst_rel])
+    if out.code != 0:
+        raise ToolError(
+            f"ws_mv: git mv {src_rel} {dst_rel} failed: {out.stderr.strip()}. Nothing was "
+            "moved; check the paths with git_status and retry.",
+            error="git_failed",
+        )
 
 
 TOOL = Tool(
