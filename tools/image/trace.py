@@ -3,6 +3,7 @@ image). See ``tracing`` for what is recorded and the limits."""
 
 from __future__ import annotations
 
+from kli.tools.core import approval
 from kli.tools.core.registry import GATE_EVAL, Call, Tool
 from kli.tools.core.result import ToolError, ToolResult
 from kli.tools.image import tracing
@@ -49,5 +50,9 @@ TOOL = Tool(
     run=_run,
     main_arg="function",
     mutates=True,
+    # It replaces a function of the live image (every later call goes through the wrapper):
+    # held under review for eval like the code it stands for. untrace, which only puts back
+    # what this session's trace replaced, is not.
+    action=approval.EVAL,
     destructive=False, open_world=False,  # reversible (untrace), inside the image
 )

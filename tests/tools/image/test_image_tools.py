@@ -116,6 +116,21 @@ def test_trace_records_calls_returns_and_exceptions_then_untrace_restores(
     assert not image.call("untrace", {"function": "h.add"}).ok
 
 
+def test_an_agents_trace_under_eval_review_is_held_and_wraps_nothing_until_accepted(
+        image: Workspace) -> None:
+    from kli.tools.core import approval
+
+    image.set_setting("approval", {"eval": "review"})
+    agent = image.open_session("agent")
+    held = image.call("trace", {"function": "f"}, agent, source="agent")
+    assert held.ok and held.details["status"] == "pending", held.text
+    probe = {"code": "hasattr(f, '__kli_traced__')"}
+    assert "False" in image.call("eval", probe).text  # the image is as it was
+    assert approval.accept_any(image, held.details["proposal"], "ui").ok
+    assert "True" in image.call("eval", probe).text
+    assert image.call("untrace", {"function": "f"}, agent, source="agent").ok  # not held
+
+
 def test_a_sessions_traces_end_with_it(image: Workspace) -> None:
     s = image.open_session("tracer")
     image.call("trace", {"function": "f"}, s)
