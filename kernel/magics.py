@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 
-from kli.tools.registry import ALL, PROFILE_CHOICES
+from kli.tools.registry import ALL, PROFILE_CHOICES, unknown_profile
 
 if TYPE_CHECKING:
     from kli.kernel.comms import Hub
@@ -325,7 +325,7 @@ def parse_tools_args(line: str) -> str | None:
         else:
             value = word
         if value not in TOOLS_PROFILES:
-            raise MagicUsageError(f"unknown profile {value!r} (accepted: kli, slmcode, all).")
+            raise MagicUsageError(unknown_profile(value))
         profile = None if value == ALL else value
         i += 1
     return profile
@@ -631,10 +631,10 @@ class KliMagics(Magics):
         )
 
     def _tools(self, profile: str | None = None) -> str:
-        from kli.tools.registry import REGISTRY
+        from kli.tools.registry import profile_tools
 
         aliases = set(getattr(self.shell, "_kli_aliases", ()))
-        chosen = [t for t in REGISTRY.tools.values() if profile is None or t.profile == profile]
+        chosen = profile_tools(profile)
         width = max((len(t.name) for t in chosen), default=4)
         rows = []
         for tool in chosen:

@@ -46,6 +46,10 @@ def test_specs_come_from_the_registry(owned: client.AgentClient) -> None:
 
     assert [s["name"] for s in owned.specs()] == REGISTRY.names("kli")
     assert [s["name"] for s in owned.specs("slmcode")] == REGISTRY.names("slmcode")
+    assert [s["name"] for s in owned.specs("all")] == REGISTRY.names()
+    with pytest.raises(ProtocolError, match="'lisp'") as err:
+        owned.specs("lisp")
+    assert all(name in str(err.value) for name in ("kli", "slmcode", "all"))
 
 
 def test_ping_round_trips(owned: client.AgentClient) -> None:

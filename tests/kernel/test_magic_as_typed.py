@@ -83,7 +83,7 @@ def test_tools_profile_option_lists_only_that_profile(shell: Any,
 
 
 @pytest.mark.parametrize(("line", "message"), [
-    ("--profile lisp", "unknown profile 'lisp' (accepted: kli, slmcode, all)"),
+    ("--profile lisp", "unknown profile 'lisp'; the profiles are kli, slmcode and all (every tool)."),
     ("--bogus", "unknown option --bogus (accepted: --profile)"),
     ("--profile", "--profile needs a value"),
 ])

@@ -225,12 +225,15 @@ class Workspace:
 
     # -- specs ----------------------------------------------------------------------------
     def tools(self, profile: str | None = None) -> list[Tool]:
-        from kli.tools.registry import REGISTRY
+        """The tools of ``profile`` (``"all"`` or None: every tool); ValueError naming the
+        profiles for an unknown one."""
+        from kli.tools.registry import profile_tools
 
-        return [t for t in REGISTRY.tools.values() if profile is None or t.profile == profile]
+        return profile_tools(profile)
 
     def specs(self, profile: str | None = "kli") -> list[dict[str, Any]]:
-        """JSON-Schema function-calling specs of a profile's tools (all tools when None)."""
+        """JSON-Schema function-calling specs of a profile's tools (``"all"`` or None: every
+        tool); ValueError naming the profiles for an unknown one."""
         return [t.spec() for t in self.tools(profile)]
 
     # -- the call -------------------------------------------------------------------------
