@@ -298,6 +298,15 @@ def test_an_append_shows_as_the_lines_added_after_the_last_line(lab: Any) -> Non
     gutter = view.locator(".cm-lineNumbers .cm-gutterElement").all_inner_texts()
     assert [g for g in gutter if g.strip()][-2:] == ["1", "2"]
     lab.screenshot("review-append", cell)
+    # Side by side: the old text's one line, the new text's two, no empty line after either.
+    view.locator("button.kli-FileChange-mode").click()
+    view.locator(".cm-mergeView").wait_for()
+    sides = [[t for t in view.locator(f".cm-merge-{side} .cm-content > .cm-line").evaluate_all(
+        "(ls) => ls.filter(l => getComputedStyle(l).display !== 'none').map(l => l.textContent)")]
+        for side in "ab"]
+    assert sides == [["line 1"], ["line 1", "appended"]]
+    assert view.locator(".cm-merge-b .cm-changedLine").all_inner_texts() == ["appended"]
+    lab.screenshot("review-append-split", cell)
 
     # The final line break removed: the last line changed, once each way, nothing else.
     (root / "tail.txt").write_text("a\nb\n")
