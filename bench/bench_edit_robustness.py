@@ -27,6 +27,12 @@ emits that change with one kind of realistic drift:
   prefix_forgotten  — (diff) context lines' leading space missing
   prefix_some       — (diff) the leading space missing on a random half of the context lines
   fenced            — (diff) wrapped in a Markdown fence with a line of prose after it
+  blank_past_end    — (ws_edit) a region ending at the file's last line (the file ending with
+                      no line break, one, or blank lines), old_str and new_str both quoting more
+                      blank lines after it than the file has
+  tabs_after_spaces — (ws_edit) the file's lines of 8 or more columns indented with spaces then
+                      tabs ("  \t  (form", as in some Lisp sources), the model's text shifted
+                      as in indent_shifted
 
 Formats: ws_edit (search/replace: old_str unique in the file, as the contract asks) and
 ws_patch with a unified diff (difflib, 3 lines of context, a/ b/ headers). GNU ``patch -p1``
@@ -70,6 +76,8 @@ EDIT_DRIFTS = [
     "gutter_pasted",
     "line_misremembered",
 ]
+# Drawn after the diff kinds, so the draws of the kinds above stay what they were.
+EDGE_DRIFTS = ["blank_past_end", "tabs_after_spaces"]
 DIFF_DRIFTS = [
     *(d for d in EDIT_DRIFTS if d != "blank_edges"),
     "line_offset",
@@ -181,15 +189,36 @@ def _blank_edges(lines: list[str], first: int, last: int) -> tuple[int, int]:
     return first, last
 
 
+def tabs_after_spaces(text: str) -> str:
+    """Lines indented 8 or more columns written with two spaces, then tabs, then spaces."""
+    out = []
+    for line in text.split("\n"):
+        body = line.lstrip(" ")
+        col = len(line) - len(body)
+        if col >= 8 and body:
+            line = "  " + "\t" * ((col - 2) // 8) + " " * ((col - 2) % 8) + body
+        out.append(line)
+    return "\n".join(out)
+
+
 def make_case(rng: random.Random, path: str, drift: str, lang: str = "python") -> Case | None:
     comment = LANGUAGES[lang].comment
     with open(path, encoding="utf-8") as fh:
         text = fh.read()
+    if drift == "tabs_after_spaces":
+        text = tabs_after_spaces(text)
+    if drift == "blank_past_end":
+        text = text.rstrip("\n") + rng.choice(["", "\n", "\n", "\n\n"])
     lines = text.split("\n")[:-1] if text.endswith("\n") else text.split("\n")
     for _attempt in range(30):
         size = rng.randint(3, 8)
         first = rng.randrange(0, max(1, len(lines) - size))
         last = first + size - 1
+        if drift == "blank_past_end":  # the region ends at the file's last non-blank line
+            last = len(lines) - 1
+            while last > 0 and not lines[last].strip():
+                last -= 1
+            first = max(0, last - size + 1)
         region = lines[first : last + 1]
         if not region[0].strip() or not region[-1].strip():
             continue
@@ -255,7 +284,7 @@ def edit_call(case: Case, drift: str, rng: random.Random) -> dict[str, object]:
         old = [ln + "  " if ln.strip() and rng.random() < 0.6 else ln for ln in old]
         if old == region:
             old[0] += " "
-    elif drift == "indent_shifted":
+    elif drift in ("indent_shifted", "tabs_after_spaces"):
         old, new = shift(old, region), shift(new, region)
     elif drift == "indent_width":
         old, new = [halve_indent(ln) for ln in old], [halve_indent(ln) for ln in new]
@@ -273,6 +302,12 @@ def edit_call(case: Case, drift: str, rng: random.Random) -> dict[str, object]:
             at = [k for k, ln in enumerate(new) if ln == old[i]][nth]
             new[at] = wrong
             old[i] = wrong
+    elif drift == "blank_past_end":
+        after = case.text.split("\n")[case.last + 1 :]
+        quoted = len(after) - (1 if case.text.endswith("\n") else 0) + rng.randint(1, 2)
+        old, new = old + [""] * quoted, new + [""] * quoted
+        old.append("")  # the final line break, as copied
+        new.append("")
     elif drift == "gutter_pasted":
         numbered = {ln: case.first + 1 + i for i, ln in enumerate(region)}
         old = [f"{case.first + 1 + i:6d}|{ln}" for i, ln in enumerate(old)]
@@ -436,6 +471,7 @@ def main() -> None:
     tallies: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
     by_lang: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
     rows = [("ws_edit", d) for d in EDIT_DRIFTS] + [("unified", d) for d in DIFF_DRIFTS]
+    rows += [("ws_edit", d) for d in EDGE_DRIFTS]
     used: dict[str, int] = {}
     missing = []
     for lang in opts.languages.split(","):
@@ -490,8 +526,9 @@ def main() -> None:
     head = "| {} | ws_edit (search/replace) | ws_patch (unified) | GNU patch -p1 | git apply --recount |"
     print(head.format("drift"))
     print("|---|---|---|---|---|")
-    for drift in [*EDIT_DRIFTS, *(d for d in DIFF_DRIFTS if d not in EDIT_DRIFTS)]:
-        edit = cell(tallies[("ws_edit", drift)]) if drift in EDIT_DRIFTS else "n/a"
+    edit_drifts = [*EDIT_DRIFTS, *EDGE_DRIFTS]
+    for drift in [*EDIT_DRIFTS, *(d for d in DIFF_DRIFTS if d not in EDIT_DRIFTS), *EDGE_DRIFTS]:
+        edit = cell(tallies[("ws_edit", drift)]) if drift in edit_drifts else "n/a"
         patch = cell(tallies[("ws_patch", drift)]) if drift in DIFF_DRIFTS else "n/a"
         print(
             f"| {drift} | {edit} | {patch} | "

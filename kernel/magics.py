@@ -21,6 +21,7 @@ tool's options, from the same registry.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
 from collections.abc import Callable
@@ -29,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 
-from kli.tools.registry import ALL, PROFILE_CHOICES
+from kli.tools.registry import ALL, PROFILE_CHOICES, unknown_profile
 
 if TYPE_CHECKING:
     from kli.kernel.comms import Hub
@@ -220,6 +221,11 @@ def spoken_to_person(result: ToolResult) -> ToolResult:
     from kli.tools.core.result import ToolResult
 
     details = dict(result.details)
+    if details.get("error") == "denied" and isinstance(details.get("gate"), str):
+        from kli.tools.core.workspace import denied_text
+
+        tool = result.text.split(" denied: ", 1)[0]  # the agent's text names the tool first
+        return ToolResult(result.ok, denied_text(tool, details["gate"], "person"), details)
     files = details.get("files")
     if isinstance(files, list):
         details["files"] = [
@@ -325,7 +331,7 @@ def parse_tools_args(line: str) -> str | None:
         else:
             value = word
         if value not in TOOLS_PROFILES:
-            raise MagicUsageError(f"unknown profile {value!r} (accepted: kli, slmcode, all).")
+            raise MagicUsageError(unknown_profile(value))
         profile = None if value == ALL else value
         i += 1
     return profile
@@ -409,8 +415,9 @@ def one_line_text_hint(tool: Tool, args: dict[str, Any], details: dict[str, Any]
     text = args.get(tool.main_arg or "")
     if details.get("error") not in _PARSE_ERRORS or not isinstance(text, str) or "\n" in text:
         return None
-    return (f"This {tool.main_arg} was one line ({text[:60]!r}); one of several lines goes in a "
-            f"cell: %%kli {tool.name} on its first line, the {tool.main_arg} on the lines below.")
+    return (f"The text after %kli {tool.name} was given on one line ({text[:60]!r}), and it "
+            f"needs its line breaks. Write it in a cell instead: %%kli {tool.name} on the first "
+            "line, the text on the lines below.")
 
 
 def completions(line: str, aliases: tuple[str, ...] | list[str] = ()) -> tuple[str, list[str]]:
@@ -714,10 +721,10 @@ class KliMagics(Magics):
         )
 
     def _tools(self, profile: str | None = None) -> str:
-        from kli.tools.registry import REGISTRY
+        from kli.tools.registry import profile_tools
 
         aliases = set(getattr(self.shell, "_kli_aliases", ()))
-        chosen = [t for t in REGISTRY.tools.values() if profile is None or t.profile == profile]
+        chosen = profile_tools(profile)
         width = max((len(t.name) for t in chosen), default=4)
         rows = []
         for tool in chosen:
@@ -751,7 +758,9 @@ class KliMagics(Magics):
                 said = f"error: {file_problem}" if file_problem else "no 'capabilities'" \
                     if file_caps is None else f"capabilities = {json.dumps(file_caps)}"
                 lines.append(f"  {path}  {said}")
-        lines.append(f"user settings:    {user_settings_path()}")
+        user = user_settings_path()
+        lines.append(f"user settings:    {user}" if os.path.isfile(user) else
+                     f"user settings:    (none; {user} would be read if it existed)")
         if problem:
             lines.append(f"SETTINGS ERROR (every call fails until fixed): {problem}")
         return "\n".join(lines)

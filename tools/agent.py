@@ -104,7 +104,9 @@ def system_prompt(profile: str = "kli") -> str:
         "all": [KLI_EDIT_RULES, EDIT_CONTRACT],
     }.get(profile)
     if parts is None:
-        raise ValueError(f"unknown profile {profile!r}; use kli, slmcode or all")
+        from kli.tools.registry import unknown_profile
+
+        raise ValueError(unknown_profile(profile))
     return "\n\n".join([INTRO, *parts])
 
 

@@ -104,3 +104,19 @@ REGISTRY = Registry.build(_TOOLS, _PROFILES)
 PROFILES: tuple[str, ...] = tuple(REGISTRY.profiles)
 ALL = "all"  # where a face takes a profile: the tools of every profile
 PROFILE_CHOICES: tuple[str, ...] = (*PROFILES, ALL)
+
+
+def unknown_profile(name: object) -> str:
+    """What every face says of a profile name it does not know: the names it takes."""
+    return (f"unknown profile {name!r}; the profiles are {', '.join(PROFILES)} "
+            f"and {ALL} (every tool).")
+
+
+def profile_tools(profile: str | None) -> list[Tool]:
+    """The tools of ``profile`` in registry order; ``all`` (or None) is every tool. Raises
+    ValueError (``unknown_profile``) for any other name."""
+    if profile is None or profile == ALL:
+        return list(REGISTRY.tools.values())
+    if profile not in REGISTRY.profiles:
+        raise ValueError(unknown_profile(profile))
+    return [t for t in REGISTRY.tools.values() if t.profile == profile]

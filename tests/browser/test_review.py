@@ -40,6 +40,11 @@ def test_review_holds_an_agents_changes_until_a_person_decides(lab: Any) -> None
     shell_box = panel.locator("input.kli-Approval-shell")
     wait_until(lambda: files_box.is_enabled(), "the approval switch to be live")
     assert not files_box.is_checked()
+    # The switches say what they hold, in words (not "an agent's files calls").
+    assert files_box.get_attribute("title") == (
+        "Hold each of an agent's changes to files until you accept or reject it")
+    assert shell_box.get_attribute("title") == (
+        "Hold each of an agent's shell commands until you accept or reject it")
     files_box.check()
     shell_box.check()
     conn = lab.server.connection_file(lab.notebook)

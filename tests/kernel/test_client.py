@@ -46,6 +46,10 @@ def test_specs_come_from_the_registry(owned: client.AgentClient) -> None:
 
     assert [s["name"] for s in owned.specs()] == REGISTRY.names("kli")
     assert [s["name"] for s in owned.specs("slmcode")] == REGISTRY.names("slmcode")
+    assert [s["name"] for s in owned.specs("all")] == REGISTRY.names()
+    with pytest.raises(ProtocolError, match="'lisp'") as err:
+        owned.specs("lisp")
+    assert all(name in str(err.value) for name in ("kli", "slmcode", "all"))
 
 
 def test_ping_round_trips(owned: client.AgentClient) -> None:
@@ -494,6 +498,37 @@ def test_a_started_kernel_uses_ipc_and_prints_no_unencrypted_tcp_warning(tmp_pat
     assert out["transport"] == "ipc" and out["eval"].strip().endswith("42")
     assert "without encryption" not in done.stderr + done.stdout
     assert "WARNING" not in done.stderr, done.stderr
+
+
+INTERRUPT_FROM_TIMERS = """
+import sys, threading
+from kli import client
+with client.start(cwd=sys.argv[1], timeout=60) as k:
+    count, done = [0], threading.Event()
+    def tick():
+        k.interrupt()
+        count[0] += 1
+        if count[0] < 40:
+            threading.Timer(0.02, tick).start()
+        else:
+            done.set()
+    threading.Timer(0.02, tick).start()
+    while not done.is_set():
+        k.call("eval", {"code": "import time\\nfor _ in range(50): time.sleep(0.01)"})
+    print("interrupted", count[0])
+"""
+
+
+def test_a_process_interrupting_from_timer_threads_exits_printing_nothing(tmp_path: Path) -> None:
+    """Each thread's event loop (own_loop) is closed when its thread ends, the main thread's at
+    exit: none is left to the garbage collector ("unclosed event loop", made visible here with
+    -W always::ResourceWarning, or "Exception ignored in ... BaseEventLoop.__del__")."""
+    done = subprocess.run(
+        [sys.executable, "-W", "always::ResourceWarning", "-c", INTERRUPT_FROM_TIMERS,
+         str(tmp_path)], capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "interrupted 40"
+    assert done.stderr == ""
 
 
 def test_attaching_while_a_persons_cell_runs_is_at_once_and_busy_is_reported_as_busy(

@@ -1,5 +1,6 @@
 """The magics as people type them: unknown options named, a near-miss tool name corrected,
-``%kli tools --profile`` honoured, a one-line patch pointed to the cell form, and Tab completion
+``%kli tools --profile`` honoured, a one-line patch pointed to the cell form, a denied call and
+``%kli caps`` said for the person, and Tab completion
 of tool names then options — in process (IPython's completer) and through a real kernel's
 ``complete_request``."""
 
@@ -83,7 +84,7 @@ def test_tools_profile_option_lists_only_that_profile(shell: Any,
 
 
 @pytest.mark.parametrize(("line", "message"), [
-    ("--profile lisp", "unknown profile 'lisp' (accepted: kli, slmcode, all)"),
+    ("--profile lisp", "unknown profile 'lisp'; the profiles are kli, slmcode and all (every tool)."),
     ("--bogus", "unknown option --bogus (accepted: --profile)"),
     ("--profile", "--profile needs a value"),
 ])
@@ -99,7 +100,9 @@ def test_a_one_line_patch_with_no_ops_points_to_the_cell_form(
     shell.run_line_magic("kli", "edit @@ a.py = 1:80 ~x = 2")
     err = capsys.readouterr().err
     assert "has no ops" in err
-    assert "one of several lines goes in a cell: %%kli edit on its first line" in err
+    assert ("The text after %kli edit was given on one line ('@@ a.py = 1:80 ~x = 2'), and it "
+            "needs its line breaks. Write it in a cell instead: %%kli edit on the first line, "
+            "the text on the lines below." in err)
 
 
 def test_a_patch_given_as_a_cell_gets_no_such_hint(shell: Any,
@@ -150,3 +153,31 @@ def test_kernel_complete_request_completes_tool_names_and_options(kernel: Any) -
         assert content["matches"] == [expected], content
         fragment = code.rsplit(" ", 1)[-1]
         assert content["cursor_end"] - content["cursor_start"] == len(fragment)
+
+
+def test_a_denied_magic_tells_the_person_where_to_grant_and_the_agent_to_ask(
+        shell: Any, root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (root / ".kli").mkdir(exist_ok=True)
+    (root / ".kli" / "settings.json").write_text('{"capabilities": ["file/read"]}')
+    shell.run_line_magic("kli", "bash echo hi")
+    shown = capsys.readouterr()
+    said = shown.out + shown.err
+    assert "bash denied: capability 'process/exec' is not granted" in said
+    assert 'add "process/exec" to the "capabilities" list in .kli/settings.json' in said
+    assert "Ask the user" not in said
+    agent = Workspace(str(root)).call("bash", {"command": "echo hi"})
+    assert "Ask the user to grant 'process/exec'" in agent.text
+
+
+def test_caps_says_when_there_is_no_user_settings_file(
+        shell: Any, root: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(root / "xdg"))
+    shell.run_line_magic("kli", "caps")
+    out = capsys.readouterr().out
+    user = root / "xdg" / "kli" / "settings.json"
+    assert f"user settings:    (none; {user} would be read if it existed)" in out
+    user.parent.mkdir(parents=True)
+    user.write_text("{}")
+    shell.run_line_magic("kli", "caps")
+    assert f"user settings:    {user}\n" in capsys.readouterr().out + "\n"

@@ -8,7 +8,8 @@ environment (no system site packages; pip's and npm's caches are reused): `jupyt
 list` must list `kli` and that kernel must start and run code; with JupyterLab added, `jupyter
 labextension list` must show the extension "enabled OK". Then scripts/run, from the clone into
 that environment, must print the URL that opens the tour and serve JupyterLab and Notebook 7
-with `kli` as the default kernel.
+with `kli` as the default kernel, on copies of the notebooks in tour/ (the file browser opens on
+them), so a saved tour leaves `git status` clean.
 """
 
 from __future__ import annotations
@@ -179,6 +180,11 @@ def test_scripts_run_prints_the_tour_url_and_serves_lab_and_notebook_on_kli(
     env = _env(tmp_path, os.environ.get("PATH", "/usr/bin:/bin"))
     env.pop("DISPLAY", None)
     env["KLI_VENV"] = str(venv)
+    # A repository of the clone's files as they are now: what scripts/run and the tour leave
+    # behind shows in its git status.
+    git = ["git", "-c", "user.name=kli", "-c", "user.email=kli@localhost"]
+    for cmd in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "clone"]):
+        subprocess.run([*git, *cmd], cwd=clone, capture_output=True, check=True)
     progress("scripts/run: setting up and starting JupyterLab")
     log = tmp_path / "run.log"
     with log.open("w") as out:
@@ -213,6 +219,28 @@ def test_scripts_run_prints_the_tour_url_and_serves_lab_and_notebook_on_kli(
         with urllib.request.urlopen(f"{base}/api/kernelspecs?token={token}", timeout=30) as r:
             specs = json.load(r)
         assert specs["default"] == "kli" and "kli" in specs["kernelspecs"]
+        # The file browser opens on the tour's copies (tour/), the notebooks first, not among
+        # binder/'s build files; what the tour saves leaves the clone's git status clean.
+        with urllib.request.urlopen(f"{base}/api/contents?token={token}", timeout=30) as r:
+            names = {item["name"] for item in json.load(r)["content"]}
+        assert {"tour.ipynb", "watch_agent.ipynb"} <= names
+        assert not names & {"postBuild", "requirements.txt", "runtime.txt"}
+        with urllib.request.urlopen(f"{base}/api/contents/tour.ipynb?token={token}",
+                                    timeout=30) as r:
+            model = json.load(r)
+        model["content"]["cells"][0]["metadata"]["kli-test"] = "autosaved"
+        req = urllib.request.Request(
+            f"{base}/api/contents/tour.ipynb?token={token}", method="PUT",
+            data=json.dumps({"type": "notebook", "format": "json",
+                             "content": model["content"]}).encode(),
+            headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=30) as r:
+            assert r.status == 200
+        (clone / "tour" / ".ipynb_checkpoints").mkdir(exist_ok=True)
+        (clone / "binder" / ".ipynb_checkpoints").mkdir(exist_ok=True)
+        status = subprocess.run(["git", "status", "--porcelain"], cwd=clone,
+                                capture_output=True, text=True, check=True).stdout
+        assert status == "", status
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         try:

@@ -200,7 +200,7 @@ def test_system_prompts_per_profile() -> None:
     assert "LINE:HH" in kli and "One tool call per turn." in kli and "ws_edit" not in kli
     both = system_prompt("all")
     assert "LINE:HH" in both and EDIT_CONTRACT in both
-    with pytest.raises(ValueError, match="unknown profile 'x'; use kli, slmcode or all"):
+    with pytest.raises(ValueError, match=r"unknown profile 'x'; the profiles are kli, slmcode and all \(every tool\)"):
         system_prompt("x")
 
 

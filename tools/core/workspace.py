@@ -37,6 +37,18 @@ _depth = threading.local()  # Workspace.call nesting on this thread (eval code m
 _event_ids = itertools.count(1)
 
 
+
+def denied_text(tool: str, gate: str, reader: str) -> str:
+    """Why a call of ``tool`` was not run (``gate`` not granted), for its reader: the agent is
+    told to ask for the capability; the person, who typed a magic, where to grant it."""
+    head = (f"{tool} denied: capability '{gate}' is not granted by the 'capabilities' setting "
+            "(.kli/settings.json). Nothing was run.")
+    if reader == "person":
+        return (f"{head} To allow it, add \"{gate}\" to the \"capabilities\" list in "
+                ".kli/settings.json (%kli caps shows what is granted, and from which files).")
+    return f"{head} Ask the user to grant '{gate}', or use a tool whose capability is granted."
+
+
 class Workspace:
     """Tools of both profiles, callable on one root.
 
@@ -226,12 +238,15 @@ class Workspace:
 
     # -- specs ----------------------------------------------------------------------------
     def tools(self, profile: str | None = None) -> list[Tool]:
-        from kli.tools.registry import REGISTRY
+        """The tools of ``profile`` (``"all"`` or None: every tool); ValueError naming the
+        profiles for an unknown one."""
+        from kli.tools.registry import profile_tools
 
-        return [t for t in REGISTRY.tools.values() if profile is None or t.profile == profile]
+        return profile_tools(profile)
 
     def specs(self, profile: str | None = "kli") -> list[dict[str, Any]]:
-        """JSON-Schema function-calling specs of a profile's tools (all tools when None)."""
+        """JSON-Schema function-calling specs of a profile's tools (``"all"`` or None: every
+        tool); ValueError naming the profiles for an unknown one."""
         return [t.spec() for t in self.tools(profile)]
 
     # -- the call -------------------------------------------------------------------------
@@ -312,13 +327,8 @@ class Workspace:
         if settings_problem is not None:
             return ToolResult.error(settings_problem, error="bad_settings")
         if not granted(settings, tool.gate):
-            return ToolResult.error(
-                f"{tool.name} denied: capability '{tool.gate}' is not granted by the "
-                f"'capabilities' setting (.kli/settings.json). Nothing was run. Ask the user to "
-                f"grant '{tool.gate}', or use a tool whose capability is granted.",
-                error="denied",
-                gate=tool.gate,
-            )
+            return ToolResult.error(denied_text(tool.name, tool.gate, "agent"), error="denied",
+                                    gate=tool.gate)
         call = Call(ws=self, session=session, tool=tool, args=cleaned, source=source)
         profile = REGISTRY.profiles[tool.profile]
         outermost = not getattr(_depth, "n", 0)

@@ -26,30 +26,34 @@ def replacement(new: str, span: Span, whole_lines: bool, text: str = "",
     parts = new.split("\n")
     tail_nl = parts[-1] == "" and len(parts) > 1
     body = parts[:-1] if tail_nl else parts
+    if (tail_nl and old is not None and old.endswith("\n")
+            and not text[span.start : span.end].endswith("\n")):
+        # The search text ended its last line where the file's last line has no line break
+        # (the end of the file): the replacement's stands for that missing one.
+        tail_nl = False
     body = [ln[:-1] if ln.endswith("\r") else ln for ln in body]
     written = body
     body = reindent_for(span, body)
-    if old is not None and (span.reindent or span.levels):
+    if old is not None:
         body = _kept_blank_lines(written, body, old, text[span.start : span.end])
     sep = "\r\n" if span.crlf else "\n"
     return sep.join(body) + (sep if tail_nl else "")
 
 
 def _kept_blank_lines(written: list[str], body: list[str], old: str, matched: str) -> list[str]:
-    """A whitespace-only line of the replacement that the search text has too stands for the
-    file's line there, which may be of another width than re-indenting gives it (halved code's
-    "  " where the file has "    "): it is written as the file has it. Only when the search text
-    and the matched lines pair one to one, and each whitespace-only text of the search text
-    stands for one text of the file's."""
-    olds = [ln[:-1] if ln.endswith("\r") else ln for ln in old.split("\n")]
-    files = [ln[:-1] if ln.endswith("\r") else ln for ln in matched.split("\n")]
-    if olds and olds[-1] == "" and files and files[-1] == "":
-        olds, files = olds[:-1], files[:-1]
+    """A blank line of the replacement that the search text has too stands for the file's line
+    there, which may be of another width than re-indenting gives it (halved code's "  " where
+    the file has "    "), or hold blanks a rung that ignores trailing whitespace matched an
+    empty line to: it is written as the file has it. Only when the search text and the matched
+    lines pair one to one, and each blank text of the search text stands for one text of the
+    file's."""
+    olds = [ln[:-1] if ln.endswith("\r") else ln for ln in _lines(old)[0]]
+    files = [ln[:-1] if ln.endswith("\r") else ln for ln in _lines(matched)[0]]
     if len(olds) != len(files):
         return body
     stands: dict[str, str | None] = {}
     for o, f in zip(olds, files, strict=True):
-        if o and not o.strip() and not f.strip():
+        if not o.strip() and not f.strip():
             stands[o] = f if stands.get(o, f) == f else None
     return [kept if (kept := stands.get(w)) is not None else b
             for w, b in zip(written, body, strict=True)]
@@ -139,6 +143,44 @@ def blank_edges_trimmed(text: str, span: Span, old: str, new: str) -> str:
     return "\n".join(parts)
 
 
+def unmatched_edges_trimmed(text: str, span: Span, old: str, new: str) -> str:
+    """``new`` without the blank lines at its start or end that stand for blank lines of
+    ``old`` the match did not cover: a search text that quotes more blank lines at its edges
+    than the file has there, matched by a rung that ignores blank lines, would otherwise write
+    its replacement's copies of them next to the file's own (a hunk at the very end of a file
+    gained a blank line after its last line). A final line break the file's last line lacks is
+    ``replacement``'s to drop."""
+    matched = text[span.start : span.end]
+    if not new.strip():
+        return new
+    lines, term = _lines(new)
+    head_m, tail_m = _edge_blank_lines(matched)
+    head_o, tail_o = _edge_blank_lines(old)
+    head_n, tail_n = _edge_blank_lines(new)
+    head = min(head_o - head_m, head_n - head_m)
+    tail = min(tail_o - tail_m, tail_n - tail_m)
+    if head <= 0 and tail <= 0:
+        return new
+    lines = lines[max(head, 0) : len(lines) - max(tail, 0)]
+    return "\n".join(lines) + ("\n" if term else "")
+
+
+def _lines(text: str) -> tuple[list[str], bool]:
+    """``text`` as lines, and whether its last line ends with a line break."""
+    term = text.endswith("\n")
+    lines = text.split("\n")
+    return (lines[:-1] if term else lines), term
+
+
+def _edge_blank_lines(text: str) -> tuple[int, int]:
+    """Blank (whitespace-only) lines at the start and at the end of ``text``."""
+    lines, _term = _lines(text)
+    blank = [not ln.strip() for ln in lines]
+    if all(blank):
+        return 0, 0
+    return blank.index(False), blank[::-1].index(False)
+
+
 def apply(
     text: str, match: Match, new: str, *, replace_all: bool = False, old: str | None = None
 ) -> tuple[str, int]:
@@ -155,7 +197,7 @@ def apply_plan(
     With ``old`` given, an anchored (rung 5) match is applied as the line diff ``old`` →
     ``new`` so the file's own unchanged lines survive (``DoesNotFit`` when that diff does not
     fit the span), and blank lines ``new`` re-emits at its edges over the file's own are not
-    written twice (``blank_edges_trimmed``, every rung). Returns ``(text, replacements,
+    written twice (``blank_edges_trimmed``, ``unmatched_edges_trimmed``, every rung). Returns ``(text, replacements,
     edits)``: ``edits`` are the character spans of ``text`` replaced and their new text (what
     ``changes.count_replaced`` counts), None when a byte-order mark had to be moved. Raises ``ValueError`` for no match, or for an ambiguous match without
     ``replace_all``: an ambiguous match is never applied by accident.
@@ -170,7 +212,10 @@ def apply_plan(
     pos = 0
     for span in spans:
         pieces.append(text[pos : span.start])
-        written = new if old is None else blank_edges_trimmed(text, span, old, new)
+        written = new
+        if old is not None:
+            written = unmatched_edges_trimmed(text, span, old, blank_edges_trimmed(text, span,
+                                                                                   old, new))
         if match.rung == ANCHORED and old is not None:
             piece = _anchored_replacement(text, span, old, written)
         else:

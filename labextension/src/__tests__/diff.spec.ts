@@ -20,12 +20,12 @@ const written: IFileChange = {
 describe('fileToDiffModel', () => {
   it('shows a written file as before against after with its counts', () => {
     const m = fileToDiffModel(written);
-    // The final line break both texts share is not shown as a line (no phantom last line).
+    // The texts exactly (the view does not draw the line after a final line break).
     expect(m).toMatchObject({
       path: 'pkg/a.py',
       language: 'python',
-      original: 'x = 1',
-      modified: 'x = 2',
+      original: 'x = 1\n',
+      modified: 'x = 2\n',
       statusKind: 'written',
       statusText: 'written',
       candidate: null,
@@ -44,7 +44,7 @@ describe('fileToDiffModel', () => {
     });
     expect(m.isNew).toBe(true);
     expect(m.original).toBe('');
-    expect(m.modified).toBe('new');
+    expect(m.modified).toBe('new\n');
   });
 
   it('offers a preview with its candidate, reason and mapped marks', () => {
@@ -116,7 +116,7 @@ describe('fileToDiffModel', () => {
   it('diffs a deleted file against empty text', () => {
     const m = fileToDiffModel({ ...written, status: 'deleted', after: null });
     expect(m.modified).toBe('');
-    expect(m.original).toBe('x = 1');
+    expect(m.original).toBe('x = 1\n');
     expect(m.statusKind).toBe('other');
   });
 

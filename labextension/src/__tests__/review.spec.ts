@@ -2,7 +2,7 @@ import { readFileSync } from 'fs';
 import { join } from 'path';
 import { describe, expect, it } from 'vitest';
 import { countChanges } from '../model/linediff';
-import { bundleHead, displayTexts, fileToDiffModel, shownFiles } from '../model/diff';
+import { bundleHead, fileToDiffModel, freshAnchors, shownFiles } from '../model/diff';
 import { DecisionState, decidedWord, decisionText } from '../model/decision';
 import { clipStart, eventToRow } from '../model/summary';
 import { DEFAULT_PANEL_WIDTH, rememberedWidth, sizesWith } from '../model/width';
@@ -50,27 +50,6 @@ describe('the diff header counts', () => {
       removed: 3
     });
     expect([m.added, m.removed]).toEqual([7, 3]);
-  });
-});
-
-describe('a diff shows no phantom last line', () => {
-  it('drops the final line break both texts share', () => {
-    const m = fileToDiffModel({
-      path: 'a.py',
-      status: 'written',
-      before: 'a\nb\n',
-      after: 'a\nc\n'
-    });
-    expect([m.original, m.modified]).toEqual(['a\nb', 'a\nc']);
-  });
-
-  it('keeps a difference in the final line break', () => {
-    const m = fileToDiffModel({ path: 'a.py', status: 'written', before: 'a\nb', after: 'a\nb\n' });
-    expect([m.original, m.modified]).toEqual(['a\nb', 'a\nb\n']);
-  });
-
-  it('drops it for a new file', () => {
-    expect(displayTexts('', 'x\n')).toEqual({ original: '', modified: 'x' });
   });
 });
 
@@ -182,5 +161,30 @@ describe('an Accept refused because the file changed', () => {
     const text = decisionText({ state: 'refused', text: 'x', by: 'ui', reason: 'stale_proposal' });
     expect(text).toContain('changed since this proposal was made');
     expect(text).toContain('ask the agent to make it again');
+  });
+});
+
+describe('the fresh anchors of an edit', () => {
+  it('are the LINE:HH rows of each edited file, the regions apart', () => {
+    const text = [
+      'Edited a.py (+1 -1)',
+      '1:16|def f():',
+      '2:da|    x = 2',
+      '…',
+      '9:ee|    return x',
+      'Edited b.py (+2 -0)',
+      'note for the model',
+      '4:c5|',
+      "[… 12 more changed line(s) not shown; read path='b.py' start=5 to see them]"
+    ].join('\n');
+    expect(freshAnchors(text)).toEqual([
+      { path: 'a.py', rows: ['1:16|def f():', '2:da|    x = 2', '…', '9:ee|    return x'] },
+      { path: 'b.py', rows: ['4:c5|', '… 12 more changed line(s): read the file to see them'] }
+    ]);
+  });
+
+  it('are none for a result without rows (a deleted file, an error)', () => {
+    expect(freshAnchors('Edited a.py (+0 -3)\n(empty file)')).toEqual([]);
+    expect(freshAnchors('edit rejected: stale anchor 2:ab')).toEqual([]);
   });
 });

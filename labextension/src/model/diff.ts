@@ -30,9 +30,9 @@ export interface IDiffModel {
   statusKind: StatusKind;
   /** The status line shown next to the path: "written", "preview", "rejected: why"… */
   statusText: string;
-  /** Left side: the file on disk before (empty for a new file). */
+  /** Left side: the file on disk before (empty for a new file), exactly. */
   original: string;
-  /** Right side: after the call, or the candidate of a preview. */
+  /** Right side: after the call, or the candidate of a preview, exactly. */
   modified: string;
   isNew: boolean;
   /** No texts to compare (too large, or none sent): show the counts only. */
@@ -94,27 +94,6 @@ export function fileCounts(
 }
 
 /**
- * The two texts as the diff view shows them: a final line break both share is not a line (a
- * text ending in "\n" would otherwise show a phantom empty last line). Repair marks are clipped to the
- * text shown (mapMarks).
- */
-export function displayTexts(
-  original: string,
-  modified: string
-): { original: string; modified: string } {
-  if (original.endsWith('\n') && modified.endsWith('\n')) {
-    return { original: original.slice(0, -1), modified: modified.slice(0, -1) };
-  }
-  if (original === '' && modified.endsWith('\n')) {
-    return { original, modified: modified.slice(0, -1) };
-  }
-  if (modified === '' && original.endsWith('\n')) {
-    return { original: original.slice(0, -1), modified };
-  }
-  return { original, modified };
-}
-
-/**
  * The files a result's card list shows: a file refused before anything was proposed (a stale
  * anchor, an unread file: no candidate text) has nothing to compare, and the result's text
  * already says why — a card would repeat the message and show "+0 -0".
@@ -139,8 +118,10 @@ export function fileToDiffModel(file: IFileChange): IDiffModel {
   } else if (isPreview) {
     statusText = 'preview (not written)';
   }
-  const texts = displayTexts(before ?? '', after ?? (status === 'deleted' ? '' : (before ?? '')));
-  const modified = texts.modified;
+  // The texts exactly: the view does not draw the empty line after a final line break
+  // (model/shown.ts says why it must stay in the text).
+  const original = before ?? '';
+  const modified = after ?? (status === 'deleted' ? '' : original);
   const counts = fileCounts(file);
   return {
     path: String(file.path ?? ''),
@@ -150,7 +131,7 @@ export function fileToDiffModel(file: IFileChange): IDiffModel {
     status,
     statusKind: statusKindOf(status),
     statusText,
-    original: texts.original,
+    original,
     modified,
     isNew: before === null && after !== null,
     noDiff,
@@ -196,4 +177,42 @@ export function bundleHead(
     outcome: ok === false ? 'error' : 'ok',
     showText: !!text && (ok === false || !files.length)
   };
+}
+
+/** The fresh anchors an edit returned for one file: its path and its `LINE:HH|text` rows. */
+export interface IAnchorBlock {
+  path: string;
+  rows: string[];
+}
+
+const EDITED = /^Edited (.+) \(\+\d+ -\d+\)$/;
+const ANCHOR_ROW = /^\d+:[0-9a-f]{2}\|/;
+const MORE_ROWS = /^\[… (\d+) more changed line\(s\) not shown/;
+
+/**
+ * The fresh anchors in an edit's result text ("Edited PATH (+a -r)" then `LINE:HH|text` rows
+ * of the changed regions, "…" between regions), per file, so a person can make the next edit
+ * without reading the file again. The agent's "read path=… to see them" becomes words.
+ */
+export function freshAnchors(text: string): IAnchorBlock[] {
+  const blocks: IAnchorBlock[] = [];
+  let block: IAnchorBlock | null = null;
+  for (const line of text.split('\n')) {
+    const head = EDITED.exec(line);
+    if (head) {
+      block = { path: head[1], rows: [] };
+      blocks.push(block);
+      continue;
+    }
+    if (!block) {
+      continue;
+    }
+    const more = MORE_ROWS.exec(line);
+    if (ANCHOR_ROW.test(line) || (line === '…' && block.rows.length)) {
+      block.rows.push(line);
+    } else if (more) {
+      block.rows.push(`… ${more[1]} more changed line(s): read the file to see them`);
+    }
+  }
+  return blocks.filter(b => b.rows.some(r => ANCHOR_ROW.test(r)));
 }

@@ -166,10 +166,10 @@ class EventRow extends Widget {
 }
 
 /** The kinds of action approval mode holds, as the switch names them. */
-const APPROVAL_KINDS: [string, string][] = [
-  ['file', 'files'],
-  ['shell', 'shell'],
-  ['eval', 'eval']
+const APPROVAL_KINDS: [string, string, string][] = [
+  ['file', 'files', 'changes to files'],
+  ['shell', 'shell', 'shell commands'],
+  ['eval', 'eval', 'Python evaluations']
 ];
 
 /**
@@ -271,14 +271,14 @@ export class ActivityPanel extends Widget {
     const switches = document.createElement('div');
     switches.className = 'kli-Approval';
     switches.append('Review before running: ');
-    for (const [kind, label] of APPROVAL_KINDS) {
+    for (const [kind, label, what] of APPROVAL_KINDS) {
       const wrap = document.createElement('label');
       wrap.className = 'kli-Approval-kind';
       const box = document.createElement('input');
       box.type = 'checkbox';
       box.className = `kli-Approval-${kind}`;
       box.dataset.kind = kind;
-      box.title = `Hold an agent's ${label} calls until you accept them`;
+      box.title = `Hold each of an agent's ${what} until you accept or reject it`;
       box.addEventListener('change', () => {
         void this._conn?.setApproval(box.checked ? 'review' : 'auto', kind);
       });

@@ -2,22 +2,21 @@
  * A read-only diff of one file: @codemirror/merge, unified (default) or side by side, with the
  * file type's highlighting from JupyterLab's editor languages and the repair marks.
  */
-import { Compartment, EditorState, Extension, RangeSetBuilder } from '@codemirror/state';
-import { Decoration, EditorView, WidgetType, lineNumbers } from '@codemirror/view';
-import { DiffConfig, MergeView, unifiedMergeView } from '@codemirror/merge';
+import { Compartment, EditorState, Extension, RangeSetBuilder, Text } from '@codemirror/state';
+import { Decoration, EditorView, ViewPlugin, WidgetType } from '@codemirror/view';
+import { MergeView, getChunks, unifiedMergeView } from '@codemirror/merge';
 import type { IEditorLanguageRegistry } from '@jupyterlab/codemirror';
 import { jupyterTheme } from '@jupyterlab/codemirror';
 import { Widget } from '@lumino/widgets';
 import type { IDiffModel } from '../model/diff';
-import { lineFirstDiff } from '../model/chardiff';
 import type { IRange } from '../model/marks';
+import { DIFF_CONFIG, docOf, removesBreakLine } from '../model/shown';
+import { collapseUnchanged, hideBreakLine, unfold } from './collapse';
 
 export type DiffMode = 'unified' | 'split';
 
 /** Unchanged stretches longer than this collapse, keeping this many lines of context. */
 const COLLAPSE = { margin: 3, minSize: 6 };
-
-const DIFF_CONFIG: DiffConfig = { override: lineFirstDiff };
 
 /**
  * Below this width (px) a side-by-side view would hide the changed code behind horizontal
@@ -83,9 +82,43 @@ export async function languageSupport(
   }
 }
 
+/**
+ * The unified view draws removed lines itself: when the last change removed the original's final
+ * line break (or the original was empty), its block ends with the original's empty line after
+ * that break, which is not a line of the file (model/shown.ts): hide it, and the block when that
+ * was its only line.
+ */
+function hideRemovedBreakLine(original: Text): Extension {
+  const mark = (view: EditorView): void => {
+    const chunks = getChunks(view.state)?.chunks ?? [];
+    if (!removesBreakLine(original, chunks)) {
+      return;
+    }
+    const last = chunks[chunks.length - 1];
+    for (const block of view.contentDOM.querySelectorAll<HTMLElement>('.cm-deletedChunk')) {
+      if (view.posAtDOM(block) !== last.fromB) {
+        continue;
+      }
+      const lines = block.querySelectorAll('.cm-deletedLine');
+      lines[lines.length - 1]?.classList.add('kli-BreakLine');
+      block.classList.toggle('kli-BreakLine', lines.length <= 1);
+    }
+  };
+  return ViewPlugin.define(view => {
+    // After the DOM is drawn (the blocks are drawn as they scroll into view).
+    const key = {};
+    const later = (): void =>
+      view.requestMeasure({ key, read: () => null, write: () => mark(view) });
+    later();
+    return { update: later };
+  });
+}
+
 function baseExtensions(language: Compartment, support: Extension | null): Extension[] {
   return [
-    lineNumbers(),
+    // The texts exactly: lines end at "\n" only, so a CRLF file's "\r" is part of its lines.
+    EditorState.lineSeparator.of('\n'),
+    hideBreakLine,
     EditorState.readOnly.of(true),
     EditorView.editable.of(false),
     jupyterTheme,
@@ -174,23 +207,25 @@ export class DiffView extends Widget {
     const shown = this.shownMode;
     this.node.dataset.mode = shown;
     const m = this.model;
-    this.node.dataset.emptyBefore = String(m.original === '');
+    const fold = collapseUnchanged({ ...COLLAPSE, onUnfold: index => this._unfold(index) });
     if (shown === 'unified') {
+      const original = docOf(m.original);
       this._unified = new EditorView({
         parent: this.node,
         state: EditorState.create({
-          doc: m.modified,
+          doc: docOf(m.modified),
           extensions: [
             ...baseExtensions(this._language, this._support),
             unifiedMergeView({
-              original: m.original,
+              original,
               mergeControls: false,
               highlightChanges: true,
               gutter: true,
               syntaxHighlightDeletions: true,
-              collapseUnchanged: COLLAPSE,
               diffConfig: DIFF_CONFIG
             }),
+            fold,
+            hideRemovedBreakLine(original),
             marksExtension(m.marks)
           ]
         })
@@ -199,19 +234,30 @@ export class DiffView extends Widget {
       const langA = new Compartment();
       this._split = new MergeView({
         parent: this.node,
-        a: { doc: m.original, extensions: baseExtensions(langA, this._support) },
+        a: { doc: docOf(m.original), extensions: [...baseExtensions(langA, this._support), fold] },
         b: {
-          doc: m.modified,
-          extensions: [...baseExtensions(this._language, this._support), marksExtension(m.marks)]
+          doc: docOf(m.modified),
+          extensions: [
+            ...baseExtensions(this._language, this._support),
+            fold,
+            marksExtension(m.marks)
+          ]
         },
         highlightChanges: true,
         gutter: true,
-        collapseUnchanged: COLLAPSE,
         diffConfig: DIFF_CONFIG
       });
       this._splitLangA = langA;
     }
     this._applyLanguage();
+  }
+
+  /** Unfold one unchanged stretch, on both sides of a split view. */
+  private _unfold(index: number): void {
+    const effects = unfold.of(index);
+    this._unified?.dispatch({ effects });
+    this._split?.a.dispatch({ effects });
+    this._split?.b.dispatch({ effects });
   }
 
   private _applyLanguage(): void {

@@ -7,7 +7,7 @@ import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import type { Kernel } from '@jupyterlab/services';
 import { PanelLayout, Widget } from '@lumino/widgets';
 import { UiConnection, connectionFor } from '../connection';
-import { bundleHead, shownFiles } from '../model/diff';
+import { bundleHead, freshAnchors, shownFiles } from '../model/diff';
 import { decidedWord } from '../model/decision';
 import { EDIT_MIME, IEditBundle } from '../protocol';
 import { FileChangeView } from './fileview';
@@ -36,6 +36,30 @@ export function kernelOf(
     }
   }
   return fallback ? fallback(widget.node) : null;
+}
+
+/**
+ * The fresh anchors of a written edit, under its diffs: the result text (which holds them) is
+ * not shown when the diffs say what happened, and the next edit needs them.
+ */
+function anchorsBlock(text: string): Widget | null {
+  const blocks = freshAnchors(text);
+  if (!blocks.length) {
+    return null;
+  }
+  const node = document.createElement('details');
+  node.open = true;
+  const summary = document.createElement('summary');
+  summary.textContent = 'Anchors for the next edit';
+  summary.title = 'The LINE:HH anchors of the changed lines, as written: valid for the next edit';
+  const pre = document.createElement('pre');
+  pre.textContent = blocks
+    .map(b => (blocks.length > 1 ? [b.path, ...b.rows] : b.rows).join('\n'))
+    .join('\n\n');
+  node.append(summary, pre);
+  const widget = new Widget({ node });
+  widget.addClass('kli-EditOutput-anchors');
+  return widget;
 }
 
 export class EditOutputRenderer extends Widget implements IRenderMime.IRenderer {
@@ -97,6 +121,12 @@ export class EditOutputRenderer extends Widget implements IRenderMime.IRenderer 
     for (const view of views) {
       view.repair?.decisionChanged.connect(follow);
       layout.addWidget(view);
+    }
+    if (!how.showText) {
+      const anchors = anchorsBlock(text);
+      if (anchors) {
+        layout.addWidget(anchors);
+      }
     }
     return Promise.resolve();
   }

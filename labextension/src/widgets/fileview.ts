@@ -66,11 +66,16 @@ export class FileChangeView extends Widget {
       const diff = new DiffView(model, options.languages, options.mode ?? 'unified');
       this._toggle = button('Side by side', 'kli-FileChange-mode', () => {
         diff.mode = diff.mode === 'unified' ? 'split' : 'unified';
-        this._syncToggle(diff.mode);
+        this._syncToggle(diff);
       });
-      diff.onNarrowChanged = () => this._syncToggle(diff.mode, diff.narrow);
-      this._syncToggle(diff.mode);
+      // Asked for side by side where it does not fit: say so where the view would change.
+      this._narrowNote = document.createElement('p');
+      this._narrowNote.className = 'kli-FileChange-narrow';
+      const note = new Widget({ node: this._narrowNote });
+      diff.onNarrowChanged = () => this._syncToggle(diff);
+      this._syncToggle(diff);
       header.node.append(this._toggle);
+      layout.addWidget(note);
       layout.addWidget(diff);
     }
 
@@ -103,18 +108,33 @@ export class FileChangeView extends Widget {
     this._status.textContent = text;
   }
 
-  private _syncToggle(mode: DiffMode, narrow = false): void {
-    if (this._toggle) {
-      this._toggle.textContent = mode === 'unified' ? 'Side by side' : 'Unified';
-      this._toggle.setAttribute('aria-pressed', String(mode === 'split'));
-      this._toggle.title =
-        mode === 'unified' ? 'Show the old and new text side by side' : 'Show one unified diff';
-      if (narrow && mode === 'split') {
-        this._toggle.title = `Shown unified: side by side needs ${SPLIT_MIN_WIDTH} px`;
-      }
+  /**
+   * The toggle names the other view than the one drawn; side by side asked for where it does
+   * not fit is drawn unified, with a note that says why and when it changes.
+   */
+  private _syncToggle(diff: DiffView): void {
+    const toggle = this._toggle;
+    if (!toggle) {
+      return;
+    }
+    const split = diff.shownMode === 'split';
+    const waiting = diff.mode === 'split' && !split;
+    toggle.textContent = split ? 'Unified' : 'Side by side';
+    toggle.setAttribute('aria-pressed', String(diff.mode === 'split'));
+    toggle.title = split ? 'Show one unified diff' : 'Show the old and new text side by side';
+    if (waiting) {
+      toggle.title = 'Back to the unified diff only';
+    }
+    if (this._narrowNote) {
+      this._narrowNote.hidden = !waiting;
+      this._narrowNote.textContent = waiting
+        ? `Side by side needs ${SPLIT_MIN_WIDTH} px and this diff is narrower: shown ` +
+          'unified until it is wider (widen the notebook or the panel, or close a sidebar).'
+        : '';
     }
   }
 
   private _status: HTMLSpanElement;
   private _toggle: HTMLButtonElement | null = null;
+  private _narrowNote: HTMLParagraphElement | null = null;
 }

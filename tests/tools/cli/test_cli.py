@@ -37,9 +37,12 @@ def test_prompt_prints_the_system_prompt_of_the_profile() -> None:
     assert bad.returncode == 2 and "invalid choice: 'nope'" in bad.stderr
 
 
-def test_tools_all_lists_every_tool() -> None:
+def test_tools_all_lists_every_tool_and_an_unknown_profile_lists_the_profiles() -> None:
     specs = json.loads(_kli("tools", "--profile", "all").stdout)
     assert [s["name"] for s in specs] == REGISTRY.names()
+    bad = _kli("tools", "--profile", "lisp")
+    assert bad.returncode == 2 and "invalid choice: 'lisp'" in bad.stderr
+    assert all(name in bad.stderr.split("choose from")[1] for name in ("kli", "slmcode", "all"))
 
 
 def test_call_unknown_tool_prints_error_json_and_exits_nonzero(root: Path) -> None:

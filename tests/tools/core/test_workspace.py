@@ -208,6 +208,18 @@ def test_specs_come_from_the_registry() -> None:
         assert spec["description"]
 
 
+def test_specs_take_all_for_every_tool_and_refuse_an_unknown_profile_naming_the_profiles() -> None:
+    ws = Workspace(".")
+    assert [s["name"] for s in ws.specs("all")] == list(REGISTRY.tools)
+    assert [t.name for t in ws.tools("all")] == list(REGISTRY.tools)
+    assert [s["name"] for s in ws.specs("slmcode")] == REGISTRY.names("slmcode")
+    for bad in ("lisp", "", "ALL"):
+        with pytest.raises(ValueError) as err:
+            ws.specs(bad)
+        assert str(err.value) == (f"unknown profile {bad!r}; the profiles are kli, slmcode and all "
+                                  "(every tool).")
+
+
 def test_registry_refuses_duplicates_and_unknown_profiles() -> None:
     tool = Tool("x", "kli", None, "x", {"type": "object"}, _echo)
     with pytest.raises(ValueError, match="registered twice"):
