@@ -485,7 +485,7 @@ class _Run:
             response = await asyncio.to_thread(self.model, messages, tools)
         if inspect.isawaitable(response):
             response = await response
-        return response  # type: ignore[no-any-return]  # _message checks its shape
+        return response  # _message checks its shape
 
     async def call(self, tool: str, args: dict[str, Any], wait: float | None = None) -> ToolResult:
         """One tool call on the host; ``wait``: how long the call itself may take (a kernel

@@ -121,7 +121,7 @@ def install() -> None:
                 (name, _origin(m)) for name, m in list(sys.modules.items())
                 if isinstance(m, ModuleType))
             _original_import = builtins.__import__
-            builtins.__import__ = _import
+            builtins.__import__ = _import  # type: ignore[assignment]  # same call, looser types
         if not sys.meta_path or sys.meta_path[0] is not _Finder:
             with contextlib.suppress(ValueError):
                 sys.meta_path.remove(_Finder)

@@ -38,7 +38,7 @@ _event_ids = itertools.count(1)
 
 
 
-def denied_text(tool: str, gate: str, reader: str) -> str:
+def denied_text(tool: str, gate: str | None, reader: str) -> str:
     """Why a call of ``tool`` was not run (``gate`` not granted), for its reader: the agent is
     told to ask for the capability; the person, who typed a magic, where to grant it."""
     head = (f"{tool} denied: capability '{gate}' is not granted by the 'capabilities' setting "

@@ -266,11 +266,12 @@ def _approved_reload(call: Call, module: types.ModuleType, real: str,
                                                   submodule_search_locations=places)
     if spec is None or spec.loader is None:
         return lambda: importlib.reload(module)
+    loader = spec.loader
 
     def run() -> None:
-        module.__spec__, module.__loader__ = spec, spec.loader
+        module.__spec__, module.__loader__ = spec, loader
         try:
-            spec.loader.exec_module(module)
+            loader.exec_module(module)
         finally:  # the module looks as a reload leaves it: its file's own loader
             plain = importlib.util.spec_from_file_location(
                 name, real, submodule_search_locations=places)

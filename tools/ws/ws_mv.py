@@ -77,12 +77,12 @@ def _run(call: Call) -> ToolResult:
         raise ToolError(f"ws_mv refused — cannot move folder {src_rel} into itself ({dst.rel}).")
     jail.check_movable(src_path, shown=src_rel)
     with call.ws.writing([src_path, dst_real], tool="ws_mv", rel=src_rel):
-        parent = os.path.dirname(dst_real)
-        blocker = _not_a_folder(parent)
+        dst_folder = os.path.dirname(dst_real)
+        blocker = _not_a_folder(dst_folder)
         try:
             if blocker is not None:
                 raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), blocker)
-            atomic.makedirs(parent)  # held for review: recorded, made on Accept
+            atomic.makedirs(dst_folder)  # held for review: recorded, made on Accept
         except OSError as exc:  # a file where a folder of dst should be, a name too long…
             raise ToolError(
                 f"ws_mv: cannot create the folder for {dst.rel} ({exc.strerror}: "
