@@ -167,6 +167,25 @@ class _Matcher:
             self.match = lambda rel, name: by_path(rel) is not None
 
 
+def top(jail: Jail, pattern: str) -> tuple[str, str | None]:
+    """The folder (root-relative, "" for the root) under which every file ``pattern`` can match
+    lies, and a file-name glob every such file's name matches when there is a simple one (a
+    last segment of letters, digits, ``.``, ``_``, ``-``, ``*`` and ``?`` below ``**``), else
+    None. For a first pass by another tool (``rgscan``) that must read a superset of the walk."""
+    plans = _plans(normalise_pattern(jail, pattern))
+    prefixes = [p.prefix.split("/") if p.prefix else [] for p in plans]
+    common: list[str] = []
+    for parts in zip(*prefixes, strict=False):
+        if len(set(parts)) != 1:
+            break
+        common.append(parts[0])
+    names = {p.rest.split("/")[-1] for p in plans}
+    name = names.pop() if len(names) == 1 else None
+    if name is not None and (name == "**" or not re.fullmatch(r"[A-Za-z0-9._*?-]+", name)):
+        name = None
+    return "/".join(common), name
+
+
 def _inside(jail: Jail, real: str) -> bool:
     return real == jail.root or real.startswith(jail.root + os.sep)
 
