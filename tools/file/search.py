@@ -545,7 +545,12 @@ def _run(call: Call) -> ToolResult:
         starter.cancel()
         raise
     deadline = walked.deadline if walked is not None else started + walk_mod.MAX_SECONDS
-    first, engine_note = starter.finish(deadline)
+    if walked is not None and walked.stopped:
+        # The walk hit its bound: rg, reading the whole folder, would only cost time.
+        starter.cancel()
+        first, engine_note = None, "the walk stopped at its bound: searched without rg"
+    else:
+        first, engine_note = starter.finish(deadline)
     scan = _scan(call, rx, rels, single, deadline, context, first)
 
     rows: list[str] = []

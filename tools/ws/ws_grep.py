@@ -134,6 +134,9 @@ def _run(call: Call) -> ToolResult:
     counts: dict[str, int] | None = None
     if not running and not why:
         why = "one file named: searched directly"
+    if running and notes:  # the walk hit its bound: rg, reading the whole folder, is no help
+        running.pop().cancel()
+        why = "the walk stopped at its bound: searched without rg"
     hits: list[str] = []
     more = False
     files_with_hits = 0
