@@ -106,7 +106,7 @@ class Running:
                 err = self.proc.stderr.read().decode("utf-8", "replace").strip().splitlines()
                 return f"rg refused the pattern ({err[-1] if err else f'exit {code}'})"
             self.out.seek(0)
-            lines = _parse(self.out.read(), self.top)
+            lines = _parse(self.out.read(), self.top)  # the bytes are dropped once parsed
             return Counts(lines, time.monotonic() - self.started)
         finally:
             self.out.close()
@@ -194,8 +194,11 @@ def _parse(out: bytes, top: str) -> dict[str, int]:
     """``PATH\\0COUNT\\n`` records (a path may hold a newline, never a NUL), paths decoded as
     ``os.fsdecode`` does; rg given "." prints "./PATH"."""
     text = out.decode("utf-8", "surrogateescape")
-    records = (_RECORD if top else _RECORD_DOT).findall(text)
-    return {path: int(count) for path, count in records}
+    del out
+    lines: dict[str, int] = {}
+    for m in (_RECORD if top else _RECORD_DOT).finditer(text):
+        lines[m.group(1)] = int(m.group(2))
+    return lines
 
 
 def sniff(real: str, cap: int) -> str | None:

@@ -15,6 +15,17 @@ re-checked against that line alone, so the pattern is matched against each line 
 says (``^`` and ``$`` match at each line's start and end; ``\\A``, ``\\Z`` and lookarounds
 still see the whole file).
 
+A folder or glob search first runs rg (``rgscan``: the ``ripgrep`` wheel's binary, started
+before the walk) for each text file's count of matching lines, with the pattern translated by
+``rgpattern``. Where the translation is exact (``details.engine == "rg"``) a file that is not
+shown is settled by rg's count alone; the files shown are read and matched here as above (their
+anchors recorded). Where it is a superset (``"rg+python"``: ``.``, ``\\b``, look-arounds …) rg only
+rules out files; every file it picked is matched here. Files rg did not read whole (a NUL
+anywhere, over 2 MiB, a symlink, a notebook) are settled here as before, binary / over 2 MiB by
+a cheap look (``rgscan.sniff``). Without rg (not installed, the pattern beyond it, the walk cut
+short) everything is matched here (``"python"``), and ``details.engine_note`` says why. The
+answers are the same either way (tests/tools/file/test_search_rg.py).
+
 A single file named by ``path`` (no glob) is searched whatever its size, in newline-aligned
 chunks of ``CHUNK_BYTES`` (this is how ``read`` tells the model to inspect a file over 2 MiB);
 the 2 MiB skip applies to files reached through a glob or a folder.

@@ -7,6 +7,11 @@ look-around and back-references). Matching runs on the ``regex`` package with a 
 out of time stops the search with a partial result saying how to retry. A pattern that does not compile is searched as a literal
 substring and the result says so, rather than failing. ``glob=`` and ``path=`` narrow the
 files; at most ``GREP_MAX_HITS`` (50) hits are returned and the cap is announced.
+
+rg (``kli.tools.file.rgscan``) runs alongside: once it has finished, files it read whole with
+no candidate line are skipped unread; until then (and without rg) files are read as before, in
+order, so a search that reaches the cap early never waits for rg. ``details.engine`` says
+whether rg's pass was used ("rg+python") or not ("python", with ``engine_note`` saying why).
 """
 
 from __future__ import annotations
@@ -33,6 +38,8 @@ HIT_LINE_CHARS = 240
 # Files larger than this are skipped (and counted), so one log file cannot stall a search.
 MAX_FILE_BYTES = 4 * 1024 * 1024
 MAX_SECONDS = 10.0
+# Files searched here while rg's pass runs, before waiting for it.
+PRE_RG_FILES = 2000
 
 DESCRIPTION = """Search file contents for a regular expression; returns `path:line: text` hits.
 Parameters: pattern (Python `re` syntax, standing in for RE2: \\b, \\d, [a-z], a|b, ^, $ …),
@@ -149,9 +156,10 @@ def _run(call: Call) -> ToolResult:
         if time.monotonic() > deadline:
             timed_out = True
             break
-        if running and (index & 15 == 0 and running[0].done()):
-            # Files are searched in order meanwhile, so a search that reaches the hit cap
-            # early never waits for rg's whole pass.
+        if running and index & 15 == 0 and (index >= PRE_RG_FILES or running[0].done()):
+            # The first files are searched in order meanwhile, so a search that reaches the
+            # hit cap early never waits for rg's whole pass; past them it waits for rg rather
+            # than read every file twice.
             got = running.pop().finish(deadline)
             if isinstance(got, str):
                 why = got

@@ -338,3 +338,19 @@ def test_rg_counts_parse_paths_with_newlines_and_colons() -> None:
     out = b"./a\nb.txt\x003\n./c:d\x000\n"
     assert rgscan._parse(out, "") == {"a\nb.txt": 3, "c:d": 0}
     assert rgscan._parse(b"sub/x\x001\n", "sub") == {"sub/x": 1}
+
+
+@needs_rg
+def test_a_walk_cut_short_by_its_bound_is_searched_without_rg(
+    ws: Workspace, root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kli.tools.file import walk as walk_mod
+
+    monkeypatch.setattr(walk_mod, "MAX_ENTRIES", 3)
+    for i in range(6):
+        (root / f"f{i}.txt").write_text("needle\n")
+    r = ws.call("search", {"pattern": "needle", "path": "**"})
+    assert r.details["engine"] == "python" and r.details["stopped"] == "entries"
+    assert "walk stopped" in r.details["engine_note"]
+    g = ws.call("ws_grep", {"pattern": "needle"})
+    assert g.details["engine"] == "python" and "walk stopped" in g.details["engine_note"]
