@@ -7,6 +7,7 @@ call; the pytest timeout below would fail them.
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from pathlib import Path
@@ -17,6 +18,8 @@ from hypothesis import strategies as st
 
 from kli.tools import Workspace
 from kli.tools.core import rx
+from kli.tools.core.jail import Jail
+from kli.tools.file import rgscan
 from kli.tools.file import search as search_mod
 from kli.tools.file import walk as walk_mod
 from kli.tools.ws import ws_grep
@@ -28,6 +31,12 @@ BUDGET = 1.0
 WALL_BOUND = 4 * BUDGET + 6
 
 EVIL = "(a|aa)+b"
+
+
+def _python_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests are about the Python matcher's time bound: rg's first pass (which never
+    backtracks, and would settle the files below without Python matching them) is off."""
+    monkeypatch.setattr(rgscan, "locate", lambda jail: (None, "switched off by the test"))
 
 
 def _tree(root: Path) -> None:
@@ -58,6 +67,7 @@ def test_search_over_a_glob_keeps_matches_found_before_the_timeout(
     ws: Workspace, root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(walk_mod, "MAX_SECONDS", BUDGET)
+    _python_only(monkeypatch)
     _tree(root)
     (root / "ok.txt").write_text("aab\n")
     started = time.monotonic()
@@ -68,10 +78,30 @@ def test_search_over_a_glob_keeps_matches_found_before_the_timeout(
 
 
 @pytest.mark.timeout(90)
+@pytest.mark.skipif(rgscan.locate(Jail("/nonexistent"))[0] is None and not os.environ.get("CI"),
+                    reason="rg not available")
+def test_search_over_a_glob_with_rg_settles_a_catastrophic_pattern_in_full(
+    ws: Workspace, root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """rg never backtracks: its counts settle the files Python would have timed out on, and
+    only the shown file (ok.txt) is matched in Python."""
+    monkeypatch.setattr(walk_mod, "MAX_SECONDS", BUDGET)
+    _tree(root)
+    (root / "ok.txt").write_text("aab\n")
+    started = time.monotonic()
+    r = ws.call("search", {"pattern": EVIL, "path": "**/*.txt"})
+    assert time.monotonic() - started < WALL_BOUND
+    assert r.details["engine"] == "rg" and r.details["stopped"] is None
+    assert r.text == "ok.txt (1 matching line)\n*1:" + r.text.split("*1:")[1]
+    assert r.details["files_matched"] == 1 and r.details["searched"] == 2
+
+
+@pytest.mark.timeout(90)
 def test_ws_grep_with_catastrophic_pattern_stops_in_time_and_says_how_to_retry(
     ws: Workspace, root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(ws_grep, "MAX_SECONDS", BUDGET)
+    _python_only(monkeypatch)
     _tree(root)
     started = time.monotonic()
     r = ws.call("ws_grep", {"pattern": EVIL})

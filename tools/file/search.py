@@ -15,6 +15,17 @@ re-checked against that line alone, so the pattern is matched against each line 
 says (``^`` and ``$`` match at each line's start and end; ``\\A``, ``\\Z`` and lookarounds
 still see the whole file).
 
+A folder or glob search first runs rg (``rgscan``: the ``ripgrep`` wheel's binary, started
+before the walk) for each text file's count of matching lines, with the pattern translated by
+``rgpattern``. Where the translation is exact (``details.engine == "rg"``) a file that is not
+shown is settled by rg's count alone; the files shown are read and matched here as above (their
+anchors recorded). Where it is a superset (``"rg+python"``: ``.``, ``\\b``, look-arounds …) rg only
+rules out files; every file it picked is matched here. Files rg did not read whole (a NUL
+anywhere, over 2 MiB, a symlink, a notebook) are settled here as before, binary / over 2 MiB by
+a cheap look (``rgscan.sniff``). Without rg (not installed, the pattern beyond it, the walk cut
+short) everything is matched here (``"python"``), and ``details.engine_note`` says why. The
+answers are the same either way (tests/tools/file/test_search_rg.py).
+
 A single file named by ``path`` (no glob) is searched whatever its size, in newline-aligned
 chunks of ``CHUNK_BYTES`` (this is how ``read`` tells the model to inspect a file over 2 MiB);
 the 2 MiB skip applies to files reached through a glob or a folder.
@@ -24,7 +35,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,7 +55,7 @@ from kli.tools.core.textfile import (
     open_regular_fd,
     split_lines,
 )
-from kli.tools.file import cellview
+from kli.tools.file import cellview, rgpattern, rgscan
 from kli.tools.file import walk as walk_mod
 from kli.tools.file.read import MAX_READ_BYTES, cut_notice, record_view, render_row
 from kli.tools.notebook import address
@@ -173,6 +184,53 @@ def _chunks(fh: Any, first: bytes) -> Iterator[bytes]:
         carry = carry[cut + 1 :]
 
 
+@dataclass(frozen=True)
+class _FirstPass:
+    """rg's per-file counts, and whether they are the pattern's own (``rgpattern``)."""
+
+    counts: rgscan.Counts
+    exact: bool
+
+
+class _FirstPassStarter:
+    """Starts rg (``rgscan``) over the folder a search is about to walk, and collects it."""
+
+    def __init__(self, call: Call, pattern: str) -> None:
+        self.call = call
+        self.translation = rgpattern.translate(pattern, rx_mod.MULTILINE)
+        self.running: rgscan.Running | None = None
+        self.why = (
+            "" if self.translation is not None
+            else "the pattern uses a construct rg cannot read the same way"
+        )
+
+    def __call__(self, top: str, name: str | None) -> None:
+        if self.translation is None:
+            return
+        got = rgscan.start(
+            self.call.ws.jail, self.translation, top, max_bytes=MAX_FILE_BYTES, name_glob=name
+        )
+        if isinstance(got, str):
+            self.why = got
+        else:
+            self.running = got
+
+    def finish(self, deadline: float) -> tuple[_FirstPass | None, str]:
+        """rg's counts, or (None, why the search goes without them)."""
+        if self.running is None or self.translation is None:
+            return None, self.why or "one file named: searched directly"
+        got = self.running.finish(deadline)
+        if isinstance(got, str):
+            return None, got
+        exact = self.translation.exact
+        note = "" if exact else f"rg picked the files, Python matched: {self.translation.why}"
+        return _FirstPass(got, exact), note
+
+    def cancel(self) -> None:
+        if self.running is not None:
+            self.running.cancel()
+
+
 @dataclass
 class _Scan:
     """What the scan of all files found."""
@@ -190,14 +248,18 @@ class _Scan:
     pattern_timeout: str | None = None  # the file where a match call ran out of time
 
 
-def _targets(call: Call, path: str) -> tuple[list[str], bool, walk_mod.WalkResult | None]:
-    """Files to search (root-relative), whether ``path`` named one file, and the walk (if any)."""
+def _targets(
+    call: Call, path: str, on_walk: Callable[[str, str | None], None]
+) -> tuple[list[str], bool, walk_mod.WalkResult | None]:
+    """Files to search (root-relative), whether ``path`` named one file, and the walk (if any).
+    ``on_walk(top, name_glob)`` is called just before a walk (``walk.top``'s answer)."""
     jail = call.ws.jail
     literal = os.path.join(jail.root, path) if not os.path.isabs(path) else path
     if not wc_glob.is_magic(path, flags=walk_mod.GLOB_FLAGS) or os.path.lexists(literal):
         resolved = jail.resolve(path)
         if os.path.isdir(resolved.real):
             prefix = "" if resolved.rel == "." else wc_glob.escape(resolved.rel) + "/"
+            on_walk("" if resolved.rel == "." else resolved.rel, None)
             result = walk_mod.walk(jail, prefix + "**")
             return result.paths, False, result
         if not os.path.exists(resolved.real):
@@ -215,6 +277,7 @@ def _targets(call: Call, path: str) -> tuple[list[str], bool, walk_mod.WalkResul
                 path=resolved.rel,
             )
         return [resolved.rel], True, None
+    on_walk(*walk_mod.top(jail, path))
     result = walk_mod.walk(jail, path)
     return result.paths, False, result
 
@@ -226,9 +289,12 @@ def _scan(
     single: bool,
     deadline: float,
     context: int,
+    first: _FirstPass | None = None,
 ) -> _Scan:
     scan = _Scan()
     root = call.ws.jail.root.rstrip("/") + "/"
+    counts = first.counts.lines if first is not None else None
+    exact = first is not None and first.exact
     for index, rel in enumerate(rels):
         if index & 15 == 0 and time.monotonic() > deadline:
             scan.timed_out = True
@@ -237,6 +303,27 @@ def _scan(
         hits = _FileHits()
         keep = MAX_MATCH_LINES - scan.lines_matched if scan.files_matched < MAX_FILES else 0
         keep = max(keep, 0)
+        found = counts.get(rel, -1) if counts is not None else -2
+        if found >= -1 and not address.is_notebook(rel):
+            # rg's first pass (rgscan): a text file it counted needs no reading unless its
+            # lines are shown (or, for a superset pattern, it may match). A notebook is
+            # searched as cells, never by its JSON text.
+            if found == 0:
+                scan.searched += 1
+                continue
+            if found > 0 and exact and not keep:
+                scan.searched += 1
+                scan.files_matched += 1
+                scan.lines_matched += found
+                continue
+            if found == -1:  # not read whole by rg: binary, too large, a symlink, …
+                verdict = rgscan.sniff(real, MAX_FILE_BYTES)
+                if verdict == "binary":
+                    scan.binary += 1
+                    continue
+                if verdict == "large" and not single:
+                    scan.too_large.append(rel)
+                    continue
         text_lines: list[str] | None = None
         try:
             # A raw descriptor rather than open(): no buffered reader per file (this loop runs
@@ -462,9 +549,20 @@ def _run(call: Call) -> ToolResult:
             regex_error=str(exc),
         ) from None
     started = time.monotonic()
-    rels, single, walked = _targets(call, path)
+    starter = _FirstPassStarter(call, pattern)
+    try:
+        rels, single, walked = _targets(call, path, starter)
+    except BaseException:
+        starter.cancel()
+        raise
     deadline = walked.deadline if walked is not None else started + walk_mod.MAX_SECONDS
-    scan = _scan(call, rx, rels, single, deadline, context)
+    if walked is not None and walked.stopped:
+        # The walk hit its bound: rg, reading the whole folder, would only cost time.
+        starter.cancel()
+        first, engine_note = None, "the walk stopped at its bound: searched without rg"
+    else:
+        first, engine_note = starter.finish(deadline)
+    scan = _scan(call, rx, rels, single, deadline, context, first)
 
     rows: list[str] = []
     cut_total = 0
@@ -529,6 +627,8 @@ def _run(call: Call) -> ToolResult:
         skipped_unreadable=scan.unreadable,
         stopped=(walked.stopped if walked is not None and walked.stopped else None)
         or ("pattern_time" if scan.pattern_timeout else "time" if scan.timed_out else None),
+        engine=("rg" if first.exact else "rg+python") if first is not None else "python",
+        engine_note=engine_note,
     )
 
 

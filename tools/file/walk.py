@@ -38,7 +38,7 @@ import bracex
 from wcmatch import fnmatch as wc_fnmatch
 from wcmatch import glob as wc_glob
 
-from kli.tools.core.atomic import is_temporary
+from kli.tools.core.atomic import TMP_SUFFIX
 from kli.tools.core.jail import Jail
 from kli.tools.core.result import ToolError
 
@@ -149,6 +149,10 @@ def _plans(pattern: str) -> list[_Plan]:
     return plans
 
 
+def _match_all(rel: str, name: str) -> bool:
+    return True
+
+
 class _Matcher:
     """Matches a path relative to a plan's prefix: ``match(rel, name) -> bool``. ``**/NAME``
     patterns test the file name alone (the common case, and far cheaper than the full-path
@@ -158,13 +162,32 @@ class _Matcher:
         segs = rest.split("/")
         self.match: Callable[[str, str], bool]
         if all(s == "**" for s in segs):
-            self.match = lambda rel, name: True
+            self.match = _match_all
         elif len(segs) >= 2 and all(s == "**" for s in segs[:-1]) and "**" not in segs[-1]:
             by_name = re.compile(wc_fnmatch.translate(segs[-1], flags=_NAME_FLAGS)[0][0]).match
             self.match = lambda rel, name: by_name(name) is not None
         else:
             by_path = re.compile(wc_glob.translate(rest, flags=GLOB_FLAGS)[0][0]).match
             self.match = lambda rel, name: by_path(rel) is not None
+
+
+def top(jail: Jail, pattern: str) -> tuple[str, str | None]:
+    """The folder (root-relative, "" for the root) under which every file ``pattern`` can match
+    lies, and a file-name glob every such file's name matches when there is a simple one (a
+    last segment of letters, digits, ``.``, ``_``, ``-``, ``*`` and ``?`` below ``**``), else
+    None. For a first pass by another tool (``rgscan``) that must read a superset of the walk."""
+    plans = _plans(normalise_pattern(jail, pattern))
+    prefixes = [p.prefix.split("/") if p.prefix else [] for p in plans]
+    common: list[str] = []
+    for parts in zip(*prefixes, strict=False):
+        if len(set(parts)) != 1:
+            break
+        common.append(parts[0])
+    names = {p.rest.split("/")[-1] for p in plans}
+    name = names.pop() if len(names) == 1 else None
+    if name is not None and (name == "**" or not re.fullmatch(r"[A-Za-z0-9._*?-]+", name)):
+        name = None
+    return "/".join(common), name
 
 
 def _inside(jail: Jail, real: str) -> bool:
@@ -229,24 +252,30 @@ def walk(
                     name = entry.name
                     rel = rel_dir + name
                     try:
-                        if entry.is_dir(follow_symlinks=False):
-                            if name in VCS_DIRS:
+                        # Most entries are regular files: one d_type test settles them (and
+                        # that they are no symlink) before the rarer cases.
+                        regular = entry.is_file(follow_symlinks=False)
+                        if not regular:
+                            if entry.is_dir(follow_symlinks=False):
+                                if name in VCS_DIRS:
+                                    continue
+                                if max_depth is None or depth < max_depth:
+                                    stack.append((entry.path, rel + "/", depth + 1))
                                 continue
-                            if max_depth is None or depth < max_depth:
-                                stack.append((entry.path, rel + "/", depth + 1))
-                            continue
-                        if not entry.is_file():  # symlinked dirs, sockets, dangling links
-                            continue
+                            if not entry.is_file():  # symlinked dirs, sockets, dangling links
+                                continue
                     except OSError:
                         continue
                     if single is not None:
-                        if not single(rel, name):
+                        if single is not _match_all and not single(rel, name):
                             continue
                     elif not any(m.match(rel, name) for m in matchers):
                         continue
-                    if is_temporary(name):  # a killed writer's leftover, never a result
+                    # A killed writer's leftover is never a result (atomic.is_temporary, inline:
+                    # this loop runs once per file of the tree).
+                    if name[:1] == "." and name.endswith(TMP_SUFFIX):
                         continue
-                    if entry.is_symlink() and not _inside(jail, os.path.realpath(entry.path)):
+                    if not regular and not _inside(jail, os.path.realpath(entry.path)):
                         continue
                     found.add(base + rel)
             if stopped is None and time.monotonic() > deadline:

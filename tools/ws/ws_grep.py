@@ -7,20 +7,27 @@ look-around and back-references). Matching runs on the ``regex`` package with a 
 out of time stops the search with a partial result saying how to retry. A pattern that does not compile is searched as a literal
 substring and the result says so, rather than failing. ``glob=`` and ``path=`` narrow the
 files; at most ``GREP_MAX_HITS`` (50) hits are returned and the cap is announced.
+
+rg (``kli.tools.file.rgscan``) runs alongside: once it has finished, files it read whole with
+no candidate line are skipped unread; until then (and without rg) files are read as before, in
+order, so a search that reaches the cap early never waits for rg. ``details.engine`` says
+whether rg's pass was used ("rg+python") or not ("python", with ``engine_note`` saying why).
 """
 
 from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from kli.tools.core import rx as rx_mod
 from kli.tools.core.registry import GATE_READ, Call, Tool
 from kli.tools.core.result import ToolError, ToolResult
 from kli.tools.core.textfile import TooLarge, read_text
+from kli.tools.file import rgpattern, rgscan
 from kli.tools.file.search import _FileHits, match_lines
+from kli.tools.file.walk import top as walk_top
 from kli.tools.file.walk import walk
 from kli.tools.ws.common import compact_json
 from kli.tools.ws.ws_glob import join_pattern, skipped_segment
@@ -31,6 +38,8 @@ HIT_LINE_CHARS = 240
 # Files larger than this are skipped (and counted), so one log file cannot stall a search.
 MAX_FILE_BYTES = 4 * 1024 * 1024
 MAX_SECONDS = 10.0
+# Files searched here while rg's pass runs, before waiting for it.
+PRE_RG_FILES = 2000
 
 DESCRIPTION = """Search file contents for a regular expression; returns `path:line: text` hits.
 Parameters: pattern (Python `re` syntax, standing in for RE2: \\b, \\d, [a-z], a|b, ^, $ …),
@@ -59,8 +68,11 @@ def _clip(line: str, m: Any) -> str:
     return ("…" if start else "") + piece + ("…" if start + HIT_LINE_CHARS < len(line) else "")
 
 
-def _files(call: Call, base: str | None, glob: str | None) -> tuple[list[str], list[str], str]:
-    """(root-relative files to search, notes, the pattern walked)."""
+def _files(
+    call: Call, base: str | None, glob: str | None, on_walk: Callable[[str, str | None], None]
+) -> tuple[list[str], list[str], str]:
+    """(root-relative files to search, notes, the pattern walked). ``on_walk(top, name_glob)``
+    is called just before the walk (``walk.top``'s answer)."""
     jail = call.ws.jail
     if base:
         resolved = jail.resolve(base)
@@ -79,6 +91,7 @@ def _files(call: Call, base: str | None, glob: str | None) -> tuple[list[str], l
         sub = "**"
     # A path glob already starting with path= is taken as root-relative ("src/**/*.py").
     full = sub if base and sub.startswith(base.rstrip("/") + "/") else join_pattern(base, sub)
+    on_walk(*walk_top(jail, full))
     found = walk(jail, full)
     paths = [p for p in found.paths if not skipped_segment(p, full)]
     notes = [f"[{found.stop_note()}]"] if found.stopped else []
@@ -93,7 +106,8 @@ def _run(call: Call) -> ToolResult:
             '{"pattern": "def main"}.',
             error="bad_arguments",
         )
-    regex, compile_error = _compile(pattern, call.args.get("ignore_case") is True)
+    ignore_case = call.args.get("ignore_case") is True
+    regex, compile_error = _compile(pattern, ignore_case)
     # Whole-file prefilter: with MULTILINE every line match is also a match in the whole text
     # (^ and $ at line ends), so a file it rejects has no hit. \A and \Z mean line ends per
     # line but text ends here, so such patterns go line by line.
@@ -102,7 +116,34 @@ def _run(call: Call) -> ToolResult:
         if "\\A" in regex.pattern or "\\Z" in regex.pattern
         else rx_mod.compile(regex.pattern, regex.flags | rx_mod.MULTILINE)
     )
-    paths, notes, walked = _files(call, call.args.get("path"), call.args.get("glob"))
+    # rg's first pass (rgscan): started before the walk, it tells which files can hold a hit
+    # (its pattern matches every line this one does, maybe more), and which are text with none.
+    translation = rgpattern.translate(regex.pattern, rx_mod.IGNORECASE if ignore_case else 0)
+    running: list[rgscan.Running] = []
+    why = "" if translation is not None else "the pattern uses a construct rg cannot read"
+
+    def on_walk(top: str, name: str | None) -> None:
+        nonlocal why
+        if translation is not None:
+            got = rgscan.start(call.ws.jail, translation, top, max_bytes=MAX_FILE_BYTES,
+                               name_glob=name)
+            if isinstance(got, str):
+                why = got
+            else:
+                running.append(got)
+
+    try:
+        paths, notes, walked = _files(call, call.args.get("path"), call.args.get("glob"), on_walk)
+    except BaseException:
+        for r in running:
+            r.cancel()
+        raise
+    counts: dict[str, int] | None = None
+    if not running and not why:
+        why = "one file named: searched directly"
+    if running and notes:  # the walk hit its bound: rg, reading the whole folder, is no help
+        running.pop().cancel()
+        why = "the walk stopped at its bound: searched without rg"
     hits: list[str] = []
     more = False
     files_with_hits = 0
@@ -111,11 +152,31 @@ def _run(call: Call) -> ToolResult:
     timed_out = False
     pattern_timeout: str | None = None
     clock = time.monotonic
-    for rel in paths:
+    for index, rel in enumerate(paths):
         if time.monotonic() > deadline:
             timed_out = True
             break
+        if running and index & 15 == 0 and (index >= PRE_RG_FILES or running[0].done()):
+            # The first files are searched in order meanwhile, so a search that reaches the
+            # hit cap early never waits for rg's whole pass; past them it waits for rg rather
+            # than read every file twice.
+            got = running.pop().finish(deadline)
+            if isinstance(got, str):
+                why = got
+            else:
+                counts = got.lines
         real = os.path.join(call.ws.root, rel)
+        if counts is not None:
+            found = counts.get(rel, -1)
+            if found == 0:  # text rg read whole: no line can hold a hit
+                continue
+            if found == -1:  # not read whole by rg: binary, too large, a symlink, …
+                verdict = rgscan.sniff(real, MAX_FILE_BYTES)
+                if verdict == "binary":
+                    continue
+                if verdict == "large":
+                    skipped_large += 1
+                    continue
         try:
             text = read_text(real, call.ws.jail, limit=MAX_FILE_BYTES).text
         except TooLarge:
@@ -152,6 +213,9 @@ def _run(call: Call) -> ToolResult:
         files_with_hits += len(hits) > before
         if more or pattern_timeout is not None:
             break
+    for r in running:  # the search ended before rg did
+        r.cancel()
+        why = "the search ended before rg's pass did"
     head: list[str] = []
     if compile_error is not None:
         head.append(
@@ -175,7 +239,8 @@ def _run(call: Call) -> ToolResult:
         if compile_error is None and not call.args.get("ignore_case"):
             text += f" — try ignore_case, or a shorter pattern; ws_glob {compact_json({'pattern': walked})} lists the files searched"
         return ToolResult.success(
-            "\n".join([*head, text, *notes]), count=0, literal=compile_error is not None
+            "\n".join([*head, text, *notes]), count=0, literal=compile_error is not None,
+            engine="rg+python" if counts is not None else "python", engine_note=why,
         )
     if more:
         notes.append(
@@ -188,6 +253,8 @@ def _run(call: Call) -> ToolResult:
         capped=more,
         literal=compile_error is not None,
         files_with_hits=files_with_hits,
+        engine="rg+python" if counts is not None else "python",
+        engine_note=why,
     )
 
 

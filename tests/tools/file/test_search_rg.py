@@ -1,0 +1,356 @@
+"""The rg first pass of search and ws_grep (kli.tools.file.rgscan, rgpattern) gives exactly
+the answers of the Python-only path: a differential property test over random trees and
+random patterns of the documented syntax — including the constructs rg reads differently
+(Python's Unicode \\d \\w \\s, (?i) folding, \\b, \\A \\Z, look-arounds, back-references,
+possessive repeats, '.' against undecodable bytes, NULs past the binary sniff) — plus the
+safety rules of running rg."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kli.tools import Workspace
+from kli.tools.core.jail import Jail
+from kli.tools.file import rgpattern, rgscan
+from kli.tools.file import search as search_mod
+from kli.tools.ws import ws_grep as ws_grep_mod
+
+RG, WHY_NOT = rgscan.locate(Jail("/nonexistent-root"))
+# CI installs the ripgrep wheel (pyproject.toml): there a missing rg is a failure, not a skip.
+needs_rg = pytest.mark.skipif(
+    RG is None and not os.environ.get("CI"), reason=f"rg not available: {WHY_NOT}"
+)
+
+
+def _no_rg(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(rgscan, "locate", lambda jail: (None, "switched off by the test"))
+
+
+# -- random trees ---------------------------------------------------------------------------
+
+_PIECES = [
+    "a", "b", "ab", "ba", "foo", "Foo", "FOO", " ", "\t", "\n", "\n", "\r\n", "_", "1", "42",
+    "é", "É", "ı", "İ", "I", "i", "K", "\u212a", "k", "s", "\u017f", "ß", "SS", "\u0663",
+    "\u07c0", "\U00011f50", "\u00b2", "\u0301", "\u2028", "\x85", "\x0b", "x.y", "(", ")", "\\",
+]
+_BYTES = [b"\xff", b"\xc3", b"\xe2\x82", b"\xed\xa0\x80", b"\xf0\x9f\x98\x80", b"\n\xff\n",
+          b"a\xffb"]
+
+
+@st.composite
+def _content(draw: Any) -> bytes:
+    parts: list[bytes] = []
+    for _ in range(draw(st.integers(0, 30))):
+        if draw(st.integers(0, 3)) == 0:
+            parts.append(draw(st.sampled_from(_BYTES)))
+        else:
+            parts.append(draw(st.sampled_from(_PIECES)).encode("utf-8"))
+    data = b"".join(parts)
+    kind = draw(st.sampled_from(["text", "text", "text", "nul_early", "nul_late", "big"]))
+    if kind == "nul_early":
+        data = data[:5] + b"\0" + data[5:]
+    elif kind == "nul_late":  # past the 8192-byte sniff: text for search, binary for rg
+        data = data + b"\n" + b"z" * 9000 + b"\0 foo\n" + data
+    elif kind == "big":  # over the (shrunk) size cap
+        data = data + b"\nfoo\n" * 40
+    return data
+
+
+_NAMES = ["a.txt", "b.py", "sub/c.txt", "sub/deep/d.py", "e f.txt", "g:h.py", ".hidden",
+          "sub/.git/config", "nb.ipynb", "z.md"]
+
+
+@st.composite
+def _tree(draw: Any) -> dict[str, bytes]:
+    names = draw(st.lists(st.sampled_from(_NAMES), min_size=1, max_size=6, unique=True))
+    return {n: draw(_content()) for n in names}
+
+
+def _make(files: dict[str, bytes]) -> str:
+    root = tempfile.mkdtemp(prefix="kli-rg-")
+    for rel, data in files.items():
+        path = os.path.join(root, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as fh:
+            fh.write(data)
+    os.symlink("a.txt", os.path.join(root, "link.txt"))  # inside: searched (if a.txt exists)
+    os.symlink("/etc/hostname", os.path.join(root, "out.txt"))  # outside: never searched
+    return root
+
+
+# -- random patterns ------------------------------------------------------------------------
+
+_ATOMS = [
+    "a", "b", "foo", "Foo", "é", "ı", "K", "ß", "s", "\u0663", "1", "_", " ", ".", ".*", "a+",
+    "b*", "a?", "a{2}", "a{1,3}", r"\d", r"\D", r"\w", r"\W", r"\s", r"\S", r"\b", r"\B", "^",
+    "$", r"\A", r"\Z", "[a-c]", "[^a]", "[^\\w]", r"[\d_]", "[éK]", "(?i:foo)", "(?i:ı)",
+    "(?=a)", "(?!b)", "(?<=a)", "(?<!b)", "(a)\\1", "a*+", "(?>a+)", "(a)?(?(1)b|c)", "|",
+    "(?:a|b)", r"\.", r"\(", r"\\", r"\n", "\\x85", "\u212a", r"[^\n]", r"\s+$",
+]
+_PREFIX = st.sampled_from(["", "", "", "(?i)", "(?a)", "(?ai)", "(?s)", "(?x)"])
+# Short patterns, the constructs rg reads differently drawn as often as all the rest.
+_TRICKY = [".", "[^a]", r"\W", r"\D", r"\S", r"\b", r"\A", r"\Z", "(?<=a)", r"(a)\1", "a*+",
+           "(?i:ı)", "(?i:K)", r"\d", r"\w", r"\s", "$", "^"]
+_PATTERN = st.builds(
+    lambda p, atoms: p + "".join(atoms),
+    _PREFIX,
+    st.lists(st.one_of(st.sampled_from(_TRICKY), st.sampled_from(_ATOMS)), min_size=1,
+             max_size=4),
+)
+# Several patterns per tree: each example tries many patterns on one random tree.
+_PATTERNS = st.lists(_PATTERN.filter(lambda p: _valid(p)), min_size=6, max_size=6, unique=True)
+
+
+def _valid(pattern: str) -> bool:
+    try:
+        re.compile(pattern, re.MULTILINE)
+    except (re.error, OverflowError):
+        return False
+    return True
+
+
+def _views(ws: Workspace) -> dict[str, Any]:
+    return {
+        os.path.relpath(k, ws.jail.root): (dict(v.texts), set(v.cut), v.base)
+        for k, v in ws.default_session.views.items()
+    }
+
+
+def _answer(root: str, tool: str, args: dict[str, Any]) -> tuple[Any, ...]:
+    ws = Workspace(root)
+    r = ws.call(tool, args)
+    details = {k: v for k, v in r.details.items() if not k.startswith("engine")}
+    return r.ok, r.text, details, _views(ws), r.details.get("engine")
+
+
+@needs_rg
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(files=_tree(), patterns=_PATTERNS,
+       path=st.sampled_from(["**", ".", "sub", "**/*.py", "**/*.txt", "*", "sub/**"]),
+       context=st.sampled_from([0, 0, 1]))
+def test_search_with_rg_gives_the_python_answer(
+    files: dict[str, bytes], patterns: list[str], path: str, context: int
+) -> None:
+    """Same text (rows, anchors, bounds, skip notes), same details, same recorded views."""
+    root = _make(files)
+    mp = pytest.MonkeyPatch()
+    try:
+        mp.setattr(search_mod, "MAX_FILE_BYTES", 200)  # so "big" files are over the cap
+        mp.setattr(search_mod, "MAX_FILES", 3)  # so the file bound is reached often
+        mp.setattr(search_mod, "MAX_MATCH_LINES", 5)
+        for pattern in patterns:
+            args = {"pattern": pattern, "path": path, "context": context}
+            fast = _answer(root, "search", args)
+            with pytest.MonkeyPatch.context() as off:
+                _no_rg(off)
+                slow = _answer(root, "search", args)
+            assert slow[4] in ("python", None)  # None: an error result (no such folder)
+            assert fast[:4] == slow[:4], (pattern, fast[4])
+    finally:
+        mp.undo()
+        shutil.rmtree(root)
+
+
+@needs_rg
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(files=_tree(), patterns=_PATTERNS, ignore_case=st.booleans(),
+       glob=st.sampled_from([None, "*.py", "sub/**"]))
+def test_ws_grep_with_rg_gives_the_python_answer(
+    files: dict[str, bytes], patterns: list[str], ignore_case: bool, glob: str | None
+) -> None:
+    root = _make(files)
+    mp = pytest.MonkeyPatch()
+    try:
+        mp.setattr(ws_grep_mod, "MAX_FILE_BYTES", 200)
+        mp.setattr(ws_grep_mod, "GREP_MAX_HITS", 4)
+        # Wait for rg before the first file, so its counts are what decides here.
+        mp.setattr(rgscan.Running, "done", lambda self: self.proc.wait() is not None)
+        for pattern in patterns:
+            args: dict[str, Any] = {"pattern": pattern, "ignore_case": ignore_case}
+            if glob:
+                args["glob"] = glob
+            fast = _answer(root, "ws_grep", args)
+            with pytest.MonkeyPatch.context() as off:
+                _no_rg(off)
+                slow = _answer(root, "ws_grep", args)
+            assert fast[:4] == slow[:4], (pattern, fast[4])
+    finally:
+        mp.undo()
+        shutil.rmtree(root)
+
+
+# Cases where rg's own reading of the pattern differs from Python's: each must still agree.
+_KNOWN = [
+    (b"\xff\n", "."),
+    (b"a\xffb\nab\n", "a.b"),
+    (b"a\xffb\n", "a[^x]b"),
+    (b"a\xffb\n", r"a\Wb"),
+    ("\u0131\n".encode(), "(?i)i"),
+    ("\u017f\n".encode(), "(?i)s"),
+    ("\u212a\n".encode(), "(?i)k"),
+    ("\u00df\n".encode(), "(?i)SS"),
+    ("\U00011f50\n".encode(), r"\d"),
+    ("a\u0301b\n".encode(), r"a\wb"),
+    ("x\u00b2\n".encode(), r"x\d"),
+    ("caf\u00e9\n".encode(), r"\bcaf\b"),
+    ("x\u0085y\n".encode(), r"x\sy"),
+    (b"foo\nfoo\n", r"foo\Z"),
+    (b"foo\nbar\n", r"\Abar"),
+    (b"ab\r\nab\n", "ab$"),
+    (b"a\nb\n", "(?<=a\n)b"),
+    (b"aa\nab\n", r"(a)\1"),
+    (b"aaa\n", "a*+a"),
+    (b"z" * 9000 + b"\0 foo\nfoo\n", "foo"),
+    (b"foo\0\nfoo\n", "foo"),
+    ("a\u2028b\n".encode(), "^b"),
+    (b"\xef\xbb\xbffoo\n", "^foo"),
+    (b"\xff\xfef\x00o\x00o\x00\n\x00", "foo"),
+]
+
+
+@needs_rg
+@pytest.mark.parametrize(("data", "pattern"), _KNOWN)
+def test_constructs_rg_reads_differently_give_the_python_answer(
+    data: bytes, pattern: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _make({"f.txt": data, "g.txt": data + b"\n" + data})
+    try:
+        fast = _answer(root, "search", {"pattern": pattern, "path": "**"})
+        grep_fast = _answer(root, "ws_grep", {"pattern": pattern})
+        _no_rg(monkeypatch)
+        slow = _answer(root, "search", {"pattern": pattern, "path": "**"})
+        grep_slow = _answer(root, "ws_grep", {"pattern": pattern})
+    finally:
+        shutil.rmtree(root)
+    assert fast[4] in ("rg", "rg+python")
+    assert fast[:4] == slow[:4]
+    assert grep_fast[:4] == grep_slow[:4]
+
+
+# -- the translation ------------------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    ("pattern", "exact"),
+    [
+        ("def __init__", True),
+        (r"class \w+Error\(", True),
+        (r"^\s*import\s+os$", True),
+        ("(?i)foo", True),
+        (r"\d+", True),
+        ("foo.*bar", False),  # '.' also matches an undecodable byte in Python
+        (r"\bfoo\b", False),  # Python's word characters are not rg's
+        (r"foo\Z", False),
+        ("(?<=a)b", False),
+        (r"(a)\1", False),
+        ("[^a]", False),
+    ],
+)
+def test_translation_says_whether_rg_counts_are_exact(pattern: str, exact: bool) -> None:
+    t = rgpattern.translate(pattern, re.MULTILINE)
+    assert t is not None and t.exact is exact
+    assert bool(t.why) is not exact
+
+
+def test_translation_writes_the_matchers_own_tables_out() -> None:
+    """Sets are the tools' matcher's (regex, VERSION0) own, written out as code points."""
+    d = rgpattern.translate(r"\d", 0)
+    assert d is not None and r"\x{660}-\x{669}" in d.pattern  # Arabic-Indic digits
+    assert "B2" not in d.pattern  # superscript two is no decimal digit
+    # (?i)i: regex folds it with İ (U+0130), not with the dotless ı (U+0131) as re does.
+    i = rgpattern.translate("(?i)i", 0)
+    assert i is not None and "130" in i.pattern and "131" not in i.pattern
+    k = rgpattern.translate("(?i)k", 0)
+    assert k is not None and "212A" in k.pattern  # the Kelvin sign
+
+
+def test_translation_declines_a_newline_or_surrogate() -> None:
+    assert rgpattern.translate(r"a\nb", re.MULTILINE) is None
+    assert rgpattern.translate("\udcff", re.MULTILINE) is None
+
+
+# -- running rg safely ----------------------------------------------------------------------
+
+@needs_rg
+def test_search_uses_rg_and_says_so_in_details(ws: Workspace, root: Path) -> None:
+    (root / "a.py").write_text("def foo():\n    pass\n")
+    r = ws.call("search", {"pattern": "def foo", "path": "**"})
+    assert r.details["engine"] == "rg" and r.details["files_matched"] == 1
+    r = ws.call("search", {"pattern": r"\bfoo\b", "path": "**"})
+    assert r.details["engine"] == "rg+python"
+    assert "Python matched" in r.details["engine_note"]
+    r = ws.call("search", {"pattern": "foo", "path": "a.py"})
+    assert r.details["engine"] == "python"
+
+
+@needs_rg
+def test_ignore_and_config_files_in_the_root_change_nothing(
+    ws: Workspace, root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (root / ".gitignore").write_text("*.py\n")
+    (root / ".ignore").write_text("*.py\n")
+    (root / ".rgignore").write_text("*.py\n")
+    (root / "rgrc").write_text("--max-count=0\n")
+    monkeypatch.setenv("RIPGREP_CONFIG_PATH", str(root / "rgrc"))
+    (root / "a.py").write_text("needle\n")
+    r = ws.call("search", {"pattern": "needle", "path": "**"})
+    assert r.details["engine"] == "rg" and r.details["files_matched"] == 1
+
+
+@needs_rg
+def test_an_rg_on_path_or_under_the_root_is_never_run(
+    ws: Workspace, root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = root / "bin" / "rg"
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\necho pwned > \"$0.ran\"\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", str(fake.parent))
+    (root / "a.py").write_text("needle\n")
+    r = ws.call("search", {"pattern": "needle", "path": "**"})
+    assert r.details["engine"] == "rg" and not (root / "bin" / "rg.ran").exists()
+    assert RG is not None and not RG.startswith(str(root))
+    # An rg that resolves under the workspace root is refused.
+    inside = Workspace(os.path.dirname(os.path.dirname(RG)))
+    assert rgscan.locate(inside.jail)[0] is None
+
+
+def test_without_rg_the_search_runs_in_python_and_says_why(
+    ws: Workspace, root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _no_rg(monkeypatch)
+    (root / "a.py").write_text("needle\n")
+    r = ws.call("search", {"pattern": "needle", "path": "**"})
+    assert r.details["engine"] == "python"
+    assert r.details["engine_note"] == "switched off by the test"
+    assert r.details["files_matched"] == 1
+
+
+def test_rg_counts_parse_paths_with_newlines_and_colons() -> None:
+    out = b"./a\nb.txt\x003\n./c:d\x000\n"
+    assert rgscan._parse(out, "") == {"a\nb.txt": 3, "c:d": 0}
+    assert rgscan._parse(b"sub/x\x001\n", "sub") == {"sub/x": 1}
+
+
+@needs_rg
+def test_a_walk_cut_short_by_its_bound_is_searched_without_rg(
+    ws: Workspace, root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kli.tools.file import walk as walk_mod
+
+    monkeypatch.setattr(walk_mod, "MAX_ENTRIES", 3)
+    for i in range(6):
+        (root / f"f{i}.txt").write_text("needle\n")
+    r = ws.call("search", {"pattern": "needle", "path": "**"})
+    assert r.details["engine"] == "python" and r.details["stopped"] == "entries"
+    assert "walk stopped" in r.details["engine_note"]
+    g = ws.call("ws_grep", {"pattern": "needle"})
+    assert g.details["engine"] == "python" and "walk stopped" in g.details["engine_note"]

@@ -1,0 +1,225 @@
+"""ripgrep as the first pass of ``search`` and ``ws_grep``: per-file matching-line counts.
+
+Contract::
+
+    locate(jail) -> (path of rg, "") | (None, why not)
+    start(jail, translation, top, max_bytes=...) -> Running | str (why not)
+    Running.finish(deadline) -> Counts | str (why not)
+    sniff(real, cap) -> "binary" | "large" | None
+
+``start`` runs ``rg --count --include-zero`` over the folder ``top`` (root-relative, ""
+for the root) and returns, for every file rg read to its end as text, its count of matching
+lines, keyed by the root-relative path. A file rg does not list — one holding a NUL byte
+anywhere, one over ``max_bytes``, a symlink (rg follows none), one it could not read — is
+for the caller to search as before; so is every file whose lines the caller shows. The
+caller keeps its own walk (the jail's rules, the glob, the bounds) and only looks rg's counts
+up for the files that walk gave.
+
+The rg binary is the one the ``ripgrep`` wheel installed into this interpreter's own
+environment (its ``RECORD``, found in this interpreter's site-packages, never through
+``sys.path``, which holds the workspace root in a kernel, nor ``PATH``); one that resolves
+under the workspace root is refused, since an agent can write there. rg runs with an empty
+environment (no ``RIPGREP_CONFIG_PATH``), ``--no-config``, ``-uu`` (no ignore file of any
+kind is read: ``.gitignore``, ``.ignore``, ``.rgignore``, the global git excludes — today's
+search reads none either, so the answers stay the same) and ``--encoding none`` (no BOM
+sniffing: a UTF-16 file holds NULs and stays binary, as for search).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import select
+import stat
+import subprocess
+import sysconfig
+import tempfile
+import time
+from dataclasses import dataclass
+from importlib import metadata
+from typing import Any
+
+from kli.tools.core.jail import Jail
+from kli.tools.core.textfile import BINARY_SNIFF, OPEN_FLAGS
+from kli.tools.file.rgpattern import Translation
+
+# The version-control folders the walk skips (kli.tools.file.walk.VCS_DIRS): rg skips them
+# too, so it does not read what the walk never gives.
+_VCS_GLOBS = ("!.git/", "!.hg/", "!.svn/", "!.bzr/", "!_darcs/")
+_SIZE_LIMIT = "256M"  # rg's compiled-regex limits: the explicit Unicode sets are large
+
+
+@dataclass(frozen=True)
+class Counts:
+    """rg's answer: ``lines[rel]`` matching lines of each text file it read whole."""
+
+    lines: dict[str, int]
+    seconds: float
+
+
+@functools.lru_cache(maxsize=1)
+def _installed() -> tuple[str | None, str]:
+    where = {sysconfig.get_path("purelib"), sysconfig.get_path("platlib")}
+    dists = list(metadata.distributions(name="ripgrep", path=sorted(where)))
+    if not dists:
+        return None, "the ripgrep package is not installed in this environment"
+    dist = dists[0]
+    for entry in dist.files or ():
+        if entry.name in ("rg", "rg.exe") and entry.parent.name in ("bin", "Scripts"):
+            path = os.path.realpath(str(dist.locate_file(entry)))
+            try:
+                st = os.stat(path)
+            except OSError:
+                return None, f"the ripgrep package's rg ({path}) is missing"
+            if not stat.S_ISREG(st.st_mode) or not os.access(path, os.X_OK):
+                return None, f"the ripgrep package's rg ({path}) is not an executable file"
+            return path, ""
+    return None, "the ripgrep package lists no rg binary"
+
+
+def locate(jail: Jail) -> tuple[str | None, str]:
+    """The rg binary to run for ``jail``, or (None, why not)."""
+    path, why = _installed()
+    if path is None:
+        return None, why
+    if path == jail.root or path.startswith(jail.root.rstrip("/") + "/"):
+        return None, "rg lies under the workspace root, where tools can write; not used"
+    return path, ""
+
+
+class Running:
+    """An rg started by ``start``; ``finish`` waits for its counts."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], out: Any, top: str, started: float):
+        self.proc, self.out, self.top, self.started = proc, out, top, started
+
+    def finish(self, deadline: float) -> Counts | str:
+        """rg's counts, or why there are none (its error, out of time: it is then killed)."""
+        try:
+            code = _wait(self.proc, deadline)
+            if code is None:
+                self.cancel()
+                return "rg ran out of the search's time"
+            if code not in (0, 1):  # 1: no line matched, every count is 0
+                assert self.proc.stderr is not None
+                err = self.proc.stderr.read().decode("utf-8", "replace").strip().splitlines()
+                return f"rg refused the pattern ({err[-1] if err else f'exit {code}'})"
+            self.out.seek(0)
+            lines = _parse(self.out.read(), self.top)  # the bytes are dropped once parsed
+            return Counts(lines, time.monotonic() - self.started)
+        finally:
+            self.out.close()
+            if self.proc.stderr is not None:
+                self.proc.stderr.close()
+
+    def done(self) -> bool:
+        """Whether rg has exited (``finish`` would not wait)."""
+        return self.proc.poll() is not None
+
+    def cancel(self) -> None:
+        """Stop rg (the search no longer needs it)."""
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        self.out.close()
+        if self.proc.stderr is not None:
+            self.proc.stderr.close()
+
+
+def _wait(proc: subprocess.Popen[bytes], deadline: float) -> int | None:
+    """rg's exit status, or None at the deadline. Waits on a pidfd where there is one:
+    ``Popen.wait(timeout=)`` polls with sleeps of up to 50 ms, which a fast search would feel."""
+    left = max(deadline - time.monotonic(), 0.05)
+    pidfd_open = getattr(os, "pidfd_open", None)
+    if pidfd_open is not None:
+        try:
+            fd = pidfd_open(proc.pid)
+        except OSError:  # already reaped, or no pidfd in this kernel
+            pass
+        else:
+            try:
+                ready, _, _ = select.select([fd], [], [], left)
+            finally:
+                os.close(fd)
+            return proc.wait() if ready else None
+    try:
+        return proc.wait(timeout=left)
+    except subprocess.TimeoutExpired:
+        return None
+
+
+def start(
+    jail: Jail,
+    translation: Translation,
+    top: str,
+    *,
+    max_bytes: int,
+    name_glob: str | None = None,
+) -> Running | str:
+    """Start rg (see the module docstring) so the caller can walk meanwhile; a string says why
+    rg cannot serve (not installed, under the root, no start)."""
+    rg, why = locate(jail)
+    if rg is None:
+        return why
+    args = [
+        rg, "--no-config", "-uu", "--encoding", "none", "--count", "--include-zero",
+        "--null", "--no-messages", "--max-filesize", str(max_bytes),
+        "--regex-size-limit", _SIZE_LIMIT, "--dfa-size-limit", _SIZE_LIMIT,
+    ]
+    for glob in _VCS_GLOBS:
+        args += ["--glob", glob]
+    if name_glob:
+        args += ["--glob", name_glob]
+    args += ["--regexp", translation.pattern, "--", top or "."]
+    # The output goes to an unnamed temporary file, not a pipe: rg must never stall on a full
+    # pipe while the caller walks.
+    out = tempfile.TemporaryFile()
+    try:
+        proc = subprocess.Popen(
+            args, cwd=jail.root, env={}, stdin=subprocess.DEVNULL, stdout=out,
+            stderr=subprocess.PIPE, close_fds=True,
+        )
+    except OSError as exc:
+        out.close()
+        return f"rg could not start ({exc})"
+    return Running(proc, out, top, time.monotonic())
+
+
+_RECORD = re.compile(r"([^\0]*)\0([0-9]+)\n")
+_RECORD_DOT = re.compile(r"\./([^\0]*)\0([0-9]+)\n")
+
+
+def _parse(out: bytes, top: str) -> dict[str, int]:
+    """``PATH\\0COUNT\\n`` records (a path may hold a newline, never a NUL), paths decoded as
+    ``os.fsdecode`` does; rg given "." prints "./PATH"."""
+    text = out.decode("utf-8", "surrogateescape")
+    del out
+    lines: dict[str, int] = {}
+    for m in (_RECORD if top else _RECORD_DOT).finditer(text):
+        lines[m.group(1)] = int(m.group(2))
+    return lines
+
+
+def sniff(real: str, cap: int) -> str | None:
+    """What a look at the file's size and first bytes settles, without the full guarded open:
+    ``"large"`` (over ``cap``), ``"binary"`` (a NUL in its first ``BINARY_SNIFF`` bytes), or
+    None (search it the usual way). A symlink is not opened here (``O_NOFOLLOW``), a FIFO
+    swapped in cannot block (``O_NONBLOCK``) and is let go after the ``fstat``, and nothing
+    read is shown: a file whose lines are shown always goes through the guarded open, jail
+    check included."""
+    try:
+        fd = os.open(real, OPEN_FLAGS | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        if st.st_size > cap:
+            return "large"
+        return "binary" if b"\0" in os.read(fd, BINARY_SNIFF) else None
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
