@@ -47,8 +47,8 @@ from dataclasses import dataclass
 from typing import Any
 
 if sys.version_info >= (3, 11):
-    from re import _constants as C
-    from re import _parser as P
+    from re import _constants as C  # type: ignore[attr-defined]
+    from re import _parser as P  # type: ignore[attr-defined]
 else:  # pragma: no cover - Python 3.10
     import sre_constants as C
     import sre_parse as P

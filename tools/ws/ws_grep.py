@@ -167,10 +167,10 @@ def _run(call: Call) -> ToolResult:
                 counts = got.lines
         real = os.path.join(call.ws.root, rel)
         if counts is not None:
-            found = counts.get(rel, -1)
-            if found == 0:  # text rg read whole: no line can hold a hit
+            rg_count = counts.get(rel, -1)
+            if rg_count == 0:  # text rg read whole: no line can hold a hit
                 continue
-            if found == -1:  # not read whole by rg: binary, too large, a symlink, …
+            if rg_count == -1:  # not read whole by rg: binary, too large, a symlink, …
                 verdict = rgscan.sniff(real, MAX_FILE_BYTES)
                 if verdict == "binary":
                     continue
