@@ -19,6 +19,7 @@ from kli import client
 from kli.tools.agent import Event, Stopped, run_agent_async
 from kli.tools.agentmodels import litellm_model
 from tests.endpoint import ScriptedEndpoint, calls
+from tests.processes import alive as _alive
 
 pytestmark = pytest.mark.kernel
 pytest.importorskip("litellm")
@@ -28,15 +29,6 @@ def _sleeper(request: dict[str, Any]) -> dict[str, Any]:
     return calls(("bash", {"command": "echo $$ > pid; exec sleep 60", "directory": None,
                            "input": None, "shell": None, "timeout": 120,
                            "run_in_background": None}))
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    stat = Path(f"/proc/{pid}/stat")
-    return not (stat.exists() and stat.read_text().split(")")[-1].split()[0] == "Z")
 
 
 def test_cancelling_the_run_cancels_the_kernels_bash_within_two_seconds(tmp_path: Path) -> None:

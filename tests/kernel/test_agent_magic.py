@@ -7,7 +7,6 @@ The kernel, its Workspace, the tools, the shell command and the stop button are 
 
 from __future__ import annotations
 
-import os
 import re
 import time
 from collections.abc import Iterator
@@ -19,6 +18,7 @@ import pytest
 from kli.kernel.magics import MagicUsageError, parse_agent_args
 from tests.endpoint import ScriptedEndpoint, answer, calls
 from tests.kernel.conftest import Harness, start_harness, stop_harness
+from tests.processes import alive as _alive
 
 pytestmark = pytest.mark.kernel
 pytest.importorskip("litellm")
@@ -90,15 +90,6 @@ def test_the_magic_shows_each_step_in_the_cell_and_the_edit_lands(
     assert (h.root / "calc.py").read_text() == CALC.replace("a - b", "a + b")
     assert [r["model"] for r in endpoint.requests] == ["scripted"] * 3
     assert all(r.get("stream") for r in endpoint.requests)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    stat = Path(f"/proc/{pid}/stat")
-    return not (stat.exists() and stat.read_text().split(")")[-1].split()[0] == "Z")
 
 
 @pytest.mark.parametrize("agent_kernel", [_sleeper], indirect=True)

@@ -11,15 +11,9 @@ import psutil
 import pytest
 
 from tests.kernel.conftest import start_harness
+from tests.processes import alive as _alive
 
 pytestmark = pytest.mark.kernel
-
-
-def _alive(pid: int) -> bool:
-    try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return False
 
 
 def _pids_of_marker(marker: str) -> list[int]:

@@ -35,6 +35,7 @@ from kli.tools.agent import (
 from kli.tools.agentmodels import litellm_model
 from kli.tools.core import approval
 from tests.endpoint import ScriptedEndpoint, answer, calls
+from tests.processes import alive as _alive
 
 pytest.importorskip("litellm")
 
@@ -136,15 +137,6 @@ def test_one_tool_call_per_turn_in_the_async_loop(root: Path) -> None:
     sent = endpoint.requests[1]["messages"]
     assert [c["function"]["name"] for c in sent[2]["tool_calls"]] == ["write"]
     assert "only the first call ran; 2 more (write, bash) were dropped" in sent[3]["content"]
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    stat = Path(f"/proc/{pid}/stat")
-    return not (stat.exists() and stat.read_text().split(")")[-1].split()[0] == "Z")
 
 
 def test_cancelling_during_a_60s_bash_ends_the_run_and_kills_the_command(root: Path) -> None:

@@ -232,22 +232,19 @@ class Jail:
         """The startup folder (``startup_folders``) inside the root that ``real`` is, lies in,
         or holds (None otherwise): a kernel rooted at the home folder must not let a tool plant
         code that the next kernel or server start runs."""
-        if real == self.root:
-            return None
-        for folder in startup_folders():
-            if folder == self.root or not self._inside(folder):
-                continue
-            if self._inside_of(real, folder) or self._inside_of(folder, real):
-                return folder
-        return None
+        return self._control_folder(real, startup_folders())
 
     def interpreter_control(self, real: str) -> str | None:
         """The interpreter folder (``interpreter_folders``) inside the root that ``real`` is,
         lies in, or holds (None otherwise). A folder that is the root itself (a virtual
         environment made at the root) is not one: its library folders are."""
+        return self._control_folder(real, interpreter_folders())
+
+    def _control_folder(self, real: str, folders: tuple[str, ...]) -> str | None:
+        """The first of ``folders`` below the root that ``real`` is, lies in, or holds."""
         if real == self.root:
             return None
-        for folder in interpreter_folders():
+        for folder in folders:
             if folder == self.root or not self._inside(folder):
                 continue
             if self._inside_of(real, folder) or self._inside_of(folder, real):

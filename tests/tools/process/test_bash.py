@@ -11,16 +11,7 @@ import pytest
 from kli.tools import Workspace
 from kli.tools.process import bash as bash_tool
 from kli.tools.process.present import MODEL_STREAM_CHARS
-
-
-def _alive(pid: int) -> bool:
-    """True while ``pid`` exists and is not a zombie."""
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            state = fh.read().rsplit(")", 1)[1].split()[0]
-    except FileNotFoundError:
-        return False
-    return state not in ("Z", "X")
+from tests.processes import alive as _alive
 
 
 def _wait_dead(pid: int, within: float = 3.0) -> bool:

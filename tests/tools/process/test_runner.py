@@ -13,6 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kli.tools.process.runner import BoundedText, run_command
+from tests.processes import alive as _alive
 
 
 @given(
@@ -197,15 +198,6 @@ def test_a_tree_whose_group_is_not_known_yet_never_signals_this_process_group() 
             os._exit(code)
     _, status = os.waitpid(pid, 0)
     assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
-
-
-def _alive(pid: int) -> bool:
-    import psutil
-
-    try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return False
 
 
 def test_a_cancel_from_another_thread_kills_the_whole_tree_and_reports_cancelled(
