@@ -18,7 +18,9 @@ up for the files that walk gave.
 The rg binary is the one the ``ripgrep`` wheel installed into this interpreter's own
 environment (its ``RECORD``, found in this interpreter's site-packages, never through
 ``sys.path``, which holds the workspace root in a kernel, nor ``PATH``); one that resolves
-under the workspace root is refused, since an agent can write there. rg runs with an empty
+under the workspace root is refused, since an agent can write there — unless it lies in the
+kernel's own Python installation there (a project's ``.venv/``), which is control state no
+tool writes (``Jail.interpreter_control``), and whose modules the tools import too. rg runs with an empty
 environment (no ``RIPGREP_CONFIG_PATH``), ``--no-config``, ``-uu`` (no ignore file of any
 kind is read: ``.gitignore``, ``.ignore``, ``.rgignore``, the global git excludes — today's
 search reads none either, so the answers stay the same) and ``--encoding none`` (no BOM
@@ -83,7 +85,8 @@ def locate(jail: Jail) -> tuple[str | None, str]:
     path, why = _installed()
     if path is None:
         return None, why
-    if path == jail.root or path.startswith(jail.root.rstrip("/") + "/"):
+    inside = path == jail.root or path.startswith(jail.root.rstrip("/") + "/")
+    if inside and jail.interpreter_control(path) is None:
         return None, "rg lies under the workspace root, where tools can write; not used"
     return path, ""
 

@@ -318,9 +318,19 @@ def test_an_rg_on_path_or_under_the_root_is_never_run(
     r = ws.call("search", {"pattern": "needle", "path": "**"})
     assert r.details["engine"] == "rg" and not (root / "bin" / "rg.ran").exists()
     assert RG is not None and not RG.startswith(str(root))
-    # An rg that resolves under the workspace root is refused.
+    # An rg that resolves under the workspace root is refused (an agent can write there) ...
+    planted = root / "tools" / "rg"
+    planted.parent.mkdir()
+    planted.write_bytes(Path(RG).read_bytes())
+    monkeypatch.setattr(rgscan, "_installed", lambda: (str(planted), ""))
+    path, why = rgscan.locate(ws.jail)
+    assert path is None and "under the workspace root" in why
+    monkeypatch.undo()
+    # ... but not the one in the kernel's own environment inside the root (a project's .venv),
+    # which is control state no tool writes: the same trust the tools' imports give it.
     inside = Workspace(os.path.dirname(os.path.dirname(RG)))
-    assert rgscan.locate(inside.jail)[0] is None
+    assert rgscan.locate(inside.jail)[0] == RG
+    assert inside.jail.interpreter_control(RG) is not None
 
 
 def test_without_rg_the_search_runs_in_python_and_says_why(
