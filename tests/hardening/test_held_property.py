@@ -25,7 +25,8 @@ config points every program git can run (fsmonitor, hooks, external diff, textco
 filter, pager) at a script that leaves a mark outside the root.
 
 The tools' own programs, allowed: ``git`` (rule 1 makes it run no repository program: the git
-sentinel checks that) and the syntax checkers (``node --check``, ``gofmt``), which run on a copy
+sentinel checks that), search's ``rg`` (the ripgrep wheel's own binary, by its full path) and
+the syntax checkers (``node --check``, ``gofmt``), which run on a copy
 in a temporary folder outside the root.
 
 Variants (``VARIANTS``): ``own`` — the tree without the lazily-imported-module sentinels and
@@ -55,6 +56,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from kli.tools import Workspace
+from kli.tools.file import rgscan
 from kli.tools.file.anchors import line_hash
 from kli.tools.registry import REGISTRY
 
@@ -109,6 +111,9 @@ def _install_hook() -> None:
         _installed.append(True)
 
 
+INSTALLED_RG = rgscan._installed()[0]
+
+
 def _forbidden(processes: list[tuple[str, Any, Any]], root: str) -> list[Any]:
     """The process starts that are not the tools' own programs."""
     bad = []
@@ -117,6 +122,8 @@ def _forbidden(processes: list[tuple[str, Any, Any]], root: str) -> list[Any]:
             name = os.path.basename(os.fsdecode(argv[0]))
             if name in TOOL_PROGRAMS:
                 continue
+            if INSTALLED_RG is not None and os.fsdecode(argv[0]) == INSTALLED_RG:
+                continue  # search's first pass: the ripgrep wheel's own binary, never another
             inside = cwd is not None and (os.fsdecode(cwd) + os.sep).startswith(root + os.sep)
             if name in CHECKERS and not inside:
                 continue
