@@ -38,6 +38,7 @@ def test_every_tool_that_changes_files_runs_commands_or_code_names_its_kind() ->
         "edit": "file", "write": "file", "cells": "file", "ws_edit": "file", "ws_patch": "file",
         "ws_write": "file", "ws_mv": "file", "ws_delete": "file", "ws_checkpoints": "file",
         "undo": "file", "redo": "file", "bash": "shell", "ws_shell": "shell", "eval": "eval", "redefine": "eval", "run_cells": "eval",
+        "trace": "eval",
         "eval_frame": "eval", "eval_continue": "eval",
     }
 
