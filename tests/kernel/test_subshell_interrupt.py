@@ -5,6 +5,7 @@ was interrupted, well before its 10 s bound, and the kernel, the subshell and th
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,15 +16,24 @@ pytestmark = pytest.mark.kernel
 # (a|aa)+b backtracks on every line of a's: about 0.1 s of matching per file here, so 300 files
 # run into search's 10 s bound.
 SLOW = {"pattern": "(a|aa)+b", "path": "slow"}
+NO_RG = ("from kli.tools.file import rgscan as _rgscan\n_rg_locate = _rgscan.locate\n"
+         "_rgscan.locate = lambda jail: (None, 'switched off by the test')")
+WITH_RG = "_rgscan.locate = _rg_locate"
 
 
 @pytest.fixture(scope="module")
-def slow_tree(kroot: Path) -> Path:
+def slow_tree(kernel: Any, kroot: Path) -> Iterator[Path]:
+    """300 files a backtracking pattern is slow on, searched by Python alone: rg's first pass
+    (linear time) would settle them at once, and these tests are about stopping Python's."""
     folder = kroot / "slow"
-    folder.mkdir()
+    folder.mkdir(exist_ok=True)
     for i in range(300):
         (folder / f"f{i:03}.txt").write_text(("a" * 22 + "\n") * 2)
-    return folder
+    kernel.execute(NO_RG)
+    try:
+        yield folder
+    finally:
+        kernel.execute(WITH_RG)
 
 
 def _start(kernel: Any, comm_id: str, rid: str, tool: str, args: dict[str, Any]) -> int:
