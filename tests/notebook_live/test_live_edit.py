@@ -113,8 +113,10 @@ def test_under_review_an_accepted_edit_of_the_live_document_is_applied_not_refus
     """A held cell edit of an open notebook is judged on Accept against the live document (by
     the store's commit), not against the .ipynb file's bytes, which never equal the room's."""
     name, agent, person = session
-    switch = agent.call("eval", {"code": "get_ipython().run_line_magic('kli', 'approval review "
-                                         "file')"})
+    # switched in the kernel by the test: the review magics refuse inside an agent's call
+    switch = agent.call("eval", {"code": "from kli.tools.core import approval\n"
+                                  "approval.set_mode(get_ipython().kernel.workspace, "
+                                  "'review', 'file')"})
     assert switch.ok, switch.text
     try:
         read = agent.call("read", {"path": f"{name}#second"})
@@ -135,4 +137,5 @@ def test_under_review_an_accepted_edit_of_the_live_document_is_applied_not_refus
         assert accepted.ok and "True None" in accepted.text, accepted.text
         person.wait_for(lambda: "y = 'accepted'" in person.sources())
     finally:
-        agent.call("eval", {"code": "get_ipython().run_line_magic('kli', 'approval auto')"})
+        agent.call("eval", {"code": "from kli.tools.core import approval\napproval.set_mode("
+                                    "get_ipython().kernel.workspace, 'auto')"})
