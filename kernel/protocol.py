@@ -18,7 +18,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from kli.tools.core import approval, request
+from kli.tools.core import approval, request, undo
 from kli.tools.core.changes import STATUSES as FILE_STATUSES
 from kli.tools.core.proposal import DECISION_CODES
 
@@ -33,6 +33,7 @@ DEFAULT_REPLAY = 200  # how many of them a hello replays by default
 UI_CHANGES_LIMIT = 200  # changes a `changes` request answers by default
 RING_TEXT_LIMIT = 256 * 1024  # file texts longer than this are dropped from replayed events
 UNKNOWN_CANDIDATE = "unknown_candidate"  # kli.tools.file.candidates.UNKNOWN
+PANEL_TEXT = undo.PANEL_TEXT  # a result's words for the person at the panel
 EVENT_SOURCES = ("agent", "magic", "ui", "widget", "cli", "api")
 RESOLVED_BY = (*EVENT_SOURCES, "kernel")
 MODEL_TIMEOUT = 10.0  # seconds the kernel waits for an open notebook tab's model_reply
@@ -60,6 +61,8 @@ CONSTANTS: dict[str, tuple[Any, str]] = {
     "RING_TEXT_LIMIT": (RING_TEXT_LIMIT, "file texts longer than this (characters) are "
                         "dropped from replayed events"),
     "UNKNOWN_CANDIDATE": (UNKNOWN_CANDIDATE, "`details.error` for a candidate id not pending"),
+    "PANEL_TEXT": (PANEL_TEXT, "`details` key of a result's words for the person at the panel, "
+                   "shown instead of its `text` (written for the agent) when present"),
     "UI_CHANGES_LIMIT": (UI_CHANGES_LIMIT, "changes a `changes` request answers by default"),
     "MODEL_TIMEOUT": (MODEL_TIMEOUT, "seconds the kernel waits for a tab's `model_reply`"),
 }

@@ -26,6 +26,9 @@ export const RING_TEXT_LIMIT = 262144;
 /** `details.error` for a candidate id not pending */
 export const UNKNOWN_CANDIDATE = 'unknown_candidate';
 
+/** `details` key of a result's words for the person at the panel, shown instead of its `text` (written for the agent) when present */
+export const PANEL_TEXT = 'panel_text';
+
 /** changes a `changes` request answers by default */
 export const UI_CHANGES_LIMIT = 200;
 

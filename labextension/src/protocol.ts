@@ -6,7 +6,7 @@
  *
  * Types only: nothing here touches the DOM or JupyterLab, so the models can be unit-tested.
  */
-import { PROTOCOL_VERSION } from './protocol.gen';
+import { PANEL_TEXT, PROTOCOL_VERSION } from './protocol.gen';
 import type {
   IApprovalMsg,
   IChangesMsg,
@@ -63,4 +63,17 @@ export function parseKernelMsg(data: unknown): KernelMsg | null {
 
 function isObject(v: unknown): boolean {
   return !!v && typeof v === 'object' && !Array.isArray(v);
+}
+
+/**
+ * What a person at the panel is shown of a reply: the kernel's words for the person
+ * (`details[PANEL_TEXT]`) when it wrote some, else its text (an error's code when it has none).
+ * A result's `text` is written for the agent that called the tool.
+ */
+export function panelText(reply: IResultMsg | IErrorMsg): string {
+  const forPerson = reply.op === 'result' ? reply.details?.[PANEL_TEXT] : undefined;
+  if (typeof forPerson === 'string' && forPerson) {
+    return forPerson;
+  }
+  return reply.text || (reply.op === 'error' ? reply.error : '');
 }

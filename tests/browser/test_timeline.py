@@ -95,6 +95,8 @@ def test_the_timeline_undoes_redoes_and_refuses_a_file_the_person_changed(lab: A
         wait_until(lambda: outcome.count() == 1 and "undo refused: c.txt changed" in outcome.inner_text(),
                    "the refusal naming c.txt")
         assert (root / "c.txt").read_text() == "the person's c\n"
+        # Words for the person, whose control is the button: not the agent's "force=true".
+        assert "press Undo anyway" in outcome.inner_text() and "force" not in outcome.inner_text()
         force = entry(ids[2]).get_by_role("button", name="Undo anyway")
         force.wait_for()
         lab.screenshot("timeline-refused", panel)

@@ -62,6 +62,7 @@ def test_the_panel_shows_a_bash_change_and_undoes_it(lab: Any) -> None:
         outcome = row2.locator(".kli-Row-undoOutcome")
         wait_until(lambda: "undo refused: log.txt changed" in outcome.inner_text(), "the refusal")
         assert (root / "log.txt").read_text() == "the person's\n"
+        assert "press Undo anyway" in outcome.inner_text() and "force" not in outcome.inner_text()
         row2.get_by_role("button", name="Undo anyway").click()
         wait_until(lambda: (root / "log.txt").read_text() == "first\nsecond\n", "the forced undo")
         assert r2.details["change"]

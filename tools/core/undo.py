@@ -654,6 +654,18 @@ def run_changes(call: Call) -> ToolResult:
     return ToolResult.success(text, changes=shown)
 
 
+PANEL_TEXT = "panel_text"  # details key: a result's words for the person at the panel
+
+
+def changed_refusal(head: str, for_agent: str, for_panel: str, tail: str,
+                    **details: Any) -> ToolError:
+    """An undo refused because a file or cell changed since (``error`` ``changed``): the agent
+    is told to repeat the call with ``force=true``; the person at the panel, whose control is
+    the Timeline's "Undo anyway" button, is told to press it (``details[PANEL_TEXT]``)."""
+    return ToolError(f"{head} {for_agent} {tail}", error="changed",
+                     **{PANEL_TEXT: f"{head} {for_panel} {tail}"}, **details)
+
+
 def _current(real: str) -> bytes | None:
     try:
         return read_bytes(real)
@@ -710,13 +722,15 @@ def _revert_cells(cur: dict[str, Any], before: dict[str, Any], after: dict[str, 
     problems += [(cid, "is there again") for cid in deleted if cid in c_at]
     if problems and not force:
         cid, why = problems[0]
-        raise ToolError(
+        raise changed_refusal(
             f"{refused}: cell {rel}#{cid} {why} since change {change} (someone edited it after, "
-            "in the notebook). Nothing was changed. Look at it first (read "
-            f"path='{rel}#{cid}'); to take the change back anyway, repeat with force=true (a "
-            "changed cell is put back as before the change, one no longer there is left out; "
-            "what is there now is recorded, so that "
-            "can be undone too).", error="changed", paths=[f"{rel}#{c}" for c, _ in problems])
+            "in the notebook). Nothing was changed.",
+            f"Look at it first (read path='{rel}#{cid}'); to take the change back anyway, "
+            "repeat with force=true",
+            "Look at the cell first; to take the change back anyway, press Undo anyway",
+            "(a changed cell is put back as before the change, one no longer there is left out; "
+            "what is there now is recorded, so that can be undone too).",
+            paths=[f"{rel}#{c}" for c, _ in problems])
     skip = {cid for cid, why in problems if why != "was changed"}  # forced: left as they are
     ids = [cid for cid in c_ids if cid not in inserted or cid in skip]
     cells = [copy.deepcopy(c_cells[c_at[cid]]) for cid in ids]
@@ -801,12 +815,12 @@ def _undo_changes(call: Call, targets: list[Change], force: bool, verb: str,
                 now is not None and hashlib.sha256(now).hexdigest() != cp.after_sha256):
                 changed.append(path)
         if changed and not force:
-            raise ToolError(
+            raise changed_refusal(
                 f"{verb} refused: {', '.join(changed)} changed since change "
-                f"{newest[changed[0]].change} (someone edited it after). Nothing was changed. "
-                "Look at it first; to put the old bytes back anyway, repeat with force=true "
-                "(what is there now is kept, so that can be undone too).",
-                error="changed", paths=changed)
+                f"{newest[changed[0]].change} (someone edited it after). Nothing was changed.",
+                "Look at it first; to put the old bytes back anyway, repeat with force=true",
+                "Look at it first; to put the old bytes back anyway, press Undo anyway",
+                "(what is there now is kept, so that can be undone too).", paths=changed)
         documents = {path: _reverted(call, path, live_reals[path], cps, force, verb)
                      for path, cps in live.items()}  # every check before anything is changed
         datas: dict[str, bytes | None] = {}

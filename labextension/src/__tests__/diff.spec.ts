@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { countsText, fileToDiffModel, reasonOf } from '../model/diff';
+import { countsText, fileToDiffModel, heldLead, proposalLead, reasonOf } from '../model/diff';
 import type { IFileChange } from '../protocol';
 
 const written: IFileChange = {
@@ -64,6 +64,9 @@ describe('fileToDiffModel', () => {
     expect(m.statusKind).toBe('preview');
     expect(m.statusText).toBe('preview (not written)');
     expect(m.reasonText).toBe('the repair changed text outside the edited range');
+    expect(m.lead).toBe(
+      'Not applied automatically: the repair changed text outside the edited range'
+    );
     expect(m.marks).toEqual([{ from: 11, to: 12, note: "inserted ')'" }]);
     expect(m.modified.slice(11, 12)).toBe(')');
   });
@@ -129,5 +132,35 @@ describe('fileToDiffModel', () => {
     expect(countsText(m)).toBe('+0 -0');
     expect(m.language).toBe('text');
     expect(m.noDiff).toBe(true);
+  });
+});
+
+describe('proposalLead', () => {
+  it('says a held call is held for the person, not that something failed to apply', () => {
+    const held = fileToDiffModel({
+      path: 'a.txt',
+      status: 'preview',
+      before: 'a\n',
+      after: 'b\n',
+      candidate: 'p2',
+      reason: 'approval_review',
+      message: null
+    });
+    expect(held.lead).toBe(
+      'Held for your review: Accept writes exactly this, Reject writes nothing.'
+    );
+    expect(held.lead).not.toContain('Not applied automatically');
+    expect(heldLead('Accept runs this cell')).toBe('Held for your review: Accept runs this cell.');
+  });
+
+  it('says why a repair preview was not applied automatically', () => {
+    expect(proposalLead('policy_preview', "a preview was asked for (repair='preview')")).toBe(
+      "Not applied automatically: a preview was asked for (repair='preview')"
+    );
+    expect(proposalLead(null, '')).toBe('Not applied automatically.');
+  });
+
+  it('has no lead for a written change', () => {
+    expect(fileToDiffModel(written).lead).toBe('');
   });
 });

@@ -17,8 +17,30 @@ export const REASON_TEXT: Record<string, string> = {
   policy_preview: "a preview was asked for (repair='preview')",
   repaired_local_stable: 'the repair is local to the edit',
   balanced: 'the delimiters balance',
-  approval_review: 'held for your review (approval mode); Accept writes exactly this'
+  approval_review: 'held for your review (approval mode)'
 };
+
+/** The reason code of an agent's call held for the person's review (approval mode). */
+export const HELD_FOR_REVIEW = 'approval_review';
+
+/**
+ * The line above a held call's Accept / Reject, for the person: it waits for them, and what
+ * Accept does (`accept`: "Accept runs it"). Not a repair preview's words: nothing failed.
+ */
+export function heldLead(accept: string): string {
+  return `Held for your review: ${accept}.`;
+}
+
+/**
+ * The line above a proposal's Accept / Reject: a held file change (`reason` approval_review)
+ * says what Accept writes; a repair preview was not applied automatically, and says why.
+ */
+export function proposalLead(reason: string | null | undefined, why: string): string {
+  if (reason === HELD_FOR_REVIEW) {
+    return heldLead('Accept writes exactly this, Reject writes nothing');
+  }
+  return why ? `Not applied automatically: ${why}` : 'Not applied automatically.';
+}
 
 export interface IDiffModel {
   path: string;
@@ -42,6 +64,8 @@ export interface IDiffModel {
   candidate: string | null;
   /** Why the preview was not applied automatically (empty when not a preview). */
   reasonText: string;
+  /** The line above its Accept / Reject (proposalLead; empty when not a preview). */
+  lead: string;
   /** Repaired characters, UTF-16 ranges of `modified`. */
   marks: IRange[];
 }
@@ -142,6 +166,7 @@ export function fileToDiffModel(file: IFileChange): IDiffModel {
         : '',
     candidate: isPreview && file.candidate ? String(file.candidate) : null,
     reasonText: isPreview ? reason : '',
+    lead: isPreview ? proposalLead(file.reason, reason) : '',
     marks: isPreview || (file.marks?.length ?? 0) > 0 ? mapMarks(modified, file.marks) : []
   };
 }

@@ -11,6 +11,7 @@ import type { Kernel } from '@jupyterlab/services';
 import { Panel, PanelLayout, Widget } from '@lumino/widgets';
 import { UiConnection, connectionFor } from '../connection';
 import { OPEN } from '../model/decision';
+import { heldLead } from '../model/diff';
 import { eventToRow } from '../model/summary';
 import {
   IActivityState,
@@ -20,6 +21,7 @@ import {
   visibleEvents,
   visiblePending
 } from '../model/store';
+import { panelText } from '../protocol';
 import type { ICandidate, IToolEvent } from '../protocol';
 import { FileChangeView } from './fileview';
 import { pathText } from './pathtext';
@@ -132,7 +134,7 @@ class EventRow extends Widget {
         return;
       }
       const reply = await conn.undo(scope);
-      outcome.textContent = reply.text ?? '';
+      outcome.textContent = panelText(reply);
       force?.remove();
       force = null;
       const undone = reply.op === 'result' && reply.ok ? reply.details?.change : undefined;
@@ -205,7 +207,7 @@ class PendingItem extends Widget {
       layout.addWidget(pre);
       this._controls = new RepairControls(
         { candidate: candidate.candidate, path: candidate.path, after: null },
-        `${candidate.tool ?? 'this call'} waits for your review; Accept runs it`,
+        heldLead('Accept runs it, Reject does not'),
         lookup
       );
       layout.addWidget(this._controls);

@@ -16,6 +16,7 @@ import { PanelLayout, Widget } from '@lumino/widgets';
 import { UiConnection, connectionFor, isKliKernel } from '../connection';
 import { ICellChange, cellChanges, kernelPath } from '../model/celldiff';
 import { IDecision, decisionText, isFinal } from '../model/decision';
+import { heldLead } from '../model/diff';
 import { FileChangeView } from './fileview';
 import { RepairControls, button } from './repair';
 
@@ -59,7 +60,7 @@ class CellChangeItem extends Widget {
       this._view.addClass('kli-CellDiff-run');
       this._controls = new RepairControls(
         { candidate: change.candidate ?? '', path: change.file.path, after: null },
-        `${change.tool} waits for your review; ${change.runs ?? 'Accept runs it'}`,
+        heldLead(change.runs ?? 'Accept runs it'),
         lookup
       );
       this._view.layout = new PanelLayout();

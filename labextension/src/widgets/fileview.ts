@@ -85,7 +85,7 @@ export class FileChangeView extends Widget {
         path: model.path,
         after: typeof file.after === 'string' ? file.after : null
       };
-      const controls = new RepairControls(preview, model.reasonText, options.lookup);
+      const controls = new RepairControls(preview, model.lead, options.lookup);
       controls.decisionChanged.connect(this._onDecision, this);
       this.repair = controls;
       layout.addWidget(controls);

@@ -1,5 +1,6 @@
 /**
- * Accept / Reject for one pending repair preview: says why it was not applied, sends the
+ * Accept / Reject for one pending proposal (a repair preview, or an agent's call held for
+ * review): says what it is (`lead`: model/diff.ts proposalLead, heldLead), sends the
  * decision through the kernel's `kli.ui` comm, and shows the outcome (also when someone else
  * resolved it: the kernel's `resolved` message).
  */
@@ -25,7 +26,7 @@ export type ConnectionLookup = () => UiConnection | null;
 export class RepairControls extends Widget {
   constructor(
     readonly preview: IPreviewIdentity,
-    reasonText: string,
+    lead: string,
     private readonly _lookup: ConnectionLookup
   ) {
     super();
@@ -34,9 +35,7 @@ export class RepairControls extends Widget {
     this.node.dataset.candidate = preview.candidate;
     const reason = document.createElement('p');
     reason.className = 'kli-Repair-reason';
-    reason.textContent = reasonText
-      ? `Not applied automatically: ${reasonText}`
-      : 'Not applied automatically.';
+    reason.textContent = lead;
     const buttons = document.createElement('div');
     buttons.className = 'kli-Repair-buttons';
     this._accept = button('Accept', 'kli-Repair-accept jp-mod-accept', () => this.decide('accept'));
@@ -44,7 +43,9 @@ export class RepairControls extends Widget {
     this._note = document.createElement('input');
     this._note.type = 'text';
     this._note.className = 'jp-mod-styled kli-Repair-note';
-    this._note.placeholder = 'Note for the agent (sent with Reject)';
+    // Short enough to be read whole at the panel's default width; the rest is in the title.
+    this._note.placeholder = 'Note for the agent';
+    this._note.title = 'A note sent to the agent with Reject (optional)';
     this._note.setAttribute('aria-label', 'Note for the agent, sent with Reject');
     this._note.maxLength = 2000;
     this._note.addEventListener('keydown', event => event.stopPropagation());

@@ -9,6 +9,7 @@
  */
 import { Widget } from '@lumino/widgets';
 import type { UiConnection } from '../connection';
+import { panelText } from '../protocol';
 import {
   ISessionTimeline,
   ITimelineEntry,
@@ -124,7 +125,7 @@ export class TimelineView extends Widget {
       const refusedChanged =
         reply.op === 'result' && !reply.ok && reply.details?.error === 'changed';
       this._outcomes.set(entryId, {
-        text: said + (reply.text ?? ''),
+        text: said + panelText(reply),
         ok: reply.op === 'result' && reply.ok,
         force: refusedChanged ? { ...scope, force: true } : null
       });

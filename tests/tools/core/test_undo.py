@@ -112,6 +112,10 @@ def test_undo_is_refused_naming_the_file_after_a_person_changed_it_and_force_ove
     (root / "a.txt").write_text("the person's\n")
     u = ws.call("undo", {"change": w.details["change"]})
     assert not u.ok and u.details["error"] == "changed" and "a.txt" in u.text
+    # One refusal, two readers: the agent repeats with force=true; the person presses the button.
+    assert "repeat with force=true" in u.text and "Undo anyway" not in u.text
+    person = u.details[undo.PANEL_TEXT]
+    assert "a.txt" in person and "press Undo anyway" in person and "force" not in person
     assert (root / "a.txt").read_text() == "the person's\n"
     f = ws.call("undo", {"change": w.details["change"], "force": True})
     assert f.ok and (root / "a.txt").read_text() == "v1\n"
@@ -308,6 +312,9 @@ def test_a_cell_changed_since_is_a_refusal_naming_it_unless_forced() -> None:
         _revert(now, before, after)
     assert "nb.ipynb#a was changed since change ch-1" in refused.value.message
     assert refused.value.details["paths"] == ["nb.ipynb#a"]
+    person = refused.value.details[undo.PANEL_TEXT]
+    assert "nb.ipynb#a was changed" in person and "press Undo anyway" in person
+    assert "force" not in person and "read path=" not in person
     assert _srcs(_revert(now, before, after, force=True)) == [("a", "1"), ("b", "2")]
 
 
