@@ -56,6 +56,12 @@ def _error(rid: Any, code: str, text: str) -> dict[str, Any]:
     return message(P.ERROR, id=rid, error=code, text=text)
 
 
+def _origin_fields(origin: Any, kept: Any) -> dict[str, str]:
+    """An ``approval`` message's ``origin`` and ``kept`` (absent when not known / not kept)."""
+    fields = {"origin": origin} if isinstance(origin, str) else {}
+    return {**fields, "kept": kept} if isinstance(kept, str) else fields
+
+
 def _slim(event: dict[str, Any]) -> dict[str, Any]:
     """The ring's copy of an event: large file texts are dropped (``too_large`` set)."""
     files = (event.get("details") or {}).get("files")
@@ -156,7 +162,8 @@ class Hub:
                                session=event["session"], session_label=event["session_label"],
                                text=event["text"])
             else:
-                data = message(P.APPROVAL, approval=event["modes"])
+                data = message(P.APPROVAL, approval=event["modes"],
+                               **_origin_fields(event.get("origin"), event.get("kept")))
             self._broadcast(comms, data)
             return
         with self._lock:
@@ -396,8 +403,15 @@ class Hub:
                       for s in list(self.ws.sessions.values())],
             tools=[t.info() for t in self.ws.tools(None)],
             approval=self._modes(),
+            **{f"approval_{k}": v for k, v in self._origin().items()},
             root=str(self.ws.root),
         )
+
+    def _origin(self) -> dict[str, str]:
+        from kli.tools.core import approval
+
+        where = approval.origin(self.ws)
+        return _origin_fields(where.where, where.file)
 
     def _modes(self) -> dict[str, str]:
         from kli.tools.core import approval
@@ -488,8 +502,12 @@ class Hub:
         if request.op == "replay":
             return self.hello(data.get("limit", DEFAULT_REPLAY), rid)
         if request.op == "approval":
-            modes = approval.set_mode(self.ws, data["mode"], data.get("kind"))
-            return message(P.APPROVAL, id=rid, approval=modes)
+            try:
+                modes, problem = approval.set_mode(self.ws, data.get("mode"), data.get("kind"),
+                                                   data.get("keep")), {}
+            except approval.KeepError as exc:
+                modes, problem = self._modes(), {"problem": str(exc)}
+            return message(P.APPROVAL, id=rid, approval=modes, **self._origin(), **problem)
         if request.op == "changes":  # the panel's timeline: the store, read (no call, no event)
             from kli.tools.core import undo
 

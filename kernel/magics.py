@@ -1,7 +1,7 @@
 """``%kli`` / ``%%kli`` and the short aliases, generated from the registry.
 
     %kli tools [--profile kli|slmcode|all] | %kli caps | %kli help TOOL
-    %kli approval [review|auto [file|shell|eval]] | %kli pending
+    %kli approval [review|auto [file|shell|eval]] [--keep|--no-keep] | %kli pending
     %kli accept ID|--all|--session SID|--path PATH
     %kli reject ID|--all|--session SID|--path PATH [NOTE…]
     %kli TOOL [POSITIONAL…] [--name VALUE | --name=VALUE | --flag | --no-flag]…
@@ -623,22 +623,30 @@ class KliMagics(Magics):
                 "mode. Nothing was changed.", error=True)
             return
         if head == "approval":
-            if words:
-                if len(words) > 2:
-                    self._print("Usage: %kli approval [review|auto [file|shell|eval]]", error=True)
+            usage = "Usage: %kli approval [review|auto [file|shell|eval]] [--keep|--no-keep]"
+            keeps = [w for w in words if w in ("--keep", "--no-keep")]
+            words = [w for w in words if w not in keeps]
+            if words or keeps:
+                if len(words) > 2 or len(keeps) > 1:
+                    self._print(usage, error=True)
                     return
                 try:
-                    approval.set_mode(ws, words[0], words[1] if len(words) > 1 else None)
+                    approval.set_mode(ws, words[0] if words else None,
+                                      words[1] if len(words) > 1 else None,
+                                      keeps[0] == "--keep" if keeps else None)
+                except approval.KeepError as exc:
+                    self._print(f"%kli approval: {exc}", error=True)
                 except ValueError as exc:
-                    self._print(f"%kli approval: {exc}.\nUsage: %kli approval "
-                                "[review|auto [file|shell|eval]]", error=True)
+                    self._print(f"%kli approval: {exc}.\n{usage}", error=True)
                     return
             current, problem = approval.modes(ws.settings)
             if problem is not None:
                 self._print(problem, error=True)
                 return
             self._print("approval: " + ", ".join(f"{k} {v}" for k, v in current.items())
-                        + " (agent calls of a kind under review wait for Accept / Reject)")
+                        + f" ({approval.origin(ws).words(ws.root)}). Agent calls of a kind "
+                        "under review wait for Accept / Reject; --keep keeps the choice in a "
+                        "settings file, --no-keep for this kernel only.")
             return
         if head == "pending":
             rows = [f"{p.id}  {p.session_label or p.session_id:<12}  {p.kind:<6}  "
@@ -711,7 +719,8 @@ class KliMagics(Magics):
         return (
             "%kli tools            list the tools (--profile kli|slmcode|all)\n"
             "%kli caps             granted capabilities\n"
-            "%kli approval [MODE [KIND]]  show or switch approval mode (review|auto)\n"
+            "%kli approval [MODE [KIND]] [--keep|--no-keep]  show or switch approval mode "
+            "(review|auto), kept in a settings file or for this kernel only\n"
             "%kli pending          pending proposals and repair previews\n"
             "%kli accept|reject ID accept or reject one (or --all, --session S, --path P)\n"
             "%kli agent TASK       run an agent on this kernel (--model, --profile, --steps)\n"

@@ -250,6 +250,7 @@ ResolvedBy = Enum("ResolvedBy", RESOLVED_BY, open=True)
 RequestError = Enum("RequestError", tuple(REQUEST_ERRORS), open=True)  # the UI adds its own
 ApprovalMode = Enum("ApprovalMode", approval.MODES)
 ApprovalKind = Enum("ApprovalKind", approval.ACTIONS, open=True)
+ApprovalOrigin = Enum("ApprovalOrigin", approval.ORIGINS)
 ProposalKind = Enum("ProposalKind", ("repair", approval.KIND), open=True)
 BulkAction = Enum("BulkAction", approval.BULK_ACTIONS)
 ModelError = Enum("ModelError", MODEL_ERRORS, open=True)
@@ -465,6 +466,10 @@ UI_HELLO = Shape("HelloMsg", "The kernel's answer to a `kli.ui` comm_open, and t
     Field("tools", ListOf(Ref("ToolInfo")), "every registered tool"),
     Field("approval", MapOf(ApprovalMode), "the approval mode of each kind of action",
           required=False),
+    Field("approval_origin", ApprovalOrigin, "where the modes come from (as `approval`'s "
+          "`origin`)", required=False),
+    Field("approval_kept", STR, "the settings file they are kept in (as `approval`'s `kept`)",
+          required=False),
     Field("root", STR, "the tools' root (absolute): paths in events are relative to it, so the "
           "extension finds the open notebook a `PATH#CELL_ID` names", required=False),
 ), op="hello", target=UI_TARGET)
@@ -499,6 +504,12 @@ APPROVAL = Shape("ApprovalMsg", "The approval modes changed (the panel's switch,
                  "also the reply to an `approval` request.", (
     Field("id", ID, "the `approval` request's id", required=False),
     Field("approval", MapOf(ApprovalMode), "the mode of each kind of action"),
+    Field("origin", ApprovalOrigin, "where the modes come from: `default` (no setting), `kept` "
+          "(a settings file sets them: a restart starts from them), `kernel` (switched in this "
+          "kernel only: a restart starts from the settings files again)", required=False),
+    Field("kept", STR, "with origin `kept`: the settings file (absolute path)", required=False),
+    Field("problem", STR, "in the reply to a request whose `keep` could not be written: why "
+          "(the switch was made, in this kernel only)", required=False),
 ), op="approval", target=UI_TARGET)
 
 CHANGES = Shape("ChangesMsg", "The reply to a `changes` request: the undo timeline.", (
@@ -557,11 +568,16 @@ BULK = Shape("BulkRequest", "Accept or reject every pending proposal of one sess
     Field("note", STR, "for a reject: the note each agent receives", required=False),
 ), op="bulk", target=UI_TARGET, sender="client", extra=True)
 
-SET_APPROVAL = Shape("ApprovalRequest", "Switch approval mode live for one kind of action, or "
-                     "all; the reply is an `approval` message (and every UI gets one).", (
+SET_APPROVAL = Shape("ApprovalRequest", "Switch approval mode for one kind of action, or all, "
+                     "and say whether the choice is kept; the reply is an `approval` message (and every UI gets one).", (
     Field("id", ID),
-    Field("mode", ApprovalMode),
+    Field("mode", ApprovalMode, "absent: the modes stay as they are (a request that only "
+          "changes where they are kept)", required=False),
     Field("kind", ApprovalKind, "absent: every kind", required=False),
+    Field("keep", BOOL, "true: keep the modes in a settings file (the nearest project "
+          "`.kli/settings.json`, else one at the top of the git work tree, else at the root), so "
+          "a restart starts from them; false: this kernel only (taken out of the file they were "
+          "kept in); absent: where they are now", required=False),
 ), op="approval", target=UI_TARGET, sender="client", extra=True)
 
 UNDO = Shape("UndoRequest", "Take back a recorded change (`details.change` of a call event), "

@@ -348,6 +348,10 @@ export interface IHelloMsg {
   tools: IToolInfo[];
   /** the approval mode of each kind of action */
   approval?: Record<string, ApprovalMode>;
+  /** where the modes come from (as `approval`'s `origin`) */
+  approval_origin?: ApprovalOrigin;
+  /** the settings file they are kept in (as `approval`'s `kept`) */
+  approval_kept?: string;
   /** the tools' root (absolute): paths in events are relative to it, so the extension finds the open notebook a `PATH#CELL_ID` names */
   root?: string;
 }
@@ -474,6 +478,12 @@ export interface IApprovalMsg {
   id?: string | number;
   /** the mode of each kind of action */
   approval: Record<string, ApprovalMode>;
+  /** where the modes come from: `default` (no setting), `kept` (a settings file sets them: a restart starts from them), `kernel` (switched in this kernel only: a restart starts from the settings files again) */
+  origin?: ApprovalOrigin;
+  /** with origin `kept`: the settings file (absolute path) */
+  kept?: string;
+  /** in the reply to a request whose `keep` could not be written: why (the switch was made, in this kernel only) */
+  problem?: string;
 }
 
 /** Call a tool in the comm's session. */
@@ -568,16 +578,19 @@ export interface IBulkRequest {
   note?: string;
 }
 
-/** Switch approval mode live for one kind of action, or all; the reply is an `approval` message (and every UI gets one). */
+/** Switch approval mode for one kind of action, or all, and say whether the choice is kept; the reply is an `approval` message (and every UI gets one). */
 export interface IApprovalRequest {
   /** protocol version (absent: 1) */
   v?: number;
   /** the message kind */
   op: 'approval';
   id: string | number;
-  mode: ApprovalMode;
+  /** absent: the modes stay as they are (a request that only changes where they are kept) */
+  mode?: ApprovalMode;
   /** absent: every kind */
   kind?: ApprovalKind | string;
+  /** true: keep the modes in a settings file (the nearest project `.kli/settings.json`, else one at the top of the git work tree, else at the root), so a restart starts from them; false: this kernel only (taken out of the file they were kept in); absent: where they are now */
+  keep?: boolean;
 }
 
 /** Take back a recorded change (`details.change` of a call event), or everything one session did since a time: the `undo` tool as the person (docs/review.md); the reply is its `result` (refused, naming the file, when a file changed since, unless `force`). */

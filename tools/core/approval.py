@@ -147,19 +147,142 @@ def _setting_error(what: str) -> str:
     )
 
 
-def set_mode(ws: Workspace, mode: str, kind: str | None = None) -> dict[str, str]:
-    """Switch approval live (the panel, ``%kli approval``): ``kind`` or every kind to ``mode``.
-    The switch is the host's settings layer, so it wins over the files until the host ends.
-    Returns the new modes; raises ``ValueError`` for an unknown mode or kind."""
-    if mode not in MODES:
+# Where the modes come from: no setting (the default), a settings file (kept: a restart, and
+# every kernel whose root is under that file, starts from it), or the switch of this kernel only
+# (the host's settings layer, gone when the kernel ends).
+DEFAULT, KEPT, KERNEL_ONLY = "default", "kept", "kernel"
+ORIGINS = (DEFAULT, KEPT, KERNEL_ONLY)
+
+
+class KeepError(ValueError):
+    """A choice asked to be kept could not be written: it is switched in this kernel only."""
+
+
+@dataclass(frozen=True)
+class Origin:
+    where: str  # DEFAULT, KEPT or KERNEL_ONLY
+    file: str | None = None  # KEPT: the settings file (absolute) that sets the modes
+
+    def words(self, root: str) -> str:
+        """Where the modes come from, for a person: ``kept in .kli/settings.json`` …"""
+        if self.where == KEPT and self.file:
+            rel = os.path.relpath(self.file, root)
+            return f"kept in {self.file if rel.startswith('..') else rel}"
+        if self.where == KERNEL_ONLY:
+            return "this kernel only: a restart starts from the settings files again"
+        return "the default: no 'approval' setting"
+
+
+def _file_setting(path: str) -> tuple[bytes | None, dict[str, Any]]:
+    """A settings file's bytes (None: absent) and its object; ValueError when it is not one."""
+    import json
+
+    try:
+        data = read_bytes(path)
+    except FileNotFoundError:
+        return None, {}
+    except OSError as exc:
+        raise ValueError(f"{path} cannot be read ({exc.strerror})") from None
+    try:
+        obj = json.loads(data.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError):
+        raise ValueError(f"{path} is not valid JSON; fix it first") from None
+    if not isinstance(obj, dict):
+        raise ValueError(f"{path} does not hold a JSON object; fix it first")
+    return data, obj
+
+
+def origin(ws: Workspace) -> Origin:
+    """Where the current modes come from: this kernel's switch, else the nearest settings file
+    that sets ``approval`` (project files nearest first, then the user file), else the default."""
+    from kli.tools.core.settings import project_settings_paths, user_settings_path
+
+    if ws.host_setting(SETTING)[0]:
+        return Origin(KERNEL_ONLY)
+    for path in [*project_settings_paths(ws.root), user_settings_path()]:
+        try:
+            if SETTING in _file_setting(path)[1]:
+                return Origin(KEPT, path)
+        except ValueError:
+            continue  # the settings loader reports a broken file on every call
+    return Origin(DEFAULT)
+
+
+def keep_file(ws: Workspace) -> str:
+    """The settings file a choice is kept in: the nearest project settings file, else
+    ``.kli/settings.json`` at the top of the git work tree the root is in (so every notebook of
+    the repository shares it), else at the root."""
+    from kli.tools.core.settings import CONTROL_DIR, SETTINGS_NAME, project_settings_path
+
+    nearest = project_settings_path(ws.root)
+    if nearest is not None:
+        return nearest
+    here = os.path.abspath(ws.root)
+    while not os.path.exists(os.path.join(here, ".git")):
+        parent = os.path.dirname(here)
+        if parent == here:
+            here = os.path.abspath(ws.root)
+            break
+        here = parent
+    return os.path.join(here, CONTROL_DIR, SETTINGS_NAME)
+
+
+def _write_setting(path: str, value: dict[str, str] | None) -> None:
+    """Set (None: remove) ``approval`` in the settings file ``path``, its other settings kept;
+    atomic, and only over the bytes just read. ValueError saying why when it cannot."""
+    import json
+
+    data, obj = _file_setting(path)
+    if value is None:
+        obj.pop(SETTING, None)
+    else:
+        obj[SETTING] = value
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        atomic.write_atomic(path, (json.dumps(obj, indent=2) + "\n").encode(), data)
+    except atomic.Stale:
+        raise ValueError(f"{path} changed while it was written; try again") from None
+    except OSError as exc:
+        raise ValueError(f"{path} cannot be written ({exc.strerror})") from None
+
+
+def set_mode(ws: Workspace, mode: str | None, kind: str | None = None,
+             keep: bool | None = None) -> dict[str, str]:
+    """Switch approval (the panel, ``%kli approval``): ``kind`` or every kind to ``mode`` (None:
+    the modes stay). ``keep`` True writes the modes to a settings file (``origin`` the file set
+    them, else ``keep_file``), so a restart starts from them; False switches them in this kernel
+    only (the host's settings layer, above every file) and takes them out of the file they were
+    kept in; None keeps them where they are now. Returns the new modes; raises ``ValueError``
+    for an unknown mode or kind, ``KeepError`` (the switch made, in this kernel only) when the
+    settings file cannot be written."""
+    if mode is not None and mode not in MODES:
         raise ValueError(f"approval mode must be one of {', '.join(MODES)}, not {mode!r}")
     if kind is not None and kind not in ACTIONS:
         raise ValueError(f"approval kind must be one of {', '.join(ACTIONS)}, not {kind!r}")
     current, _problem = modes(ws.settings)
-    for k in ACTIONS if kind is None else (kind,):
-        current[k] = mode
-    ws.set_setting("approval", current)
-    ws.emit({"kind": "approval", "modes": dict(current)})
+    for k in ACTIONS if kind is None or mode is None else (kind,):
+        current[k] = mode or current[k]
+    now = origin(ws)
+    problem = None
+    try:
+        if keep or (keep is None and now.where == KEPT):
+            _write_setting(now.file if now.where == KEPT and now.file else keep_file(ws), current)
+            ws.drop_setting(SETTING)
+            if modes(ws.settings)[0] != current:  # a file nearer the root says otherwise
+                ws.set_setting(SETTING, current)
+                problem = "a settings file nearer the notebook sets 'approval' too"
+        else:
+            if keep is False and now.where == KEPT and now.file:
+                _write_setting(now.file, None)
+            ws.set_setting(SETTING, current)
+    except ValueError as exc:
+        ws.set_setting(SETTING, current)
+        problem = str(exc)
+    where = origin(ws)
+    ws.emit({"kind": "approval", "modes": dict(current), "origin": where.where,
+             "kept": where.file})
+    if problem is not None:
+        raise KeepError(f"switched in this kernel only, not kept: {problem}.")
     return current
 
 

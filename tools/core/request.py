@@ -143,11 +143,13 @@ def parse_request(
             if data.get(key) is not None and not isinstance(data.get(key), str):
                 return BadRequest(rid, BAD_REQUEST, f"bulk: '{key}' must be a string.")
     if op == "approval":
-        if data.get("mode") not in approval.MODES or (
+        mode, keep = data.get("mode"), data.get("keep")
+        if (mode not in approval.MODES and (mode is not None or keep is None)) or (
             data.get("kind") is not None and data.get("kind") not in approval.ACTIONS
-        ):
+        ) or (keep is not None and not isinstance(keep, bool)):
             return BadRequest(rid, BAD_REQUEST, "approval needs 'mode', \"auto\" or \"review\", "
-                              "and optionally 'kind': \"file\", \"shell\" or \"eval\".")
+                              "and optionally 'kind': \"file\", \"shell\" or \"eval\", and "
+                              "'keep' (a boolean; with 'keep' alone, 'mode' may be left out).")
     if op == "undo":
         wanted = [k for k in ("change", "session", "since") if data.get(k) is not None]
         if not wanted or any(not isinstance(data[k], str) for k in wanted) or (

@@ -109,6 +109,15 @@ class Workspace:
         self._settings.overrides[name] = value
         self._settings._key = None  # re-merge on the next load
 
+    def host_setting(self, name: str) -> tuple[bool, Any]:
+        """Whether the host's settings layer sets ``name``, and its value there."""
+        return name in self._settings.overrides, self._settings.overrides.get(name)
+
+    def drop_setting(self, name: str) -> None:
+        """Remove ``name`` from the host's settings layer: the files' value counts again."""
+        self._settings.overrides.pop(name, None)
+        self._settings._key = None
+
     # -- eval namespace ---------------------------------------------------------------------
     @property
     def namespace(self) -> dict[str, Any]:

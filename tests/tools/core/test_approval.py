@@ -318,7 +318,8 @@ def test_approval_switches_live_per_kind_and_for_all(root: Path) -> None:
     assert approval.set_mode(ws, "review", "file") == {"file": "review", "shell": "auto",
                                                        "eval": "auto"}
     assert events[-1] == {"kind": "approval", "modes": {"file": "review", "shell": "auto",
-                                                        "eval": "auto"}}
+                                                        "eval": "auto"},
+                          "origin": "kernel", "kept": None}
     r = ws.call("write", {"path": "b.txt", "content": "x\n"}, agent, source="agent")
     assert r.details["status"] == "pending"
     approval.set_mode(ws, "auto")
@@ -327,6 +328,72 @@ def test_approval_switches_live_per_kind_and_for_all(root: Path) -> None:
                                      source="agent").details
     with pytest.raises(ValueError):
         approval.set_mode(ws, "later")
+
+
+def test_a_kept_choice_is_written_to_the_settings_file_and_a_new_workspace_starts_from_it(
+        root: Path) -> None:
+    ws = Workspace(str(root))
+    assert approval.origin(ws) == approval.Origin(approval.DEFAULT)
+    approval.set_mode(ws, "review", "file")
+    assert approval.origin(ws).where == approval.KERNEL_ONLY  # lost at a restart, and says so
+    assert Workspace(str(root)).settings.get("approval") is None
+    approval.set_mode(ws, None, keep=True)
+    kept = root / ".kli" / "settings.json"
+    assert json.loads(kept.read_text()) == {"approval": {"file": "review", "shell": "auto",
+                                                         "eval": "auto"}}
+    assert approval.origin(ws) == approval.Origin(approval.KEPT, str(kept))
+    assert approval.origin(ws).words(str(root)) == "kept in .kli/settings.json"
+    again = Workspace(str(root))  # a restarted kernel: its calls are held
+    r = again.call("write", {"path": "b.txt", "content": "x\n"}, again.open_session("a"),
+                   source="agent")
+    assert r.details["status"] == "pending" and not (root / "b.txt").exists()
+
+
+def test_a_switch_changes_the_kept_choice_where_it_is_kept_and_no_keep_takes_it_out(
+        root: Path) -> None:
+    (root / ".kli").mkdir()
+    kept = root / ".kli" / "settings.json"
+    kept.write_text(json.dumps({"capabilities": ["file/read", "file/write"],
+                                "approval": "review"}))
+    ws = Workspace(str(root))
+    approval.set_mode(ws, "auto", "shell")  # kept: the file changes, its other settings stay
+    assert json.loads(kept.read_text()) == {
+        "capabilities": ["file/read", "file/write"],
+        "approval": {"file": "review", "shell": "auto", "eval": "review"}}
+    assert approval.origin(ws).where == approval.KEPT
+    approval.set_mode(ws, None, keep=False)  # this kernel only: the file no longer says it
+    assert json.loads(kept.read_text()) == {"capabilities": ["file/read", "file/write"]}
+    assert approval.origin(ws).where == approval.KERNEL_ONLY
+    assert approval.modes(ws.settings)[0] == {"file": "review", "shell": "auto", "eval": "review"}
+    assert approval.modes(Workspace(str(root)).settings)[0]["file"] == "auto"
+
+
+def test_a_choice_is_kept_at_the_top_of_the_git_work_tree_when_no_settings_file_exists(
+        root: Path) -> None:
+    (root / ".git").mkdir()
+    (root / "notebooks").mkdir()
+    ws = Workspace(str(root / "notebooks"))
+    approval.set_mode(ws, "review", keep=True)
+    assert (root / ".kli" / "settings.json").is_file()
+    assert not (root / "notebooks" / ".kli").exists()
+    # Outside the kernel's root: named in full.
+    assert approval.origin(ws).words(str(root / "notebooks")) == \
+        f"kept in {root / '.kli' / 'settings.json'}"
+    other = Workspace(str(root))  # another notebook of the repository starts from it
+    assert approval.modes(other.settings)[0] == {"file": "review", "shell": "review",
+                                                 "eval": "review"}
+
+
+def test_a_choice_that_cannot_be_kept_is_switched_in_this_kernel_and_says_why(root: Path) -> None:
+    (root / ".kli").mkdir()
+    broken = root / ".kli" / "settings.json"
+    broken.write_text("{not json")
+    ws = Workspace(str(root))
+    with pytest.raises(approval.KeepError, match=r"this kernel only, not kept: .*not valid JSON"):
+        approval.set_mode(ws, "review", "file", keep=True)
+    assert broken.read_text() == "{not json"
+    assert ws.host_setting("approval") == (True, {"file": "review", "shell": "auto",
+                                                  "eval": "auto"})
 
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "notebook"

@@ -67,6 +67,20 @@ def test_a_changes_request_with_a_mistyped_session_or_limit_is_a_bad_request(ext
     assert isinstance(ok, Request) and ok.op == "changes"
 
 
+@pytest.mark.parametrize(("extra", "valid"), [
+    ({"mode": "review"}, True), ({"mode": "review", "keep": True}, True),
+    ({"keep": False}, True),  # only where the modes are kept changes
+    ({}, False), ({"mode": "later"}, False), ({"mode": "auto", "keep": "yes"}, False),
+    ({"keep": None}, False), ({"mode": "auto", "kind": "disk"}, False),
+])
+def test_an_approval_request_needs_a_mode_or_a_keep(extra: dict[str, Any], valid: bool) -> None:
+    got = parse_request({"id": 1, "op": "approval", **extra}, PROFILE_CHOICES, UI_OPS)
+    if valid:
+        assert isinstance(got, Request) and got.op == "approval"
+    else:
+        assert isinstance(got, BadRequest) and "'keep'" in got.text
+
+
 def test_a_line_that_is_not_json_is_bad_json_naming_where() -> None:
     got = decode_line('{"id": 1,')
     assert isinstance(got, BadRequest) and got.error == "bad_json" and "column" in got.text
