@@ -56,10 +56,10 @@ def _error(rid: Any, code: str, text: str) -> dict[str, Any]:
     return message(P.ERROR, id=rid, error=code, text=text)
 
 
-def _origin_fields(origin: Any, kept: Any) -> dict[str, str]:
-    """An ``approval`` message's ``origin`` and ``kept`` (absent when not known / not kept)."""
-    fields = {"origin": origin} if isinstance(origin, str) else {}
-    return {**fields, "kept": kept} if isinstance(kept, str) else fields
+def _origin_fields(origin: Any, kept: Any, said: Any) -> dict[str, str]:
+    """An ``approval`` message's ``origin``, ``kept`` and ``said`` (each absent when not known)."""
+    fields = {"origin": origin, "kept": kept, "said": said}
+    return {k: v for k, v in fields.items() if isinstance(v, str)}
 
 
 def _slim(event: dict[str, Any]) -> dict[str, Any]:
@@ -163,7 +163,8 @@ class Hub:
                                text=event["text"])
             else:
                 data = message(P.APPROVAL, approval=event["modes"],
-                               **_origin_fields(event.get("origin"), event.get("kept")))
+                               **_origin_fields(event.get("origin"), event.get("kept"),
+                                                event.get("said")))
             self._broadcast(comms, data)
             return
         with self._lock:
@@ -411,7 +412,7 @@ class Hub:
         from kli.tools.core import approval
 
         where = approval.origin(self.ws)
-        return _origin_fields(where.where, where.file)
+        return _origin_fields(where.where, where.file, where.words(self.ws.root))
 
     def _modes(self) -> dict[str, str]:
         from kli.tools.core import approval

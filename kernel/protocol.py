@@ -255,7 +255,7 @@ ProposalKind = Enum("ProposalKind", ("repair", approval.KIND), open=True)
 BulkAction = Enum("BulkAction", approval.BULK_ACTIONS)
 ModelError = Enum("ModelError", MODEL_ERRORS, open=True)
 ENUMS = (FileStatus, ResolvedStatus, EventSource, ResolvedBy, RequestError, ApprovalMode,
-         ApprovalKind, ProposalKind, BulkAction, ModelError)
+         ApprovalKind, ApprovalOrigin, ProposalKind, BulkAction, ModelError)
 
 # -- shapes ---------------------------------------------------------------------------------
 MARK = Shape("Mark", "A character range in FILE.after that a repair changed.", (
@@ -470,6 +470,8 @@ UI_HELLO = Shape("HelloMsg", "The kernel's answer to a `kli.ui` comm_open, and t
           "`origin`)", required=False),
     Field("approval_kept", STR, "the settings file they are kept in (as `approval`'s `kept`)",
           required=False),
+    Field("approval_said", STR, "where the modes come from, in words for a person (as "
+          "`approval`'s `said`)", required=False),
     Field("root", STR, "the tools' root (absolute): paths in events are relative to it, so the "
           "extension finds the open notebook a `PATH#CELL_ID` names", required=False),
 ), op="hello", target=UI_TARGET)
@@ -508,6 +510,9 @@ APPROVAL = Shape("ApprovalMsg", "The approval modes changed (the panel's switch,
           "(a settings file sets them: a restart starts from them), `kernel` (switched in this "
           "kernel only: a restart starts from the settings files again)", required=False),
     Field("kept", STR, "with origin `kept`: the settings file (absolute path)", required=False),
+    Field("said", STR, "where the modes come from, in words for a person (`kept in "
+          ".kli/settings.json`, `this kernel only: …`), as `%kli approval` says it",
+          required=False),
     Field("problem", STR, "in the reply to a request whose `keep` could not be written: why "
           "(the switch was made, in this kernel only)", required=False),
 ), op="approval", target=UI_TARGET)

@@ -171,9 +171,21 @@ export class UiConnection {
     return this._request('changes', fields) as Promise<IChangesMsg | IErrorMsg>;
   }
 
-  /** Switch approval mode live for one kind of action, or every kind. */
-  setApproval(mode: string, kind?: string): Promise<Reply> {
-    return this._request('approval', kind ? { mode, kind } : { mode });
+  /** Switch approval mode for one kind of action, or every kind (no mode: the modes stay);
+   * `keep`: true keeps the choice in a settings file, false for this kernel only, absent:
+   * where it is now. */
+  setApproval(mode: string | null, kind?: string, keep?: boolean): Promise<Reply> {
+    const fields: Record<string, unknown> = {};
+    if (mode) {
+      fields.mode = mode;
+    }
+    if (kind) {
+      fields.kind = kind;
+    }
+    if (keep !== undefined) {
+      fields.keep = keep;
+    }
+    return this._request('approval', fields);
   }
 
   /** Ask the kernel to replay recent events (answered by a new hello). */
@@ -256,7 +268,11 @@ export class UiConnection {
         this._dispatch({ type: 'expired', msg });
         break;
       case 'approval':
-        this._dispatch({ type: 'approval', approval: msg.approval });
+        this._dispatch({
+          type: 'approval',
+          approval: msg.approval,
+          origin: { origin: msg.origin, kept: msg.kept, said: msg.said }
+        });
         break;
       case 'model_read':
       case 'model_apply':

@@ -56,6 +56,9 @@ export type ApprovalMode = (typeof APPROVAL_MODE_VALUES)[number];
 export const APPROVAL_KIND_VALUES = ['file', 'shell', 'eval'] as const;
 export type ApprovalKind = (typeof APPROVAL_KIND_VALUES)[number];
 
+export const APPROVAL_ORIGIN_VALUES = ['default', 'kept', 'kernel'] as const;
+export type ApprovalOrigin = (typeof APPROVAL_ORIGIN_VALUES)[number];
+
 export const PROPOSAL_KIND_VALUES = ['repair', 'call'] as const;
 export type ProposalKind = (typeof PROPOSAL_KIND_VALUES)[number];
 
@@ -352,6 +355,8 @@ export interface IHelloMsg {
   approval_origin?: ApprovalOrigin;
   /** the settings file they are kept in (as `approval`'s `kept`) */
   approval_kept?: string;
+  /** where the modes come from, in words for a person (as `approval`'s `said`) */
+  approval_said?: string;
   /** the tools' root (absolute): paths in events are relative to it, so the extension finds the open notebook a `PATH#CELL_ID` names */
   root?: string;
 }
@@ -482,6 +487,8 @@ export interface IApprovalMsg {
   origin?: ApprovalOrigin;
   /** with origin `kept`: the settings file (absolute path) */
   kept?: string;
+  /** where the modes come from, in words for a person (`kept in .kli/settings.json`, `this kernel only: …`), as `%kli approval` says it */
+  said?: string;
   /** in the reply to a request whose `keep` could not be written: why (the switch was made, in this kernel only) */
   problem?: string;
 }

@@ -45,7 +45,7 @@ def test_a_kept_review_choice_survives_a_kernel_restart(fresh_kernel: Any) -> No
     # Kept: written to the project's settings file, and a restart starts with it.
     reply = h.request(ui, {"op": "approval", "mode": "review", "keep": True})
     assert reply["approval"] == REVIEW and reply["origin"] == "kept"
-    assert reply["kept"] == str(settings)
+    assert reply["kept"] == str(settings) and reply["said"] == "kept in .kli/settings.json"
     assert json.loads(settings.read_text()) == {"approval": REVIEW}
     restart(h)
     ui, hello = h.open_comm("kli.ui", {"replay": 0})
@@ -62,7 +62,7 @@ def test_a_kept_review_choice_survives_a_kernel_restart(fresh_kernel: Any) -> No
     assert reply["origin"] == "kept"
     assert json.loads(settings.read_text())["approval"]["shell"] == "auto"
     said = out(h, "%kli approval --no-keep")
-    assert "(this kernel only: a restart starts from the settings files again)" in said
+    assert "(this kernel only: a restart forgets it)" in said
     assert json.loads(settings.read_text()) == {}
     # a keep request with no mode: only where the modes are kept changes
     reply = h.request(ui, {"op": "approval", "keep": True})

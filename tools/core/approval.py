@@ -169,8 +169,8 @@ class Origin:
             rel = os.path.relpath(self.file, root)
             return f"kept in {self.file if rel.startswith('..') else rel}"
         if self.where == KERNEL_ONLY:
-            return "this kernel only: a restart starts from the settings files again"
-        return "the default: no 'approval' setting"
+            return "this kernel only: a restart forgets it"
+        return "the default (no 'approval' setting)"
 
 
 def _file_setting(path: str) -> tuple[bytes | None, dict[str, Any]]:
@@ -280,7 +280,7 @@ def set_mode(ws: Workspace, mode: str | None, kind: str | None = None,
         problem = str(exc)
     where = origin(ws)
     ws.emit({"kind": "approval", "modes": dict(current), "origin": where.where,
-             "kept": where.file})
+             "kept": where.file, "said": where.words(ws.root)})
     if problem is not None:
         raise KeepError(f"switched in this kernel only, not kept: {problem}.")
     return current

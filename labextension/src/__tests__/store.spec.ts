@@ -220,6 +220,43 @@ describe('review queue', () => {
     expect(s.approval).toEqual({ file: 'auto', shell: 'review' });
   });
 
+  it('knows where the modes come from: said by the hello, then by each approval message', () => {
+    const kept = reduce(INITIAL_STATE, {
+      type: 'hello',
+      msg: {
+        op: 'hello',
+        protocol: 1,
+        events: [],
+        pending: [],
+        sessions: [],
+        tools: [],
+        approval: { file: 'review', shell: 'review', eval: 'review' },
+        approval_origin: 'kept',
+        approval_kept: '/p/.kli/settings.json',
+        approval_said: 'kept in .kli/settings.json'
+      }
+    });
+    expect(kept.approvalOrigin).toEqual({
+      origin: 'kept',
+      kept: '/p/.kli/settings.json',
+      said: 'kept in .kli/settings.json'
+    });
+    const live = reduce(kept, {
+      type: 'approval',
+      approval: { file: 'auto', shell: 'review', eval: 'review' },
+      origin: { origin: 'kernel', said: 'this kernel only: a restart forgets it' }
+    });
+    expect(live.approvalOrigin).toEqual({
+      origin: 'kernel',
+      kept: '',
+      said: 'this kernel only: a restart forgets it'
+    });
+    // An older kernel's message says nothing of it: what was known stays.
+    const older = reduce(live, { type: 'approval', approval: { file: 'review' } });
+    expect(older.approvalOrigin).toEqual(live.approvalOrigin);
+    expect(ready.approvalOrigin).toEqual({ origin: '', kept: '', said: '' });
+  });
+
   it('a proposed held call joins the one queue once, and its session is known', () => {
     let s = reduce(ready, { type: 'proposed', candidate: held });
     s = reduce(s, { type: 'proposed', candidate: { ...held, command: 'rm -rf dist' } });

@@ -32,10 +32,21 @@ export interface IActivityState {
   summaryArgs: Record<string, string[]>;
   /** The approval mode of each kind of action (`file`, `shell`, `eval`: `auto` / `review`). */
   approval: Record<string, string>;
+  /** Where the modes come from (the kernel's `origin`, `kept`, `said`; empty: not said). */
+  approvalOrigin: IApprovalOrigin;
   /** True once the kernel's hello arrived. */
   ready: boolean;
   /** The tools' root (absolute), from the hello: event paths are relative to it. */
   root?: string | null;
+}
+
+/** Where the approval modes come from: kept in a settings file, this kernel only, the default. */
+export interface IApprovalOrigin {
+  origin: string;
+  /** The settings file they are kept in (origin `kept`). */
+  kept: string;
+  /** The kernel's words for the person ("kept in .kli/settings.json"). */
+  said: string;
 }
 
 export type Action =
@@ -44,7 +55,7 @@ export type Action =
   | { type: 'resolved'; msg: IResolvedMsg }
   | { type: 'proposed'; candidate: ICandidate }
   | { type: 'expired'; msg: IExpiredMsg }
-  | { type: 'approval'; approval: Record<string, string> }
+  | { type: 'approval'; approval: Record<string, string>; origin?: Partial<IApprovalOrigin> }
   | { type: 'reset' };
 
 export const INITIAL_STATE: IActivityState = {
@@ -54,8 +65,13 @@ export const INITIAL_STATE: IActivityState = {
   resolved: {},
   summaryArgs: {},
   approval: {},
+  approvalOrigin: { origin: '', kept: '', said: '' },
   ready: false
 };
+
+function originOf(o: Partial<IApprovalOrigin> | undefined, was: IApprovalOrigin): IApprovalOrigin {
+  return o?.origin ? { origin: o.origin, kept: o.kept ?? '', said: o.said ?? '' } : was;
+}
 
 function addSession(sessions: ISessionInfo[], id?: string, label?: string): ISessionInfo[] {
   if (!id || sessions.some(s => s.id === id)) {
@@ -97,8 +113,26 @@ export function reduce(state: IActivityState, action: Action): IActivityState {
         }
       }
       const approval = action.msg.approval ?? state.approval;
+      const approvalOrigin = originOf(
+        {
+          origin: action.msg.approval_origin,
+          kept: action.msg.approval_kept,
+          said: action.msg.approval_said
+        },
+        state.approvalOrigin
+      );
       const root = action.msg.root ?? state.root ?? null;
-      return { ...state, events, pending, sessions, summaryArgs, approval, root, ready: true };
+      return {
+        ...state,
+        events,
+        pending,
+        sessions,
+        summaryArgs,
+        approval,
+        approvalOrigin,
+        root,
+        ready: true
+      };
     }
     case 'event': {
       const e = action.event;
@@ -141,7 +175,11 @@ export function reduce(state: IActivityState, action: Action): IActivityState {
       };
     }
     case 'approval':
-      return { ...state, approval: { ...action.approval } };
+      return {
+        ...state,
+        approval: { ...action.approval },
+        approvalOrigin: originOf(action.origin, state.approvalOrigin)
+      };
     case 'resolved': {
       const { candidate, status, text, by } = action.msg;
       return {

@@ -10,7 +10,7 @@ import { IEditorLanguageRegistry } from '@jupyterlab/codemirror';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { LabIcon } from '@jupyterlab/ui-components';
 import { isKliKernel } from '../connection';
-import { ActivityPanel } from '../widgets/activity';
+import { APPROVAL_KINDS, ActivityPanel } from '../widgets/activity';
 import { keepPanelWidth } from '../widgets/panelwidth';
 
 const ICON_SVG = `<svg xmlns="http://www.w3.org/2000/svg" width="16" height="16" viewBox="0 0 24 24">
@@ -27,6 +27,15 @@ export const activityIcon = new LabIcon({
 
 /** Command that shows the panel (also in the command palette as "Show kli activity"). */
 export const SHOW_COMMAND = 'kli-kernel:show-activity';
+
+/** Command that shows the panel's Timeline (the recorded changes, with Undo). */
+export const TIMELINE_COMMAND = 'kli-kernel:show-timeline';
+
+/** Commands that switch review, per kind of action (`kli-kernel:review-file`…) or every kind. */
+export const REVIEW_COMMAND = 'kli-kernel:review';
+
+/** Command that keeps the review choice in the project's settings file (or this kernel only). */
+export const KEEP_COMMAND = 'kli-kernel:keep-review';
 
 /** `JupyterFrontEnd.name` of Notebook 7's application. */
 const NOTEBOOK_APP_NAME = 'Jupyter Notebook';
@@ -59,6 +68,7 @@ export const activityPlugin: JupyterFrontEndPlugin<void> = {
     if (app.name !== NOTEBOOK_APP_NAME) {
       palette?.addItem({ command: SHOW_COMMAND, category: 'kli' });
     }
+    addReviewCommands(app, panel, palette);
 
     let watched: NotebookPanel | null = null;
     const follow = (): void => {
@@ -83,3 +93,67 @@ export const activityPlugin: JupyterFrontEndPlugin<void> = {
     follow();
   }
 };
+
+/**
+ * The approval switch and the Timeline as commands (and palette items): one toggle per kind of
+ * action and one for every kind, the Keep toggle, and "Show the kli Timeline". Each toggle
+ * shows the current kernel's state; they are enabled only with a kli kernel's answer.
+ */
+function addReviewCommands(
+  app: JupyterFrontEnd,
+  panel: ActivityPanel,
+  palette: ICommandPalette | null
+): void {
+  const ids: string[] = [];
+  const toggle = (id: string, label: string, caption: string, kind: string | null): void => {
+    app.commands.addCommand(id, {
+      label,
+      caption,
+      isEnabled: () => panel.approvalReady,
+      isToggled: () => panel.reviewing(kind),
+      execute: () => panel.setReview(kind, !panel.reviewing(kind))
+    });
+    ids.push(id);
+  };
+  toggle(
+    REVIEW_COMMAND,
+    "Review an agent's calls before they run",
+    "Hold each of an agent's changes to files, shell commands and Python evaluations until you accept or reject it",
+    null
+  );
+  for (const [kind, , what] of APPROVAL_KINDS) {
+    toggle(
+      `${REVIEW_COMMAND}-${kind}`,
+      `Review an agent's ${what} before they run`,
+      `Hold each of an agent's ${what} until you accept or reject it`,
+      kind
+    );
+  }
+  app.commands.addCommand(KEEP_COMMAND, {
+    label: 'Keep the review choice for this project',
+    caption:
+      "Keep the review switches in the project's settings file (.kli/settings.json), so a " +
+      'restarted kernel and new notebooks start with them; off: this kernel only',
+    isEnabled: () => panel.approvalReady,
+    isToggled: () => panel.kept,
+    execute: () => panel.setKeep(!panel.kept)
+  });
+  ids.push(KEEP_COMMAND);
+  app.commands.addCommand(TIMELINE_COMMAND, {
+    label: 'Show the kli Timeline',
+    caption: "The recorded changes of this notebook's kernel, each with Undo",
+    execute: () => {
+      app.shell.activateById(panel.id);
+      panel.showTimeline();
+    }
+  });
+  ids.push(TIMELINE_COMMAND);
+  panel.approvalChanged = () => {
+    for (const id of ids) {
+      app.commands.notifyCommandChanged(id);
+    }
+  };
+  for (const command of ids) {
+    palette?.addItem({ command, category: 'kli' });
+  }
+}

@@ -168,7 +168,7 @@ class EventRow extends Widget {
 }
 
 /** The kinds of action approval mode holds, as the switch names them. */
-const APPROVAL_KINDS: [string, string, string][] = [
+export const APPROVAL_KINDS: [string, string, string][] = [
   ['file', 'files', 'changes to files'],
   ['shell', 'shell', 'shell commands'],
   ['eval', 'eval', 'Python evaluations']
@@ -281,14 +281,30 @@ export class ActivityPanel extends Widget {
       box.className = `kli-Approval-${kind}`;
       box.dataset.kind = kind;
       box.title = `Hold each of an agent's ${what} until you accept or reject it`;
-      box.addEventListener('change', () => {
-        void this._conn?.setApproval(box.checked ? 'review' : 'auto', kind);
-      });
+      box.addEventListener('change', () => void this.setReview(kind, box.checked));
       wrap.append(box, ` ${label}`);
       switches.append(wrap);
       this._approval.set(kind, box);
     }
     head.append(switches);
+    // Whether the choice lasts: kept in a settings file, or this kernel only (said plainly).
+    const keeping = document.createElement('div');
+    keeping.className = 'kli-Approval-keeping';
+    const keepWrap = document.createElement('label');
+    keepWrap.className = 'kli-Approval-keepLabel';
+    this._keep = document.createElement('input');
+    this._keep.type = 'checkbox';
+    this._keep.className = 'kli-Approval-keep';
+    this._keep.title =
+      "Keep this choice in the project's settings file (.kli/settings.json), so a restarted " +
+      'kernel and new notebooks start with it; unchecked, it lasts for this kernel only';
+    this._keep.addEventListener('change', () => void this.setKeep(this._keep.checked));
+    keepWrap.append(this._keep, ' Keep');
+    this._origin = document.createElement('span');
+    this._origin.className = 'kli-Approval-origin';
+    this._origin.setAttribute('role', 'status');
+    keeping.append(keepWrap, this._origin);
+    head.append(keeping);
 
     const filters = document.createElement('div');
     filters.className = 'kli-Activity-filters';
@@ -380,6 +396,44 @@ export class ActivityPanel extends Widget {
 
   get connection(): UiConnection | null {
     return this._conn;
+  }
+
+  /** Whether the kernel's approval modes are known (a kli kernel answered). */
+  get approvalReady(): boolean {
+    return !!this._conn?.state.ready && Object.keys(this._conn.state.approval).length > 0;
+  }
+
+  /** Whether an agent's calls of `kind` (every kind when null) wait for review. */
+  reviewing(kind: string | null): boolean {
+    const modes = this._conn?.state.approval ?? {};
+    const kinds = kind ? [kind] : APPROVAL_KINDS.map(([k]) => k);
+    return this.approvalReady && kinds.every(k => modes[k] === 'review');
+  }
+
+  /** Whether the approval choice is kept in a settings file. */
+  get kept(): boolean {
+    return this._conn?.state.approvalOrigin.origin === 'kept';
+  }
+
+  /** Switch review for `kind` (null: every kind), where the choice is kept now. */
+  async setReview(kind: string | null, on: boolean): Promise<void> {
+    this._said(await this._conn?.setApproval(on ? 'review' : 'auto', kind ?? undefined));
+  }
+
+  /** Keep the approval choice in a settings file (true) or for this kernel only (false). */
+  async setKeep(keep: boolean): Promise<void> {
+    this._said(await this._conn?.setApproval(null, undefined, keep));
+  }
+
+  /** Show the Timeline view (the panel itself is shown by the caller). */
+  showTimeline(): void {
+    this._showView('timeline');
+  }
+
+  /** A keep the kernel could not write: say why, until the next answer. */
+  private _said(reply: { op: string; problem?: string; text?: string } | undefined): void {
+    this._problem = reply?.op === 'approval' ? (reply.problem ?? '') : (reply?.text ?? '');
+    this._render();
   }
 
   dispose(): void {
@@ -486,7 +540,18 @@ export class ActivityPanel extends Widget {
       box.checked = state?.approval[kind] === 'review';
       box.disabled = !state?.ready || !(kind in (state?.approval ?? {}));
     }
+    const origin = state?.approvalOrigin;
+    this._keep.checked = origin?.origin === 'kept';
+    // An older kernel does not say where its modes come from, nor keeps them.
+    this._keep.disabled = !state?.ready || !origin?.origin;
+    this._origin.textContent = [origin?.said ?? '', this._problem].filter(Boolean).join(' — ');
+    this._origin.dataset.origin = origin?.origin ?? '';
+    this._origin.title = origin?.kept ?? '';
+    this.approvalChanged?.();
   }
+
+  /** Called after the approval switches are drawn (the palette's toggles follow them). */
+  approvalChanged: (() => void) | null = null;
 
   private _renderPending(state: IActivityState | null): void {
     const pending = state ? visiblePending(state, this._filter) : [];
@@ -573,6 +638,9 @@ export class ActivityPanel extends Widget {
   private _whereText = '';
   private _filter: IFilter = { session: '', tool: '', path: '' };
   private _approval = new Map<string, HTMLInputElement>();
+  private _keep: HTMLInputElement;
+  private _origin: HTMLSpanElement;
+  private _problem = '';
   private _pathSelect: HTMLSelectElement;
   private _bulkOutcome: HTMLParagraphElement;
   private _rows = new Map<string, EventRow>();

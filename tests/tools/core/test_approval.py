@@ -319,7 +319,8 @@ def test_approval_switches_live_per_kind_and_for_all(root: Path) -> None:
                                                        "eval": "auto"}
     assert events[-1] == {"kind": "approval", "modes": {"file": "review", "shell": "auto",
                                                         "eval": "auto"},
-                          "origin": "kernel", "kept": None}
+                          "origin": "kernel", "kept": None,
+                          "said": "this kernel only: a restart forgets it"}
     r = ws.call("write", {"path": "b.txt", "content": "x\n"}, agent, source="agent")
     assert r.details["status"] == "pending"
     approval.set_mode(ws, "auto")
