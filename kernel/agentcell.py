@@ -86,7 +86,9 @@ def run_in_cell(hub: Any, shell: Any, task: str, *, model: Any, profile: str,
     ws = hub.ws
     session = ws.open_session(f"agent: {bounded(task, TASK_HEAD)}")
     host = SessionHost(ws, session)
-    view = StepsView(shell, f"kli agent ({session.label}, {getattr(model, 'model', 'model')})")
+    # A model's label names what it is (a replay says it is a recording); else its id.
+    named = getattr(model, "label", None) or getattr(model, "model", "model")
+    view = StepsView(shell, f"kli agent ({session.label}, {named})")
     events: queue.Queue[Event] = queue.Queue()
     loop = asyncio.new_event_loop()
     ready = threading.Event()

@@ -490,7 +490,8 @@ def make_matcher(shell: Any) -> Callable[[Any], dict[str, Any]]:
 AGENT_USAGE = (
     "Usage: %kli agent [--model ID] [--profile kli|slmcode|all] [--steps N] [--wait SECONDS] "
     "TASK…  (or %%kli agent [OPTIONS] with the task as the cell). The model is a litellm id "
-    "(openai/gpt-4.1-mini, ollama/qwen2.5-coder…), by default KLI_AGENT_MODEL."
+    "(openai/gpt-4.1-mini, ollama/qwen2.5-coder…) or replay:FILE (a recorded model), by "
+    "default KLI_AGENT_MODEL."
 )
 _AGENT_OPTIONS = {"--model": str, "--profile": str, "--steps": int, "--wait": float}
 
@@ -701,9 +702,9 @@ class KliMagics(Magics):
             self._print(f"%kli agent: {exc}\n{AGENT_USAGE}", error=True)
             return
         try:
-            from kli.tools.agentmodels import litellm_model
+            from kli.tools.agentmodels import agent_model
 
-            model = litellm_model(options.get("model"))
+            model = agent_model(options.get("model"))
         except (ImportError, ValueError) as exc:
             self._print(f"%kli agent: {exc}", error=True)
             return

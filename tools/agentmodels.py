@@ -12,12 +12,20 @@ endpoints are each provider's own variables (``OPENAI_API_KEY``, ``OPENAI_BASE_U
 ``ANTHROPIC_API_KEY``, ``OLLAMA_API_BASE``…), read by litellm. litellm is the ``ai`` extra
 (``pip install "kli-kernel[ai]"``); it is imported on the first call, never when ``kli.tools``
 is, and with ``LITELLM_LOCAL_MODEL_COST_MAP=True`` so it never fetches its price list.
+
+A recorded model answers with no key and no network: ``replay:PATH`` (``ReplayModel``) plays
+the replies a ``RecordingModel`` saved from a real run of the loop, in order, and refuses when
+the run departs from the recording. ``agent_model(id)`` picks the one an id names.
 """
 
 from __future__ import annotations
 
+import inspect
+import json
 import os
+import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 MODEL_VAR = "KLI_AGENT_MODEL"
@@ -113,8 +121,202 @@ def litellm_model(model: str | None = None, **options: Any) -> LitellmModel:
     return LitellmModel(model, **options)
 
 
-if TYPE_CHECKING:  # a LitellmModel is an AsyncModel (kli.tools.roles): mypy checks it conforms
-    from kli.tools.roles import AsyncModel
+def agent_model(model: str | None = None, **options: Any) -> LitellmModel | ReplayModel:
+    """The model an id names (default ``KLI_AGENT_MODEL``): ``replay:PATH`` is the recording
+    at PATH (``ReplayModel``, relative to the working directory; ``options`` are not used),
+    any other id a litellm model. ValueError when no id is set or the recording is unusable;
+    ImportError naming the extra when litellm is needed and missing (on the first call)."""
+    chosen = model_id(model)
+    if chosen.startswith(REPLAY_PREFIX):
+        return ReplayModel(chosen[len(REPLAY_PREFIX):])
+    return LitellmModel(chosen, **options)
+
+
+# -- a recorded model -------------------------------------------------------------------------
+REPLAY_PREFIX = "replay:"
+REPLAY_FORMAT = "kli agent replay 1"
+PROPOSAL_ID = re.compile(r"\bp\d+\b")  # a held call's proposal id: p1 when recorded, pN here
+SHOWN_DIFF = 200  # characters either side of the first difference a refusal shows
+
+
+class ReplayDeparted(ValueError):
+    """The run is not the recorded one, so the recording has no reply for it. The text is
+    for the person running the replay (it ends the run; the cell or the chat shows it)."""
+
+
+def _request_of(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
+                ) -> dict[str, Any]:
+    """What a replay checks of one turn's request: the conversation's length, whether tools
+    were offered, and its last message (a tool result, the task, the loop's final request)."""
+    last = messages[-1] if messages else {}
+    content = last.get("content")
+    return {"messages": len(messages), "tools": tools is not None,
+            "last": {"role": last.get("role"),
+                     "content": content if isinstance(content, str) else ""}}
+
+
+def _reply_of(response: dict[str, Any]) -> dict[str, Any]:
+    """The assistant message of a chat-completions response, as a recording keeps it: its
+    text and its tool calls (id, name, arguments as sent), nothing provider-specific."""
+    message = (response.get("choices") or [{}])[0].get("message") or {}
+    reply: dict[str, Any] = {"role": "assistant", "content": message.get("content")}
+    calls = []
+    for call in message.get("tool_calls") or []:
+        function = call.get("function") or {}
+        calls.append({"id": call.get("id"), "type": "function",
+                      "function": {"name": function.get("name"),
+                                   "arguments": function.get("arguments")}})
+    if calls:
+        reply["tool_calls"] = calls
+    return reply
+
+
+class RecordingModel:
+    """A model that records: each call goes to ``inner`` (a ``Model`` or an ``AsyncModel``)
+    and its request and reply are kept; ``recording()`` is them as a replay file's content and
+    ``save(path)`` writes it (atomically). ``about`` says how the recording was made; the
+    file names itself a recording. A run of the loop with this model is the run a
+    ``ReplayModel`` of the file plays back."""
+
+    def __init__(self, inner: Any, *, about: str = "", recorded_from: str | None = None) -> None:
+        self.inner = inner
+        self.about = about
+        self.model = getattr(inner, "model", "model")
+        self.recorded_from = recorded_from or str(self.model)
+        self.turns: list[dict[str, Any]] = []
+        self.task: str | None = None
+
+    def __call__(self, messages: list[dict[str, Any]],
+                 tools: list[dict[str, Any]] | None) -> Any:
+        request = _request_of(messages, tools)
+        if self.task is None:
+            self.task = next((m.get("content") for m in messages if m.get("role") == "user"),
+                             None)
+        response = self.inner(messages, tools)
+        if inspect.isawaitable(response):
+            return self._kept_later(request, response)
+        self.turns.append({"request": request, "reply": _reply_of(response)})
+        return response
+
+    async def _kept_later(self, request: dict[str, Any], pending: Any) -> dict[str, Any]:
+        response: dict[str, Any] = await pending
+        self.turns.append({"request": request, "reply": _reply_of(response)})
+        return response
+
+    def recording(self) -> dict[str, Any]:
+        return {"format": REPLAY_FORMAT,
+                "label": "a recorded model (replay): no model runs when this is played",
+                "about": self.about, "recorded_from": self.recorded_from, "task": self.task,
+                "turns": self.turns}
+
+    def text(self) -> str:
+        """The replay file's text (JSON, one key a line at the top)."""
+        return json.dumps(self.recording(), indent=1, ensure_ascii=False) + "\n"
+
+    def save(self, path: str | Path) -> None:
+        from kli.tools.core.atomic import write_atomic
+
+        write_atomic(str(Path(path).resolve()), self.text().encode())
+
+
+def _first_difference(want: str, got: str) -> str:
+    at = next((i for i, (a, b) in enumerate(zip(want, got, strict=False)) if a != b),
+              min(len(want), len(got)))
+    start = max(0, at - SHOWN_DIFF // 4)
+    return (f"the recording has «…{want[start:at + SHOWN_DIFF]}…»\n"
+            f"this run has       «…{got[start:at + SHOWN_DIFF]}…»")
+
+
+class ReplayModel:
+    """A recorded model: answers turn N of a run with the recording's reply N, no network and
+    no key. ``model`` is ``replay:PATH``; ``label`` names it as a recording wherever it shows.
+
+    It answers only the conversation it was recorded in. Before each reply it checks the run
+    so far against the recording, and raises ``ReplayDeparted`` (saying where, for a person)
+    at the first departure:
+
+    - the task (the first user message) is the recorded one;
+    - the conversation has the recorded length and the reply asked for is one the recording
+      has (the run's turn is the count of replies already in the conversation);
+    - tools are offered, or not (the loop's final request), as they were;
+    - the last message is the recorded one: its role, and its text exactly — each tool result
+      as the tool returned it when recorded — except a held call's proposal id (``p1`` when
+      recorded may be ``p4`` in a kernel that held calls before).
+
+    The system prompt and the tools' schemas are not compared: they do not change what the
+    tools returned. It keeps no state between calls, so one model can play several runs.
+    Reports no token usage (nothing was spent)."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.model = f"{REPLAY_PREFIX}{path}"
+        self.label = f"{self.model} — a recorded model (replay), not a live one"
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise ValueError(f"the replay {path} cannot be read: {exc.strerror or exc}; "
+                             "a replay's path is relative to the kernel's working "
+                             "directory (the notebook's folder)") from None
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"the replay {path} is not JSON ({exc})") from None
+        if not (isinstance(data, dict) and data.get("format") == REPLAY_FORMAT
+                and isinstance(data.get("turns"), list) and isinstance(data.get("task"), str)):
+            raise ValueError(f"{path} is not a replay file (format {REPLAY_FORMAT!r}, a task "
+                             "and its turns; RecordingModel.save writes one)")
+        self.task: str = data["task"]
+        self.turns: list[dict[str, Any]] = data["turns"]
+        self.about: str = str(data.get("about") or "")
+
+    def __call__(self, messages: list[dict[str, Any]],
+                 tools: list[dict[str, Any]] | None) -> dict[str, Any]:
+        turn = sum(1 for m in messages if m.get("role") == "assistant")
+        self._check(turn, messages, tools)
+        reply = self.turns[turn]["reply"]
+        return {"id": f"replay-{turn + 1}", "object": "chat.completion", "model": self.model,
+                "choices": [{"index": 0, "message": reply,
+                             "finish_reason": "tool_calls" if reply.get("tool_calls")
+                             else "stop"}]}
+
+    def _departed(self, turn: int, why: str) -> ReplayDeparted:
+        return ReplayDeparted(
+            f"The replay {self.path.name} stops at reply {turn + 1}: {why}\nA recorded model "
+            "answers only the run it was recorded in, so it cannot go on. Run the demo's cells "
+            "from the top as written (a fresh kernel, review on, the held edit accepted), or "
+            "use a live model (--model ID).")
+
+    def _check(self, turn: int, messages: list[dict[str, Any]],
+               tools: list[dict[str, Any]] | None) -> None:
+        task = next((m.get("content") for m in messages if m.get("role") == "user"), None)
+        if task != self.task:
+            raise self._departed(turn, f"this recording answers the task «{self.task}», and "
+                                       f"this run's task is «{task}».")
+        if turn >= len(self.turns):
+            raise self._departed(turn, f"the recording has {len(self.turns)} replies, and the "
+                                       "run asks for one more.")
+        want = self.turns[turn]["request"]
+        got = _request_of(messages, tools)
+        if got["messages"] != want["messages"]:
+            raise self._departed(turn, f"the conversation has {got['messages']} messages where "
+                                       f"the recording had {want['messages']}.")
+        if got["tools"] != want["tools"]:
+            offered = "offered tools" if want["tools"] else "asked for the final answer"
+            raise self._departed(turn, f"the recorded run {offered} at this turn.")
+        if got["last"]["role"] != want["last"]["role"]:
+            raise self._departed(turn, f"the last message is from {got['last']['role']} where "
+                                       f"the recording's was from {want['last']['role']}.")
+        recorded = PROPOSAL_ID.sub("p#", want["last"]["content"])
+        now = PROPOSAL_ID.sub("p#", got["last"]["content"])
+        if recorded != now:
+            what = ("the tool's result is not the one recorded"
+                    if want["last"]["role"] == "tool" else "the last message is not the recorded one")
+            raise self._departed(turn, f"{what}:\n{_first_difference(recorded, now)}")
+
+
+if TYPE_CHECKING:  # mypy checks each conforms to its role (kli.tools.roles)
+    from kli.tools.roles import AsyncModel, Model
 
     def _is_model(model: LitellmModel) -> AsyncModel:
+        return model
+
+    def _is_replay(model: ReplayModel) -> Model:
         return model
