@@ -210,10 +210,18 @@ class KliKernel(IPythonKernel):
     def run_call(self, tool: str, fn: Callable[[], T],
                  done: Callable[[T | None, BaseException | None], None]) -> None:
         """Run a tool call: at once on this thread when the tool does not touch the image
-        (its registry entry says so), else in the image after any running cell."""
+        (its registry entry says so), else in the image after any running cell. A tool that
+        only waits for a person (``waits``: ``await_decision``) waits on a thread of its own
+        and replies from there: the message that asked for it is handled at once, so the
+        kernel's status goes back to idle while only an agent waits (the person saw Busy for
+        as long as the wait, up to ten minutes); real work keeps its busy until it ends."""
         from kli.tools.registry import REGISTRY
 
         entry = REGISTRY.tools.get(tool)
+        if entry is not None and entry.waits and not entry.touches_image:
+            threading.Thread(target=_finish, args=(fn, done), name=f"kli-{tool}",
+                             daemon=True).start()
+            return
         if entry is not None and not entry.touches_image:
             _finish(fn, done)
             return
