@@ -371,3 +371,25 @@ def test_a_live_checkpoint_is_not_restored_as_file_bytes(ws: Workspace, root: Pa
     r = ws.call("ws_checkpoints", {"action": "restore", "id": cp.id})
     assert not r.ok and r.details["error"] == "live_change" and "undo change=ch-x" in r.text
     assert not (root / "nb.ipynb").exists()
+
+
+def test_a_live_notebook_change_is_counted_over_the_sources_of_the_cells_it_touched(
+        ws: Workspace, root: Path) -> None:
+    from kli.tools.core.registry import Call
+    from kli.tools.core.result import ToolResult
+    from kli.tools.registry import REGISTRY
+
+    ws.notebook = "nb.ipynb"
+    before = _nb(("a", "1"), ("b", "2"))
+    after = _nb(("a", "1\nmore"), ("new", "n"), ("b", "2"))
+    call = Call(ws=ws, session=ws.default_session, tool=REGISTRY.tools["edit"], args={},
+                source="api")
+    with undo.track(call, ws.settings) as tracker:
+        notes = undo.live_notes()
+        assert notes is not None
+        notes.append((str(root / "nb.ipynb"), before, after))  # as the live store notes it
+    done = undo.finish(call, tracker, ToolResult.success("edited"), ws.settings)
+    [change] = undo.timeline_json(str(root))[0]
+    assert change["id"] == done.details["change"] and change["notebook"] == "nb.ipynb"
+    [f] = change["files"]
+    assert f["kind"] == checkpoints.LIVE and (f["added"], f["removed"]) == (3, 1)
