@@ -166,3 +166,17 @@ def test_two_notebooks_in_one_folder_each_see_their_own_changes_and_undo_names_b
     finally:
         stop_harness(one)
         stop_harness(two)
+
+
+def test_the_kernels_notebook_is_named_relative_to_the_tools_root(tmp_path: Path) -> None:
+    from kli.kernel.kernel import own_notebook
+
+    root = tmp_path / "server" / "work"
+    (root / "sub").mkdir(parents=True)
+    (root / "sub" / "nb.ipynb").write_text("{}")
+    # absolute (what a Jupyter server gives), relative to the server's root, outside the root
+    assert own_notebook(str(root), {"JPY_SESSION_NAME": str(root / "sub" / "nb.ipynb")}) == "sub/nb.ipynb"
+    assert own_notebook(str(root), {"JPY_SESSION_NAME": "work/sub/nb.ipynb"}) == "sub/nb.ipynb"
+    assert own_notebook(str(root), {"JPY_SESSION_NAME": "/elsewhere/x.ipynb"}) == "/elsewhere/x.ipynb"
+    assert own_notebook(str(root), {}) is None
+    assert own_notebook(str(root), {"JPY_SESSION_NAME": "console-1"}) is None

@@ -932,7 +932,8 @@ CHANGES_TOOL = Tool(
     description="List the recorded changes to files (every edit, write, delete, move, cell edit, "
     "and files a bash/ws_shell/eval call changed), newest first, optionally of one session.",
     parameters={"type": "object", "properties": {
-        "session": {"type": "string", "description": "Session id or label."},
+        "session": {"type": "string", "description": "Session id or label (a label may name "
+                    "several sessions)."},
         "limit": {"type": "integer", "minimum": 1, "maximum": 500},
     }, "additionalProperties": False},
     run=run_changes,
@@ -945,7 +946,8 @@ UNDO_TOOL = Tool(
     profile="kli",
     gate=GATE_WRITE,
     description="Take back a recorded change (change=<id> from changes), or everything a session "
-    "did since a time (session=<label> since=HH:MM). Refused, naming the file, when a file "
+    "did since a time (session=<id or label> since=HH:MM; changes names each session's id, which "
+    "a label shared by several sessions needs). Refused, naming the file, when a file "
     "changed since; force=true overrides. An undo is itself a change (redo takes it back).",
     parameters={"type": "object", "properties": {
         "change": {"type": "string", "description": "A change id (ch-…)."},
