@@ -514,7 +514,8 @@ class Hub:
 
             found, total = undo.timeline_json(self.ws.root, data.get("session"),
                                               data.get("limit") or P.UI_CHANGES_LIMIT)
-            return message(P.CHANGES, id=rid, changes=found, total=total)
+            return message(P.CHANGES, id=rid, changes=found, total=total,
+                           notebook=self.ws.notebook)
         if request.op == "bulk":
             result = approval.bulk(self.ws, data["action"], "ui", session=data.get("session"),
                                    path=data.get("path"), note=data.get("note") or "")

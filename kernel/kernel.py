@@ -13,7 +13,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, TypeVar
 
 from ipykernel.ipkernel import IPythonKernel
@@ -33,6 +33,24 @@ MAX_TOOL_SUBSHELLS = 4
 STATUS_CODE_CHARS = 120
 
 
+def own_notebook(root: str, env: Mapping[str, str] | None = None) -> str | None:
+    """The notebook a Jupyter server started this kernel for (``JPY_SESSION_NAME``: absolute,
+    or relative to the server's root), relative to the tools' ``root`` when it lies there; None
+    for a kernel started otherwise. Each change the kernel records names it (the Timeline of a
+    notebook shows that notebook's changes)."""
+    name = (os.environ if env is None else env).get("JPY_SESSION_NAME", "")
+    if not name.lower().endswith(".ipynb"):
+        return None
+    if os.path.isabs(name):
+        rel = os.path.relpath(os.path.realpath(name), root)
+        return name if rel.startswith("..") else rel.replace(os.sep, "/")
+    parts = name.replace("\\", "/").split("/")
+    for i in range(len(parts)):  # the server's root is this root or a folder above it
+        tail = "/".join(parts[i:])
+        if os.path.isfile(os.path.join(root, tail)):
+            return tail
+    return name
+
 class KliKernel(IPythonKernel):
     implementation = "kli"
     implementation_version = "0.1.0"
@@ -51,6 +69,7 @@ class KliKernel(IPythonKernel):
         self.workspace = Workspace(os.getcwd(), namespace=self.shell.user_ns,
                                    hidden_names=lambda: self.shell.user_ns_hidden
                                    if self.shell is not None else {})
+        self.workspace.notebook = own_notebook(self.workspace.root)
         from kli.kernel.notebook import attach
 
         attach(self)  # notebooks: the live Y document where open, else the file (docs/notebook.md)
@@ -191,10 +210,18 @@ class KliKernel(IPythonKernel):
     def run_call(self, tool: str, fn: Callable[[], T],
                  done: Callable[[T | None, BaseException | None], None]) -> None:
         """Run a tool call: at once on this thread when the tool does not touch the image
-        (its registry entry says so), else in the image after any running cell."""
+        (its registry entry says so), else in the image after any running cell. A tool that
+        only waits for a person (``waits``: ``await_decision``) waits on a thread of its own
+        and replies from there: the message that asked for it is handled at once, so the
+        kernel's status goes back to idle while only an agent waits (the person saw Busy for
+        as long as the wait, up to ten minutes); real work keeps its busy until it ends."""
         from kli.tools.registry import REGISTRY
 
         entry = REGISTRY.tools.get(tool)
+        if entry is not None and entry.waits and not entry.touches_image:
+            threading.Thread(target=_finish, args=(fn, done), name=f"kli-{tool}",
+                             daemon=True).start()
+            return
         if entry is not None and not entry.touches_image:
             _finish(fn, done)
             return

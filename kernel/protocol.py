@@ -380,7 +380,8 @@ CHANGE_FILE = Shape("ChangeFile", "One file of a recorded change (its checkpoint
     Field("kept", BOOL, "false: its bytes before were not kept (the change cannot be undone)"),
     Field("after_exists", BOOL, "false: the change deleted it"),
     Field("checkpoint", STR, "the checkpoint id (`cp-…`)"),
-    Field("added", INT, "lines the change added (absent: a text is not known)", required=False),
+    Field("added", INT, "lines the change added (absent: a text is not known; a live "
+          "notebook's: over the sources of the cells it touched)", required=False),
     Field("removed", INT, "lines the change removed", required=False),
 ), extra=True)
 
@@ -390,6 +391,8 @@ CHANGE = Shape("ChangeInfo", "One recorded change of the undo timeline (`kli.too
     Field("tool", STR),
     Field("session", STR, "session id"),
     Field("session_label", STR),
+    Field("notebook", nullable(STR), "the notebook whose kernel made it (root-relative; null: "
+          "made elsewhere, or recorded before notebooks were)", required=False),
     Field("time", NUM, "Unix time in seconds"),
     Field("undoes", nullable(STR), "an undo of one change: that change", required=False),
     Field("undone", ListOf(STR), "an undo (or redo): every change it took back",
@@ -521,6 +524,8 @@ CHANGES = Shape("ChangesMsg", "The reply to a `changes` request: the undo timeli
     Field("id", ID, "the request's id"),
     Field("changes", ListOf(Ref("ChangeInfo")), "newest first"),
     Field("total", INT, "how many changes (of the session) the store has in all"),
+    Field("notebook", nullable(STR), "the notebook this kernel was started for (root-relative, "
+          "as each change's `notebook`); null: none", required=False),
 ), op="changes", target=UI_TARGET)
 
 # client -> kernel

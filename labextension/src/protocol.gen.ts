@@ -234,7 +234,7 @@ export interface IChangeFile {
   after_exists: boolean;
   /** the checkpoint id (`cp-…`) */
   checkpoint: string;
-  /** lines the change added (absent: a text is not known) */
+  /** lines the change added (absent: a text is not known; a live notebook's: over the sources of the cells it touched) */
   added?: number;
   /** lines the change removed */
   removed?: number;
@@ -249,6 +249,8 @@ export interface IChangeInfo {
   /** session id */
   session: string;
   session_label: string;
+  /** the notebook whose kernel made it (root-relative; null: made elsewhere, or recorded before notebooks were) */
+  notebook?: string | null;
   /** Unix time in seconds */
   time: number;
   /** an undo of one change: that change */
@@ -629,6 +631,8 @@ export interface IChangesMsg {
   changes: IChangeInfo[];
   /** how many changes (of the session) the store has in all */
   total: number;
+  /** the notebook this kernel was started for (root-relative, as each change's `notebook`); null: none */
+  notebook?: string | null;
 }
 
 /** The undo timeline: the recorded changes, newest first, with their counts and which are undone (what the `changes` tool lists; no tool call, no event); the reply is a `changes` message. */

@@ -115,3 +115,51 @@ def test_the_timeline_undoes_redoes_and_refuses_a_file_the_person_changed(lab: A
         assert lab.console_errors() == []
     finally:
         agent.close()
+
+
+def test_the_timeline_of_one_notebook_shows_its_own_changes_with_counts_and_says_what_it_leaves_out(
+    lab: Any,
+) -> None:
+    root: Path = lab.server.root
+    # Another notebook's kernel in the same folder changes a file with its magics.
+    lab.open("tl-two.ipynb")
+    lab.run("%kli bash echo two > two.txt").locator(".jp-OutputArea-output").wait_for()
+    wait_until(lambda: (root / "two.txt").exists(), "the other notebook's change")
+    lab.open("tl-one.ipynb")
+    lab.run("%kli write one.txt first").locator(".jp-OutputArea-output").wait_for()
+    wait_until(lambda: (root / "one.txt").exists(), "this notebook's first change")
+    # the person changes the file outside the tools: the first change keeps its counts
+    (root / "one.txt").write_text("the person's\n")
+    lab.run("%kli bash echo more >> one.txt").locator(".jp-OutputArea-output").wait_for()
+    panel = lab.activity_panel(300)
+    panel.get_by_role("tab", name="Timeline").click()
+    timeline = panel.locator(".kli-Timeline")
+    sessions = timeline.locator(".kli-Timeline-session")
+    wait_until(lambda: sessions.count() == 1
+               and timeline.locator(".kli-Timeline-entry").count() == 2, "this notebook's changes")
+    session = sessions.first
+    assert session.get_attribute("data-notebook") == "tl-one.ipynb"
+    heading = session.locator("h4").inner_text()
+    sid = session.get_attribute("data-session")
+    assert heading.startswith("Your magics and the panel — tl-one.ipynb") and f"session {sid}" in heading
+    entries = session.locator(".kli-Timeline-entry")
+    assert entries.nth(0).locator(".kli-Timeline-tool").inner_text() == "write"
+    assert entries.nth(0).locator(".kli-Timeline-counts").inner_text() == "+1 −0"
+    assert entries.nth(1).locator(".kli-Timeline-counts").inner_text() == "+1 −0"
+    assert "two.txt" not in timeline.inner_text()
+    status = timeline.locator(".kli-Timeline-status").inner_text()
+    assert status.startswith("2 changes made from tl-one.ipynb, 1 session; ")
+    assert "from other notebooks or tools in this folder not shown" in status
+    lab.screenshot("timeline-one-notebook", panel)
+    # the person asks for the rest: the other notebook's session, titled with its notebook
+    timeline.locator(".kli-Timeline-scope").click()
+    other = timeline.locator(".kli-Timeline-session[data-notebook='tl-two.ipynb']")
+    wait_until(lambda: other.count() == 1, "the other notebook's session when asked")
+    assert other.locator("h4").inner_text().startswith("Your magics and the panel — tl-two.ipynb")
+    assert "two.txt" in other.inner_text()
+    assert timeline.locator(".kli-Timeline-status").inner_text().startswith(
+        "Every change in this folder: ")
+    lab.screenshot("timeline-whole-folder", panel)
+    timeline.locator(".kli-Timeline-scope").click()
+    wait_until(lambda: other.count() == 0, "back to this notebook's changes")
+    assert lab.console_errors() == []

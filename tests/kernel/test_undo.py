@@ -117,3 +117,66 @@ def test_the_panels_changes_request_answers_the_timeline_with_counts_and_undo_st
     assert kernel.request(ui, {"op": "changes", "limit": 0})["op"] == "error"
     kernel.close_comm(agent)
     kernel.close_comm(ui)
+
+
+def _notebook_kernel(root: Path, notebook: str) -> Any:
+    """A kernel as a Jupyter server starts it for ``notebook`` (``JPY_SESSION_NAME``)."""
+    from jupyter_client.manager import KernelManager
+
+    from tests.kernel.conftest import Harness, kernel_env
+
+    km = KernelManager(kernel_name="kli")
+    km.start_kernel(cwd=str(root), env={**kernel_env(root.parent),
+                                        "JPY_SESSION_NAME": str(root / notebook)})
+    kc = km.client()
+    kc.start_channels()
+    kc.wait_for_ready(timeout=60)
+    h = Harness(km, kc, root)
+    h.execute("pass")
+    h.settle(0.1)
+    return h
+
+
+def test_two_notebooks_in_one_folder_each_see_their_own_changes_and_undo_names_both_sessions(
+    tmp_path: Path,
+) -> None:
+    from tests.kernel.conftest import stop_harness
+
+    root = tmp_path / "root"
+    root.mkdir()
+    one, two = _notebook_kernel(root, "one.ipynb"), _notebook_kernel(root, "two.ipynb")
+    try:
+        assert "Created a.txt" in _text(one.execute("%kli write a.txt a")[1])
+        assert "Created b.txt" in _text(two.execute("%kli write b.txt b")[1])
+        ui, _ = one.open_comm("kli.ui", {"replay": 0})
+        reply = one.request(ui, {"op": "changes"})
+        assert reply["notebook"] == "one.ipynb"
+        mine = {c["files"][0]["path"]: c for c in reply["changes"]}
+        assert mine["a.txt"]["notebook"] == "one.ipynb" and mine["b.txt"]["notebook"] == "two.ipynb"
+        assert (mine["a.txt"]["files"][0]["added"], mine["a.txt"]["files"][0]["removed"]) == (1, 0)
+        listed = _text(one.execute("%kli changes")[1])
+        sid = mine["a.txt"]["session"]
+        assert f"magic ({sid}, one.ipynb)" in listed
+        refused = _text(one.execute("%kli undo --session magic --since 0")[1])
+        assert "names 2 sessions" in refused and f"%kli undo --session {sid} --since 0" in refused
+        assert (root / "a.txt").exists() and (root / "b.txt").exists()
+        done = _text(one.execute(f"%kli undo --session {sid} --since 0")[1])
+        assert not (root / "a.txt").exists() and (root / "b.txt").exists(), done
+        one.close_comm(ui)
+    finally:
+        stop_harness(one)
+        stop_harness(two)
+
+
+def test_the_kernels_notebook_is_named_relative_to_the_tools_root(tmp_path: Path) -> None:
+    from kli.kernel.kernel import own_notebook
+
+    root = tmp_path / "server" / "work"
+    (root / "sub").mkdir(parents=True)
+    (root / "sub" / "nb.ipynb").write_text("{}")
+    # absolute (what a Jupyter server gives), relative to the server's root, outside the root
+    assert own_notebook(str(root), {"JPY_SESSION_NAME": str(root / "sub" / "nb.ipynb")}) == "sub/nb.ipynb"
+    assert own_notebook(str(root), {"JPY_SESSION_NAME": "work/sub/nb.ipynb"}) == "sub/nb.ipynb"
+    assert own_notebook(str(root), {"JPY_SESSION_NAME": "/elsewhere/x.ipynb"}) == "/elsewhere/x.ipynb"
+    assert own_notebook(str(root), {}) is None
+    assert own_notebook(str(root), {"JPY_SESSION_NAME": "console-1"}) is None

@@ -1034,8 +1034,18 @@ def notify(ws: Workspace, proposal: Proposal) -> None:
     owner.state.setdefault("decisions", {})[proposal.id] = outcome_text(proposal)
 
 
-def deliver(session: Session, result: ToolResult) -> ToolResult:
-    """``result`` with the outcomes of the session's decided proposals it was not yet told."""
+def deliver(session: Session, result: ToolResult, tool: str = "") -> ToolResult:
+    """``result`` with the outcomes of the session's decided proposals it was not yet told.
+
+    Each outcome is told once: by ``await_decision`` of that proposal (``take_notice``), or
+    else in the session's next result of another tool. A waiting tool's result (``tool``: an
+    ``await_decision`` of another proposal) carries none: an agent holding several proposals
+    awaits each in turn, and was told p2 inside p1's wait, then again by its wait of p2."""
+    from kli.tools.registry import REGISTRY
+
+    entry = REGISTRY.tools.get(tool)
+    if entry is not None and entry.waits:
+        return result
     told: dict[str, str] = session.state.pop("decisions", {}) or {}
     if not told:
         return result

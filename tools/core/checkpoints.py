@@ -75,6 +75,13 @@ class Checkpoint:
     undoes: str | None = None
     undone: list[str] | None = None  # an undo's change: every change it took back
     cells: list[str] | None = None  # kind LIVE: the ids of the cells the change touched
+    # The notebook whose kernel made the change (root-relative; ``Workspace.notebook``): the
+    # panel's Timeline of a notebook shows that notebook's changes. None: made elsewhere.
+    notebook: str | None = None
+    # Lines the change added and removed, counted when it was recorded (None: a text is not
+    # known, or recorded before counts were kept; ``undo.file_counts`` then counts later).
+    added: int | None = None
+    removed: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)

@@ -292,6 +292,7 @@ def _record(call: Call, befores: dict[str, Any], detected: list[tuple[str, str, 
             continue  # written with the same bytes: no change
         if not existed and not exists:
             continue
+        added, removed = _counts_now(raw if existed else b"", kept, real, exists)
         cp = Checkpoint(
             id=checkpoints.new_id(), path=rel, reason="change", tool=call.tool.name,
             session=call.session.id, time=now, size=len(raw),
@@ -300,11 +301,13 @@ def _record(call: Call, befores: dict[str, Any], detected: list[tuple[str, str, 
             after_exists=exists, after_sha256=digest,
             undoes=undoes if isinstance(undoes, str) else None,
             undone=[str(u) for u in undone] if isinstance(undone, list) else None,
+            notebook=ws.notebook, added=added, removed=removed,
         )
         checkpoints.save(ws.root, cp, raw, keep, budget)
         recorded.append(rel)
     for _real, rel, (doc_before, doc_after) in documents:
         payload = json.dumps({"before": doc_before, "after": doc_after}).encode()
+        cell_counts = _cell_changes(rel, doc_before, doc_after)
         kept = len(payload) <= atomic.OBSERVE_MAX_BYTES
         raw = payload if kept else b""
         cp = Checkpoint(
@@ -315,7 +318,8 @@ def _record(call: Call, befores: dict[str, Any], detected: list[tuple[str, str, 
             after_sha256=hashlib.sha256(json.dumps(doc_after).encode()).hexdigest(),
             undoes=undoes if isinstance(undoes, str) else None,
             undone=[str(u) for u in undone] if isinstance(undone, list) else None,
-            cells=touched_cells(doc_before, doc_after),
+            cells=touched_cells(doc_before, doc_after), notebook=ws.notebook,
+            added=sum(c["added"] for c in cell_counts), removed=sum(c["removed"] for c in cell_counts),
         )
         checkpoints.save(ws.root, cp, raw, keep, budget)
         recorded.append(rel)
@@ -345,6 +349,24 @@ def _record(call: Call, befores: dict[str, Any], detected: list[tuple[str, str, 
                      f"{' …' if len(names) > 20 else ''} — change {change_id}; undo it with "
                      f"undo change={change_id}]")
     return ToolResult(result.ok, text, details)
+
+
+def _counts_now(before: bytes, kept: bool, real: str, exists: bool) -> tuple[int | None, int | None]:
+    """Lines a change added and removed, counted as it is recorded: ``before`` (its bytes
+    before; "" for a file it created) against the file now. (None, None) when a text is not
+    known (the bytes before not kept, a file not text or unreadable)."""
+    if not kept:
+        return None, None
+    old = _text(before)
+    new: str | None = ""
+    if exists:
+        try:
+            new = _text(read_bytes(real, limit=atomic.OBSERVE_MAX_BYTES))
+        except OSError:  # gone, unreadable, or larger than a change keeps
+            new = None
+    if old is None or new is None:
+        return None, None
+    return count_changes(old, new)
 
 
 def _after_text(real: str) -> str | None:
@@ -496,6 +518,7 @@ class Change:
     files: list[Checkpoint]
     undoes: str | None
     undone: list[str] = field(default_factory=list)  # what this change (an undo) took back
+    notebook: str | None = None  # the notebook whose kernel made it (``Workspace.notebook``)
 
     def to_json(self, root: str | None = None, taken_back: dict[str, str] | None = None,
                 later: dict[str, list[Checkpoint]] | None = None) -> dict[str, Any]:
@@ -507,15 +530,18 @@ class Change:
         for f in self.files:
             entry: dict[str, Any] = {"path": f.path, "existed": f.existed, "kept": f.kept,
                                      "after_exists": f.after_exists, "checkpoint": f.id}
-            if f.kind == LIVE:  # a live notebook's change: the cells, no line counts
+            if f.added is not None and f.removed is not None:  # counted when recorded
+                entry["added"], entry["removed"] = f.added, f.removed
+            if f.kind == LIVE:  # a live notebook's change: the cells (counted over their sources)
                 entry.update(kind=LIVE, cells=list(f.cells or []))
-            elif root is not None:
+            elif root is not None and "added" not in entry:
                 counts = file_counts(root, f, (later or {}).get(f.path, []))
                 if counts is not None:
                     entry["added"], entry["removed"] = counts
             files.append(entry)
         return {"id": self.id, "tool": self.tool, "session": self.session,
-                "session_label": self.session_label, "time": self.time, "undoes": self.undoes,
+                "session_label": self.session_label, "notebook": self.notebook,
+                "time": self.time, "undoes": self.undoes,
                 "undone": list(self.undone), "undone_by": (taken_back or {}).get(self.id),
                 "files": files}
 
@@ -527,7 +553,13 @@ class Change:
             for f in self.files[:6]) + (" …" if len(self.files) > 6 else "")
         extra = f" (undoes {', '.join(self.undone[:3])}{' …' if len(self.undone) > 3 else ''})" \
             if self.undone else ""
-        return f"{self.id}  {stamp}  {self.session_label or self.session}  {self.tool}: {what}{extra}"
+        return f"{self.id}  {stamp}  {self.who()}  {self.tool}: {what}{extra}"
+
+    def who(self) -> str:
+        """The session as ``changes`` names it: its label, then its id (what ``undo session=``
+        takes when a label names several) and the notebook whose kernel it ran in."""
+        where = ", ".join(filter(None, [self.session, self.notebook]))
+        return f"{self.session_label} ({where})" if self.session_label else where
 
 
 def timeline(root: str) -> list[Change]:
@@ -539,7 +571,7 @@ def timeline(root: str) -> list[Change]:
         found = changes.get(cp.change)
         if found is None:
             found = changes[cp.change] = Change(cp.change, cp.tool, cp.session, cp.session_label,
-                                                cp.time, [], cp.undoes)
+                                                cp.time, [], cp.undoes, notebook=cp.notebook)
         found.files.append(cp)
         for u in cp.undone or ([cp.undoes] if cp.undoes else []):
             if u not in found.undone:
@@ -650,7 +682,7 @@ def run_changes(call: Call) -> ToolResult:
         c.line() + (f"  [undone by {taken[c.id]}]" if c.id in taken else "")
         for c in found[:limit])
     text += "\nUndo one with undo change=<id>; everything of a session since a time with " \
-            "undo session=<label> since=HH:MM."
+            "undo session=<session id, in parentheses> since=HH:MM."
     return ToolResult.success(text, changes=shown)
 
 
@@ -878,12 +910,16 @@ def run_undo(call: Call) -> ToolResult:
         taken = undone_by(all_changes)  # what is undone already is not taken back twice
         targets = [c for c in all_changes if _of_session(c, args["session"]) and c.time >= start
                    and c.id not in taken]
-        ids = sorted({c.session for c in targets})
-        if len(ids) > 1:  # one label, several sessions (two kernels' agents on one root)
+        named = {c.session: c for c in targets}  # the newest change of each session
+        if len(named) > 1:  # one label, several sessions (two kernels' magics on one root)
+            since = args["since"]
             raise ToolError(
-                f"undo: session={args['session']!r} names {len(ids)} sessions ({', '.join(ids)}), "
-                "whose changes would all be taken back. Nothing was undone; give one of those "
-                "ids as session (changes lists each change's session).", error="ambiguous")
+                f"undo: session={args['session']!r} names {len(named)} sessions, whose changes "
+                "would all be taken back. Nothing was undone; repeat with the id of the one "
+                "you mean:\n" + "\n".join(
+                    f"  undo session={sid} since={since}   # {c.who()}"
+                    for sid, c in sorted(named.items())),
+                error="ambiguous", sessions=sorted(named))
     else:
         raise ToolError("undo needs change=<id>, or session=<label> since=<time>. List the "
                         "changes with changes.", error="bad_arguments")
@@ -910,7 +946,8 @@ CHANGES_TOOL = Tool(
     description="List the recorded changes to files (every edit, write, delete, move, cell edit, "
     "and files a bash/ws_shell/eval call changed), newest first, optionally of one session.",
     parameters={"type": "object", "properties": {
-        "session": {"type": "string", "description": "Session id or label."},
+        "session": {"type": "string", "description": "Session id or label (a label may name "
+                    "several sessions)."},
         "limit": {"type": "integer", "minimum": 1, "maximum": 500},
     }, "additionalProperties": False},
     run=run_changes,
@@ -923,7 +960,8 @@ UNDO_TOOL = Tool(
     profile="kli",
     gate=GATE_WRITE,
     description="Take back a recorded change (change=<id> from changes), or everything a session "
-    "did since a time (session=<label> since=HH:MM). Refused, naming the file, when a file "
+    "did since a time (session=<id or label> since=HH:MM; changes names each session's id, which "
+    "a label shared by several sessions needs). Refused, naming the file, when a file "
     "changed since; force=true overrides. An undo is itself a change (redo takes it back).",
     parameters={"type": "object", "properties": {
         "change": {"type": "string", "description": "A change id (ch-…)."},

@@ -92,6 +92,9 @@ class Workspace:
         self.notebooks: NotebookStore = DiskNotebooks(self.jail)
         # How run_cells runs a cell as a cell: the kernel host gives one; None elsewhere.
         self.cell_runner: CellRunner | None = None
+        # The notebook the host was started for (root-relative; the kernel's), recorded on
+        # every change its calls make so a notebook's Timeline shows its own. None elsewhere.
+        self.notebook: str | None = None
 
     # -- settings -------------------------------------------------------------------------
     @property
@@ -274,7 +277,7 @@ class Workspace:
             with approval.running_for(source):  # a magic the agent's code runs is not a person
                 result = self._call(name, args if args is not None else {}, session, source)
             if source == approval.HELD_SOURCE:
-                result = approval.deliver(session, result)
+                result = approval.deliver(session, result, name if isinstance(name, str) else "")
         except KeyboardInterrupt:
             if getattr(_depth, "n", 0):  # a tool called from eval code: the eval is what stops
                 raise

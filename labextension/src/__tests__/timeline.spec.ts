@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { changesKey, groupBySession, sinceScope, toEntry, undoScope } from '../model/timeline';
+import {
+  changesKey,
+  groupBySession,
+  ofNotebook,
+  sinceScope,
+  timelineStatus,
+  toEntry,
+  undoScope
+} from '../model/timeline';
 import type { IChangeInfo, IToolEvent } from '../protocol';
 
 function change(id: string, time: number, extra: Partial<IChangeInfo> = {}): IChangeInfo {
@@ -37,6 +45,90 @@ describe('groupBySession', () => {
     expect(groups[1].title).toContain('Your magics');
     expect(groups[0].entries[1].undoneBy).toBe('m');
     expect(groups[1].entries[0].undoes).toEqual(['b']);
+  });
+
+  it('titles each session with who and the notebook it ran from, and two magics apart', () => {
+    const groups = groupBySession([
+      change('b', 20, { session: 's1-bb', session_label: 'magic', notebook: 'two.ipynb' }),
+      change('a', 10, { session: 's1-aa', session_label: 'magic', notebook: 'one.ipynb' }),
+      change('c', 5, { session: 's2-aa', session_label: 'helper', notebook: 'one.ipynb' })
+    ]);
+    expect(groups.map(g => [g.session, g.title])).toEqual([
+      ['s1-bb', 'Your magics and the panel — two.ipynb'],
+      ['s1-aa', 'Your magics and the panel — one.ipynb'],
+      ['s2-aa', 'helper — one.ipynb']
+    ]);
+  });
+
+  it('names the files a session changed when no notebook is known', () => {
+    const files = ['a', 'b', 'c', 'd', 'e'].map(p => ({
+      path: p,
+      existed: true,
+      kept: true,
+      after_exists: true,
+      checkpoint: `cp-${p}`
+    }));
+    const [one] = groupBySession([change('x', 1, { session_label: 'cli', files })]);
+    expect(one.title).toBe('cli — a, b, c and 2 more');
+  });
+});
+
+describe('the Timeline of one notebook', () => {
+  const changes = [
+    change('b2', 40, { notebook: 'two.ipynb', session: 's9' }),
+    change('a2', 30, { notebook: 'one.ipynb' }),
+    change('cli', 20, { notebook: null, session: 's8' }),
+    change('a1', 10, { notebook: 'one.ipynb' })
+  ];
+
+  it("shows that notebook's changes and counts the others it leaves out", () => {
+    const { shown, others } = ofNotebook(changes, 'one.ipynb', false);
+    expect(shown.map(c => c.id)).toEqual(['a2', 'a1']);
+    expect(others).toBe(2);
+    expect(
+      timelineStatus({
+        notebook: 'one.ipynb',
+        all: false,
+        shown: 2,
+        sessions: 1,
+        others: 2,
+        total: 4,
+        received: 4
+      })
+    ).toBe(
+      '2 changes made from one.ipynb, 1 session; 2 changes from other notebooks or tools in this folder not shown.'
+    );
+  });
+
+  it('shows every change of the folder when asked, and says so', () => {
+    const { shown, others } = ofNotebook(changes, 'one.ipynb', true);
+    expect(shown.map(c => c.id)).toEqual(['b2', 'a2', 'cli', 'a1']);
+    expect(
+      timelineStatus({
+        notebook: 'one.ipynb',
+        all: true,
+        shown: shown.length,
+        sessions: 3,
+        others,
+        total: 4,
+        received: 4
+      })
+    ).toMatch(/^Every change in this folder: 4 changes, 3 sessions, 2 of them from other/);
+  });
+
+  it('shows everything, saying why, for a kernel started for no notebook', () => {
+    expect(ofNotebook(changes, null, false)).toEqual({ shown: changes, others: 0 });
+    expect(
+      timelineStatus({
+        notebook: null,
+        all: false,
+        shown: 4,
+        sessions: 3,
+        others: 0,
+        total: 4,
+        received: 4
+      })
+    ).toContain('not started for a notebook');
   });
 });
 

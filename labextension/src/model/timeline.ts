@@ -37,7 +37,10 @@ export interface ITimelineEntry {
 export interface ISessionTimeline {
   session: string;
   label: string;
-  /** The heading: the agent's label, or that these are the person's magics. */
+  /** The notebook whose kernel ran the session (null: made elsewhere, e.g. the CLI). */
+  notebook: string | null;
+  /** The heading: who (the agent's label, or the person's magics) and where (the notebook,
+   * or the files when no notebook is known), e.g. "Your magics and the panel — one.ipynb". */
   title: string;
   /** Oldest first. */
   entries: ITimelineEntry[];
@@ -101,6 +104,25 @@ export function toEntry(change: IChangeInfo): ITimelineEntry {
   };
 }
 
+/** Files a title names at most when no notebook is known. */
+const TITLE_FILES = 3;
+
+function notebookOf(change: IChangeInfo): string | null {
+  return typeof change.notebook === 'string' && change.notebook ? change.notebook : null;
+}
+
+function titleOf(group: ISessionTimeline): string {
+  const who = group.label === MAGIC_SESSION_LABEL ? 'Your magics and the panel' : group.label;
+  let where = group.notebook;
+  if (!where) {
+    const paths = [...new Set(group.entries.flatMap(e => e.files.map(f => f.path)))];
+    where =
+      paths.slice(0, TITLE_FILES).join(', ') +
+      (paths.length > TITLE_FILES ? ` and ${paths.length - TITLE_FILES} more` : '');
+  }
+  return where ? `${who} — ${where}` : who;
+}
+
 /** The changes (newest first, as the kernel sends them) per session, each oldest first; the
  * sessions in the order of their latest change (the busiest now first). */
 export function groupBySession(changes: readonly IChangeInfo[]): ISessionTimeline[] {
@@ -108,11 +130,11 @@ export function groupBySession(changes: readonly IChangeInfo[]): ISessionTimelin
   for (const change of changes) {
     let group = bySession.get(change.session);
     if (!group) {
-      const label = change.session_label || change.session;
       group = {
         session: change.session,
-        label,
-        title: label === MAGIC_SESSION_LABEL ? 'Your magics and the panel (magic)' : label,
+        label: change.session_label || change.session,
+        notebook: notebookOf(change),
+        title: '',
         entries: []
       };
       bySession.set(change.session, group);
@@ -121,8 +143,60 @@ export function groupBySession(changes: readonly IChangeInfo[]): ISessionTimelin
   }
   for (const group of bySession.values()) {
     group.entries.sort((a, b) => a.time - b.time || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    group.title = titleOf(group);
   }
   return [...bySession.values()];
+}
+
+/** What the Timeline of one notebook shows: the changes its kernel made (`notebook`: the
+ * `changes` reply's, the notebook the kernel was started for), or every change in the folder
+ * when `all` is asked or the kernel knows no notebook; `others`: how many it leaves out. */
+export function ofNotebook(
+  changes: readonly IChangeInfo[],
+  notebook: string | null | undefined,
+  all: boolean
+): { shown: IChangeInfo[]; others: number } {
+  if (!notebook) {
+    return { shown: [...changes], others: 0 };
+  }
+  const mine = changes.filter(c => notebookOf(c) === notebook);
+  return { shown: all ? [...changes] : mine, others: changes.length - mine.length };
+}
+
+function plural(n: number, one: string): string {
+  return `${n} ${one}${n === 1 ? '' : 's'}`;
+}
+
+/** The Timeline's status line: what it shows, plainly, and what it leaves out. */
+export function timelineStatus(o: {
+  notebook: string | null | undefined;
+  all: boolean;
+  shown: number;
+  sessions: number;
+  others: number;
+  total: number;
+  received: number;
+}): string {
+  const cut = o.total > o.received ? ` (the newest ${o.received} of ${o.total} read)` : '';
+  if (!o.notebook) {
+    return o.shown
+      ? `${plural(o.shown, 'change')} in this folder, ${plural(o.sessions, 'session')}${cut} ` +
+          '(this kernel was not started for a notebook, so every change here is shown).'
+      : 'No recorded changes yet: every change made through the tools appears here.';
+  }
+  if (o.all) {
+    return (
+      `Every change in this folder: ${plural(o.shown, 'change')}, ` +
+      `${plural(o.sessions, 'session')}, ${o.others} of them from other notebooks or tools${cut}.`
+    );
+  }
+  const mine = o.shown
+    ? `${plural(o.shown, 'change')} made from ${o.notebook}, ${plural(o.sessions, 'session')}`
+    : `No changes made from ${o.notebook} yet`;
+  const rest = o.others
+    ? `; ${plural(o.others, 'change')} from other notebooks or tools in this folder not shown`
+    : '';
+  return `${mine}${rest}${cut}.`;
 }
 
 /** What, in the events, means the timeline is out of date: the change ids the calls recorded

@@ -1,6 +1,7 @@
 /**
  * The activity panel's Timeline view: per session (each agent, and the person's magics), the
- * recorded changes in time order (the kernel's `changes` reply: time, tool, files, +/− lines,
+ * changes made from this notebook (its kernel's; a button shows the folder's other notebooks'
+ * and tools' too, and the status line says how many it leaves out), in time order (the kernel's `changes` reply: time, tool, files, +/− lines,
  * undone or not), each with Undo (or Redo when it was undone) and "Undo everything since
  * here" for its session. A refused undo shows the kernel's reason, which names the file, and
  * an "Undo anyway" button: pressing it is the person's confirmation (`force`). The view reads
@@ -10,12 +11,15 @@
 import { Widget } from '@lumino/widgets';
 import type { UiConnection } from '../connection';
 import { panelText } from '../protocol';
+import type { IChangeInfo } from '../protocol';
 import {
   ISessionTimeline,
   ITimelineEntry,
   changesKey,
   groupBySession,
+  ofNotebook,
   sinceScope,
+  timelineStatus,
   undoScope
 } from '../model/timeline';
 import { pathText } from './pathtext';
@@ -41,10 +45,14 @@ export class TimelineView extends Widget {
     title.textContent = 'Timeline';
     const refresh = button('Refresh', 'kli-Timeline-refresh', () => void this.refresh());
     refresh.title = 'Read the recorded changes again';
+    this._scope = button('', 'kli-Timeline-scope', () => {
+      this._all = !this._all;
+      this._draw();
+    });
     this._status = document.createElement('p');
     this._status.className = 'kli-Timeline-status';
     this._status.setAttribute('role', 'status');
-    head.append(title, refresh, this._status);
+    head.append(title, refresh, this._scope, this._status);
     this._body = document.createElement('div');
     this._body.className = 'kli-Timeline-body';
     this._body.setAttribute('aria-live', 'polite');
@@ -56,7 +64,9 @@ export class TimelineView extends Widget {
     if (conn !== this._conn) {
       this._conn = conn;
       this._key = null;
-      this._groups = [];
+      this._changes = [];
+      this._notebook = null;
+      this._all = false;
       this._outcomes.clear();
       this._draw();
     }
@@ -88,7 +98,8 @@ export class TimelineView extends Widget {
         return;
       }
       if (reply.op === 'changes') {
-        this._groups = groupBySession(reply.changes);
+        this._changes = reply.changes;
+        this._notebook = typeof reply.notebook === 'string' ? reply.notebook : null;
         this._total = reply.total;
         this._error = '';
       } else {
@@ -137,21 +148,30 @@ export class TimelineView extends Widget {
   }
 
   private _draw(): void {
-    const sections: HTMLElement[] = [];
-    for (const group of this._groups) {
-      sections.push(this._session(group));
-    }
-    const count = this._groups.reduce((n, g) => n + g.entries.length, 0);
+    const { shown, others } = ofNotebook(this._changes, this._notebook, this._all);
+    const groups = groupBySession(shown);
     this._status.textContent = !this._conn
       ? ''
       : this._error
         ? this._error
-        : count
-          ? `${count} change${count === 1 ? '' : 's'}` +
-            (this._total > count ? ` (the newest of ${this._total})` : '') +
-            `, ${this._groups.length} session${this._groups.length === 1 ? '' : 's'}`
-          : 'No recorded changes yet: every change made through the tools appears here.';
-    this._body.replaceChildren(...sections);
+        : timelineStatus({
+            notebook: this._notebook,
+            all: this._all,
+            shown: shown.length,
+            sessions: groups.length,
+            others,
+            total: this._total,
+            received: this._changes.length
+          });
+    this._scope.hidden = !this._conn || !this._notebook || (!others && !this._all);
+    this._scope.textContent = this._all
+      ? `Only ${this._notebook ?? 'this notebook'}'s changes`
+      : `Show the folder's other ${others} change${others === 1 ? '' : 's'}`;
+    this._scope.title = this._all
+      ? 'Show only the changes made from this notebook (its kernel: your magics, the panel and its agents)'
+      : "Show every change in this folder, other notebooks' and tools' too";
+    this._scope.setAttribute('aria-pressed', String(this._all));
+    this._body.replaceChildren(...groups.map(g => this._session(g)));
   }
 
   private _session(group: ISessionTimeline): HTMLElement {
@@ -159,8 +179,15 @@ export class TimelineView extends Widget {
     section.className = 'kli-Timeline-session';
     section.dataset.session = group.session;
     section.dataset.label = group.label;
+    if (group.notebook) {
+      section.dataset.notebook = group.notebook;
+    }
     const h = document.createElement('h4');
-    h.textContent = group.title;
+    const id = document.createElement('span');
+    id.className = 'kli-Timeline-sessionId';
+    id.textContent = `session ${group.session}`;
+    id.title = `What undo takes as session=${group.session} (a label may name several sessions)`;
+    h.append(group.title, ' ', id);
     const list = document.createElement('ol');
     list.className = 'kli-Timeline-list';
     for (const entry of group.entries) {
@@ -262,7 +289,9 @@ export class TimelineView extends Widget {
 
   private _conn: UiConnection | null = null;
   private _key: string | null = null;
-  private _groups: ISessionTimeline[] = [];
+  private _changes: IChangeInfo[] = [];
+  private _notebook: string | null = null;
+  private _all = false;
   private _total = 0;
   private _error = '';
   private _loading = false;
@@ -270,5 +299,6 @@ export class TimelineView extends Widget {
   private _busy = false;
   private _outcomes = new Map<string, IOutcome>();
   private _status: HTMLParagraphElement;
+  private _scope: HTMLButtonElement;
   private _body: HTMLDivElement;
 }

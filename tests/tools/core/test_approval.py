@@ -202,6 +202,42 @@ def test_a_reject_note_reaches_await_decision_and_not_twice(root: Path) -> None:
     assert not (root / "b.txt").exists()
 
 
+def test_an_outcome_decided_while_the_agent_awaits_another_is_told_once(root: Path) -> None:
+    # Two held calls; the person accepts p2 while the agent waits on p1, then accepts p1.
+    ws = review(root)
+    agent = ws.open_session("agent")
+    p1, p2 = (ws.call("write", {"path": f"{n}.txt", "content": f"{n}\n"}, agent,
+                      source="agent").details["proposal"] for n in ("one", "two"))
+    waited: dict[str, Any] = {}
+    waiting = threading.Thread(target=lambda: waited.update(r=ws.call(
+        "await_decision", {"id": p1, "timeout": 20}, agent, source="agent")))
+    waiting.start()
+    time.sleep(0.2)
+    assert approval.accept_any(ws, p2, "ui").ok
+    time.sleep(0.2)
+    assert approval.accept_any(ws, p1, "ui").ok
+    waiting.join(20)
+    told = [waited["r"].text]
+    told.append(ws.call("await_decision", {"id": p2}, agent, source="agent").text)
+    told.append(ws.call("ws_list", {"path": "."}, agent, source="agent").text)
+    assert [t.count(f"Proposal {p2} (write) was accepted") for t in told] == [0, 1, 0]
+    assert [t.count(f"Proposal {p1} (write) was accepted") for t in told] == [1, 0, 0]
+
+
+def test_an_outcome_not_awaited_is_told_in_the_next_result_after_the_wait(root: Path) -> None:
+    ws = review(root)
+    agent = ws.open_session("agent")
+    p1, p2 = (ws.call("write", {"path": f"{n}.txt", "content": f"{n}\n"}, agent,
+                      source="agent").details["proposal"] for n in ("one", "two"))
+    assert approval.reject(ws, p2, "ui", "not two").ok
+    assert approval.accept_any(ws, p1, "ui").ok
+    w = ws.call("await_decision", {"id": p1}, agent, source="agent")
+    assert "[review]" not in w.text and w.details["status"] == "written"
+    nxt = ws.call("ws_list", {"path": "."}, agent, source="agent")
+    assert nxt.text.count(f"[review] Proposal {p2} (write) was rejected") == 1
+    assert nxt.details["decisions"] == [p2]
+
+
 def test_a_decision_reaches_the_agent_in_its_next_result(root: Path) -> None:
     ws = review(root)
     agent = ws.open_session("agent")

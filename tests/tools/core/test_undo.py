@@ -158,6 +158,36 @@ def test_undo_by_a_label_two_sessions_share_is_refused_naming_their_ids(root: Pa
     by_id = first.call("undo", {"session": a.id, "since": str(since)})
     assert by_id.ok and not (root / "a.txt").exists() and (root / "b.txt").exists()
 
+
+def test_a_refused_ambiguous_undo_lists_each_session_as_the_retry_that_takes_only_its_changes(
+        root: Path) -> None:
+    # Two notebooks' kernels in one folder: each has its magics' session, both labelled "magic".
+    first, second = Workspace(str(root)), Workspace(str(root))
+    first.notebook, second.notebook = "one.ipynb", "two.ipynb"
+    a, b = first.open_session("magic"), second.open_session("magic")
+    first.call("write", {"path": "a.txt", "content": "first's\n"}, a)
+    second.call("write", {"path": "b.txt", "content": "second's\n"}, b)
+    u = first.call("undo", {"session": "magic", "since": "0"})
+    assert u.details["error"] == "ambiguous" and u.details["sessions"] == sorted([a.id, b.id])
+    retries = {line.split("#")[1].strip(): line.split("#")[0].strip()
+               for line in u.text.splitlines() if line.startswith("  undo ")}
+    assert retries == {f"magic ({a.id}, one.ipynb)": f"undo session={a.id} since=0",
+                       f"magic ({b.id}, two.ipynb)": f"undo session={b.id} since=0"}
+    args = dict(kv.split("=") for kv in retries[f"magic ({a.id}, one.ipynb)"].split()[1:])
+    assert first.call("undo", args).ok, "the listed retry is the whole next step"
+    assert not (root / "a.txt").exists() and (root / "b.txt").exists()
+
+
+def test_changes_names_each_changes_session_id_and_notebook(root: Path) -> None:
+    ws = Workspace(str(root))
+    ws.notebook = "one.ipynb"
+    magic = ws.open_session("magic")
+    w = ws.call("write", {"path": "a.txt", "content": "a\n"}, magic)
+    listed = ws.call("changes", {})
+    line = next(ln for ln in listed.text.splitlines() if w.details["change"] in ln)
+    assert f"magic ({magic.id}, one.ipynb)  write: created a.txt" in line
+    assert listed.details["changes"][0]["notebook"] == "one.ipynb"
+
 def test_changes_lists_the_timeline_of_one_session(root: Path) -> None:
     ws = Workspace(str(root))
     agent = ws.open_session("agent")
@@ -244,11 +274,21 @@ def test_the_timeline_counts_each_changes_lines_and_marks_what_an_undo_took_back
     assert "undone by" in ws.call("changes", {}).text
 
 
-def test_a_changed_file_leaves_the_counts_out_rather_than_guessing(ws: Workspace, root: Path) -> None:
-    w = ws.call("write", {"path": "b.txt", "content": "b\n"})
+def test_a_change_keeps_its_counts_after_the_file_changed_outside_the_tools(ws: Workspace, root: Path) -> None:
+    # Counted as the change is recorded: a person editing the file after (no checkpoint between,
+    # so its bytes after are gone) no longer loses the first change its +/- counts.
+    w = ws.call("write", {"path": "b.txt", "content": "b\nc\n"})
     (root / "b.txt").write_text("the person's\n")
     f = _timeline(root)[w.details["change"]]["files"][0]
-    assert "added" not in f and "removed" not in f
+    assert (f["added"], f["removed"]) == (2, 0)
+
+
+def test_a_change_whose_bytes_before_were_not_kept_has_no_counts(ws: Workspace, root: Path) -> None:
+    big = root / "big.txt"
+    big.write_text("x\n" * (snapshot.KEEP_FILE_BYTES // 2 + 1))  # over what a snapshot keeps
+    r = ws.call("bash", {"command": "echo more >> big.txt"})
+    f = _timeline(root)[r.details["change"]]["files"][0]
+    assert f["kept"] is False and "added" not in f and "removed" not in f
 
 
 def test_undo_since_leaves_out_changes_undone_already_and_its_redo_puts_all_back(ws: Workspace, root: Path) -> None:
@@ -338,3 +378,25 @@ def test_a_live_checkpoint_is_not_restored_as_file_bytes(ws: Workspace, root: Pa
     r = ws.call("ws_checkpoints", {"action": "restore", "id": cp.id})
     assert not r.ok and r.details["error"] == "live_change" and "undo change=ch-x" in r.text
     assert not (root / "nb.ipynb").exists()
+
+
+def test_a_live_notebook_change_is_counted_over_the_sources_of_the_cells_it_touched(
+        ws: Workspace, root: Path) -> None:
+    from kli.tools.core.registry import Call
+    from kli.tools.core.result import ToolResult
+    from kli.tools.registry import REGISTRY
+
+    ws.notebook = "nb.ipynb"
+    before = _nb(("a", "1"), ("b", "2"))
+    after = _nb(("a", "1\nmore"), ("new", "n"), ("b", "2"))
+    call = Call(ws=ws, session=ws.default_session, tool=REGISTRY.tools["edit"], args={},
+                source="api")
+    with undo.track(call, ws.settings) as tracker:
+        notes = undo.live_notes()
+        assert notes is not None
+        notes.append((str(root / "nb.ipynb"), before, after))  # as the live store notes it
+    done = undo.finish(call, tracker, ToolResult.success("edited"), ws.settings)
+    [change] = undo.timeline_json(str(root))[0]
+    assert change["id"] == done.details["change"] and change["notebook"] == "nb.ipynb"
+    [f] = change["files"]
+    assert f["kind"] == checkpoints.LIVE and (f["added"], f["removed"]) == (3, 1)
