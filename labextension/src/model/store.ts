@@ -20,7 +20,14 @@ export const MAX_EVENTS = 500;
 export interface IResolution {
   status: ResolvedStatus;
   text: string;
+  /** The source that decided (`ui`, `widget`, `magic`: a person; `agent`; `kernel`). */
   by: string;
+  /** `accepted`, `rejected`, `discarded`, or a refusal's error code. */
+  reason?: string;
+  /** A Reject's note from the person, for the agent. */
+  note?: string;
+  /** The recorded change an Accept wrote (its Undo). */
+  change?: string;
 }
 
 export interface IActivityState {
@@ -98,7 +105,25 @@ export function reduce(state: IActivityState, action: Action): IActivityState {
       }
       const approval = action.msg.approval ?? state.approval;
       const root = action.msg.root ?? state.root ?? null;
-      return { ...state, events, pending, sessions, summaryArgs, approval, root, ready: true };
+      // How the replayed events' proposals ended (the kernel remembers the recent ones).
+      const resolved = { ...state.resolved };
+      for (const d of action.msg.resolved ?? []) {
+        if (d && typeof d.candidate === 'string') {
+          const { status, by, reason, note, change } = d;
+          resolved[d.candidate] = { status, text: '', by: by ?? '', reason, note, change };
+        }
+      }
+      return {
+        ...state,
+        events,
+        pending,
+        sessions,
+        summaryArgs,
+        approval,
+        root,
+        resolved,
+        ready: true
+      };
     }
     case 'event': {
       const e = action.event;
@@ -143,13 +168,13 @@ export function reduce(state: IActivityState, action: Action): IActivityState {
     case 'approval':
       return { ...state, approval: { ...action.approval } };
     case 'resolved': {
-      const { candidate, status, text, by } = action.msg;
+      const { candidate, status, text, by, reason, note, change } = action.msg;
       return {
         ...state,
         pending: state.pending.filter(c => c.candidate !== candidate),
         resolved: {
           ...state.resolved,
-          [candidate]: { status, text: text ?? '', by: by ?? '' }
+          [candidate]: { status, text: text ?? '', by: by ?? '', reason, note, change }
         }
       };
     }
