@@ -130,11 +130,11 @@ describe('eventToRow', () => {
 describe('placeLabel', () => {
   const id = '2b3ee1cc-c15a-4f2e-9d1a-7a0c4d5e6f70';
 
-  it('names a cell by its notebook, its position and its first line; the id is for the hover', () => {
+  it('names a cell by its notebook, its position and the first line it has now; the id is for the hover', () => {
     const label = placeLabel({
       path: `work/Untitled.ipynb#${id}`,
-      before: 'import numpy as np\nx = 1',
-      after: '\nimport numpy as np\nx = 2',
+      before: '\nimport numpy as np\nx = 1',
+      after: 'import pandas as pd\nx = 2',
       cell_index: 3
     });
     expect(label.text).toBe('work/Untitled.ipynb cell 3: import numpy as np');
@@ -147,6 +147,9 @@ describe('placeLabel', () => {
     expect(
       placeLabel({ path: `nb.ipynb#${id}`, before: '# Notes', after: null, cell_index: 1 }).text
     ).toBe('nb.ipynb cell 1: # Notes');
+    expect(
+      placeLabel({ path: `nb.ipynb#${id}`, before: null, after: 'new = 1', cell_index: 4 }).text
+    ).toBe('nb.ipynb cell 4: new = 1');
     const long = 'y = ' + 'a'.repeat(80);
     expect(placeLabel({ path: `nb.ipynb#${id}`, after: long, cell_index: 2 }).text).toBe(
       `nb.ipynb cell 2: ${clip(long, 40)}`
@@ -179,7 +182,7 @@ describe('placeLabel', () => {
         ]
       }
     });
-    expect(row.summary).toBe('a-folder-with-a-long-name/and-another/Untitled.ipynb cell 2: a = 2');
+    expect(row.summary).toBe('a-folder-with-a-long-name/and-another/Untitled.ipynb cell 2: a = 1');
     expect(row.summaryIsPaths).toBe(false);
     expect(row.summaryTitle).toContain(id);
   });

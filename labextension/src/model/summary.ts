@@ -143,7 +143,9 @@ export function placeLabel(f: Pick<IFileChange, 'path' | 'before' | 'after' | 'c
   }
   const nb = f.path.slice(0, at);
   const index = typeof f.cell_index === 'number' ? ` ${f.cell_index}` : '';
-  const source = typeof f.after === 'string' && f.after.trim() ? f.after : (f.before ?? '');
+  // The first line the person knows the cell by: its text now (before the change), else the
+  // new cell's.
+  const source = typeof f.before === 'string' && f.before.trim() ? f.before : (f.after ?? '');
   const line = (typeof source === 'string' ? source : '')
     .split('\n')
     .map(l => l.trim())

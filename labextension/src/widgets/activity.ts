@@ -115,9 +115,13 @@ class EventRow extends Widget {
     }
     this._status = status;
     this._showStatus();
-    if (this._body) {
-      this.setExpanded(false);
-      this.setExpanded(true);
+    // An open body keeps what the person did in it (an Undo's outcome, its Redo).
+    if (this._decision) {
+      this._decision.textContent = decisionSentence(status);
+      this._decision.hidden = !this._decision.textContent;
+    }
+    if (this._body && !this._undoBar) {
+      this._addUndo(this._body);
     }
   }
 
@@ -136,6 +140,8 @@ class EventRow extends Widget {
     if (!open) {
       this._body?.dispose();
       this._body = null;
+      this._decision = null;
+      this._undoBar = null;
       return;
     }
     if (this._body) {
@@ -144,18 +150,17 @@ class EventRow extends Widget {
     const body = new Panel();
     body.addClass('kli-Row-body');
     const row = eventToRow(this.event, this._summaryArgs);
-    const decided = decisionSentence(this._status);
-    if (decided) {
-      const p = new Widget({ node: document.createElement('p') });
-      p.addClass('kli-Row-decision');
-      p.node.textContent = decided;
-      body.addWidget(p);
-      if (this._status.state === 'refused' && this._status.text) {
-        const why = new Widget({ node: document.createElement('pre') });
-        why.addClass('kli-Row-text');
-        why.node.textContent = this._status.text;
-        body.addWidget(why);
-      }
+    const decision = new Widget({ node: document.createElement('p') });
+    decision.addClass('kli-Row-decision');
+    decision.node.textContent = decisionSentence(this._status);
+    decision.node.hidden = !decision.node.textContent;
+    this._decision = decision.node;
+    body.addWidget(decision);
+    if (this._status.state === 'refused' && this._status.text) {
+      const why = new Widget({ node: document.createElement('pre') });
+      why.addClass('kli-Row-text');
+      why.node.textContent = this._status.text;
+      body.addWidget(why);
     }
     if (row.text) {
       const pre = new Widget({ node: document.createElement('pre') });
@@ -171,13 +176,18 @@ class EventRow extends Widget {
         })
       );
     }
-    // The change this call wrote, or the Accept of its proposal wrote: its Undo.
-    const change = this._status.change;
-    if (change && (this._status.state === 'written' || this._status.state === 'undone')) {
-      body.addWidget(this._undoControls(change));
-    }
+    this._addUndo(body);
     this._body = body;
     (this.layout as PanelLayout).addWidget(body);
+  }
+
+  /** The Undo of the change this call wrote, or the Accept of its proposal wrote. */
+  private _addUndo(body: Panel): void {
+    const change = this._status.change;
+    if (change && (this._status.state === 'written' || this._status.state === 'undone')) {
+      this._undoBar = this._undoControls(change);
+      body.addWidget(this._undoBar);
+    }
   }
 
   /** Undo this change, or everything its session did since it; a refusal (a file changed
@@ -238,6 +248,8 @@ class EventRow extends Widget {
   private _state: HTMLSpanElement;
   private _status: ICallStatus;
   private _body: Panel | null = null;
+  private _decision: HTMLElement | null = null;
+  private _undoBar: Widget | null = null;
 }
 
 /** The kinds of action approval mode holds, as the switch names them. */
