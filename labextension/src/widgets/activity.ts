@@ -183,8 +183,9 @@ class EventRow extends Widget {
 
   /** The Undo of the change this call wrote, or the Accept of its proposal wrote. */
   private _addUndo(body: Panel): void {
+    // (a proposal has one once an Accept wrote it; any other call when it changed files)
     const change = this._status.change;
-    if (change && (this._status.state === 'written' || this._status.state === 'undone')) {
+    if (change) {
       this._undoBar = this._undoControls(change);
       body.addWidget(this._undoBar);
     }
