@@ -1,6 +1,6 @@
 """The activity panel's *Tool calls* rows say what state each call is in, in a real JupyterLab
 and Chromium (docs/review.md): an agent's held edit reads "held", then "written by you" in the
-same row once the person accepts it; a rejected one "rejected by you" with the note, and the
+same row once the person accepts it (a held command "ran by you"); a rejected one "rejected by you" with the note, and the
 person's Reject is not listed as a call of the agent; a repair preview reads "preview" (not a
 red error), then "written by you"; a held move's card shows its steps; a cell is named by its
 notebook, position and first line, its id a hover away; an accepted change undone from its
@@ -53,7 +53,7 @@ def test_rows_say_held_preview_written_and_rejected_and_whose_decision_it_was(la
     (root / "fix.py").write_text(FUNC)
     (root / "to_move.txt").write_text("moved\n")
     lab.open("rows.ipynb", ["import math\nr = math.pi", "b = 2\nprint(b)"])
-    lab.run("%kli approval review file").locator(".jp-OutputArea-output").wait_for()
+    lab.run("%kli approval review").locator(".jp-OutputArea-output").wait_for()
     panel = lab.activity_panel(320)
     agent = client.connect(str(lab.server.connection_file(lab.notebook)), label="row agent",
                            timeout=30)
@@ -123,6 +123,16 @@ def test_rows_say_held_preview_written_and_rejected_and_whose_decision_it_was(la
         assert "y = [1, 2]" in (root / "fix.py").read_text()
         # The person's Accept is on the preview's row, not an `edit accept_repair` of the agent.
         assert panel.locator(".kli-Row", has_text="accept_repair").count() == 0
+
+        # A held command: "held", then "ran by you" (it wrote nothing itself).
+        b = agent.call("bash", {"command": "echo ran > ran.txt"})
+        pid = b.details["proposal"]
+        row = row_of(panel, str(newest_row(panel, "bash", "echo ran").get_attribute("data-id")))
+        wait_until(lambda: state_of(row) == "held", "the held command to read held")
+        panel.locator(f".kli-Pending-item[data-candidate='{pid}']").get_by_role(
+            "button", name="Accept").click()
+        wait_until(lambda: state_of(row) == "ran by you", "the command's row to read ran by you")
+        assert (root / "ran.txt").read_text() == "ran\n"
 
         # A held move: the card shows the steps Accept takes.
         m = agent.call("ws_mv", {"src": "to_move.txt", "dst": "moved/to_move.txt"})

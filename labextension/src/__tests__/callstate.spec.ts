@@ -84,6 +84,28 @@ describe('callStatus', () => {
     expect(statusWords(st)).toBe('written by you');
   });
 
+  it('a held command reads "ran by you" once accepted (it wrote nothing itself)', () => {
+    const bash = ev('e20', {
+      tool: 'bash',
+      details: { status: 'pending', proposal: 'p9', action: 'shell', files: [], command: 'make' }
+    });
+    let s = withEvents(bash);
+    s = reduce(s, { type: 'proposed', candidate: { candidate: 'p9', path: '', kind: 'call' } });
+    expect(status(s, bash)).toBe('held');
+    s = reduce(s, {
+      type: 'resolved',
+      msg: {
+        op: 'resolved',
+        candidate: 'p9',
+        status: 'written',
+        text: '',
+        by: 'ui',
+        reason: 'accepted'
+      }
+    });
+    expect(status(s, bash)).toBe('ran by you');
+  });
+
   it('a held call rejected by the person reads "rejected by you" with the note', () => {
     let s = withEvents(held);
     s = reduce(s, {

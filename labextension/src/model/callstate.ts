@@ -1,7 +1,8 @@
 /**
  * What state a tool call is in, as its row in *Tool calls* says it: a call that made a
  * proposal is `held` (a call waiting for review) or a repair `preview` while it waits,
- * `expired` once its agent left, then `written`, `rejected`, `refused` (an Accept that found
+ * `expired` once its agent left, then `written` (`ran`: a held command or code, accepted),
+ * `rejected`, `refused` (an Accept that found
  * the file changed) or `discarded` (by the kernel) as it was decided, and `undone` once the
  * change it wrote was taken back; any other call that wrote files is `written` (or `undone`),
  * the rest `ok` or `error`. A person's decision (an Accept or Reject from the panel, the widget
@@ -16,6 +17,7 @@ export type CallState =
   | 'preview'
   | 'expired'
   | 'written'
+  | 'ran'
   | 'rejected'
   | 'refused'
   | 'discarded'
@@ -206,7 +208,10 @@ export function callStatus(
   }
   const eventChange = decision && typeof decision.details?.change === 'string';
   const change = res.change || (eventChange ? (decision!.details!.change as string) : '');
-  const decided = fromResolution(res);
+  let decided = fromResolution(res);
+  if (decided === 'written' && (d.action === 'shell' || d.action === 'eval')) {
+    decided = 'ran'; // an accepted command or code ran; it wrote nothing itself
+  }
   return {
     ...base,
     state: decided === 'written' && change && undone.has(change) ? 'undone' : decided,

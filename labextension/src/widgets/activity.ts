@@ -47,6 +47,7 @@ function decisionSentence(status: ICallStatus): string {
   }
   const verb: Record<string, string> = {
     written: 'Accepted',
+    ran: 'Accepted',
     undone: 'Accepted, then undone,',
     rejected: 'Rejected',
     refused: 'Accept refused',
