@@ -94,6 +94,9 @@ def candidate_json(ws: Workspace, cand: Proposal) -> dict[str, Any]:
                  "command": None if plan.action == approval.FILE else approval.command_of(plan)}
         if plan.sources:
             extra["sources"] = plan.sources
+        steps = approval.steps(ws, plan) if plan.action == approval.FILE else []
+        if steps:
+            extra["steps"] = steps
     if cand.expired:
         extra["expired"] = cand.expired
     return P.build(P.CANDIDATE, candidate=cand.id, kind=cand.kind, path=cand.path,
@@ -105,9 +108,9 @@ def candidate_json(ws: Workspace, cand: Proposal) -> dict[str, Any]:
 
 def resolved_msg(event: dict[str, Any]) -> dict[str, Any]:
     """``resolved`` of docs/protocol.md, from the Workspace's ``resolved`` event."""
-    note = {"note": event["note"]} if event.get("note") else {}
+    extra = {k: event[k] for k in ("note", "change") if event.get(k)}
     return message(P.RESOLVED, candidate=event["candidate"], status=event["status"],
-                   text=event.get("text", ""), by=event["by"], reason=event["reason"], **note)
+                   text=event.get("text", ""), by=event["by"], reason=event["reason"], **extra)
 
 
 class Hub:
@@ -406,6 +409,7 @@ class Hub:
             approval=self._modes(),
             **{f"approval_{k}": v for k, v in self._origin().items()},
             root=str(self.ws.root),
+            resolved=self._decided(),
         )
 
     def _origin(self) -> dict[str, str]:
@@ -413,6 +417,12 @@ class Hub:
 
         where = approval.origin(self.ws)
         return _origin_fields(where.where, where.file, where.words(self.ws.root))
+
+    def _decided(self) -> list[dict[str, Any]]:
+        """How the proposals decided lately ended (``Workspace.decided``), oldest first."""
+        with self.ws.decisions:
+            decided = list(self.ws.decided.values())
+        return [p.decision.to_json(p.id) for p in decided if p.decision is not None]
 
     def _modes(self) -> dict[str, str]:
         from kli.tools.core import approval

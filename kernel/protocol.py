@@ -283,6 +283,8 @@ FILE = Shape("FileChange", "One file's change (`kli.tools.core.changes.file_chan
           "(not reported by a file tool)", required=False),
     Field("change_kind", STR, "of a detected file: `created`, `modified` or `deleted`",
           required=False),
+    Field("cell_index", INT, "a cell (`path` is `NB#CELL_ID`): its position in the notebook, "
+          "from 1 (where it was, for a deleted cell)", required=False),
 ), extra=True)
 
 EVENT = Shape("ToolEvent", "One tool call, from any source.", (
@@ -336,6 +338,9 @@ CANDIDATE = Shape("Candidate", "A pending proposal: a repair preview, or an agen
     Field("sources", ListOf(Ref("HeldSource")), "a held `run_cells` / `redefine reload`: each "
           "cell or module file it runs, with its sha256 (also shown in `command`)",
           required=False),
+    Field("steps", ListOf(STR), "a held file call: what it does besides writing the files' "
+          "texts (folders made or removed, moves, deletes, `git mv`), as the person reads it",
+          required=False),
     Field("expired", STR, "set once its session closed: `expired — LABEL disconnected`",
           required=False),
     Field("time", NUM, "when it was made (Unix seconds)", required=False),
@@ -349,6 +354,7 @@ DECISION = Shape("ResolvedDecision", "How a candidate was decided: `details.reso
           required=False),
     Field("by", ResolvedBy, "who decided", required=False),
     Field("note", STR, "a Reject's note from the person, for the agent", required=False),
+    Field("change", STR, "the recorded change an Accept wrote (undo)", required=False),
 ))
 
 SESSION = Shape("SessionInfo", "A tool session.", (
@@ -477,6 +483,8 @@ UI_HELLO = Shape("HelloMsg", "The kernel's answer to a `kli.ui` comm_open, and t
           "`approval`'s `said`)", required=False),
     Field("root", STR, "the tools' root (absolute): paths in events are relative to it, so the "
           "extension finds the open notebook a `PATH#CELL_ID` names", required=False),
+    Field("resolved", ListOf(Ref("ResolvedDecision")), "the proposals decided lately, oldest "
+          "first: how each replayed event's proposal ended", required=False),
 ), op="hello", target=UI_TARGET)
 
 EVENT_MSG = Shape("EventMsg", "One tool call, from any source (agent comm, magic, UI, widget).", (
@@ -491,6 +499,7 @@ RESOLVED = Shape("ResolvedMsg", "A candidate stopped being pending: one per deci
     Field("reason", STR, "`accepted`, `rejected`, `discarded` (its session closed, or its "
           "session's bound dropped it) or, for `refused`, the edit's error code"),
     Field("note", STR, "a Reject's note from the person, for the agent", required=False),
+    Field("change", STR, "the recorded change an Accept wrote (undo)", required=False),
 ), op="resolved", target=UI_TARGET)
 
 PROPOSED = Shape("ProposedMsg", "A proposal became pending (a repair preview, or a held call).", (

@@ -108,6 +108,8 @@ export interface IFileChange {
   detected?: boolean;
   /** of a detected file: `created`, `modified` or `deleted` */
   change_kind?: string;
+  /** a cell (`path` is `NB#CELL_ID`): its position in the notebook, from 1 (where it was, for a deleted cell) */
+  cell_index?: number;
   [extra: string]: unknown;
 }
 
@@ -177,6 +179,8 @@ export interface ICandidate {
   args?: Record<string, unknown>;
   /** a held `run_cells` / `redefine reload`: each cell or module file it runs, with its sha256 (also shown in `command`) */
   sources?: IHeldSource[];
+  /** a held file call: what it does besides writing the files' texts (folders made or removed, moves, deletes, `git mv`), as the person reads it */
+  steps?: string[];
   /** set once its session closed: `expired — LABEL disconnected` */
   expired?: string;
   /** when it was made (Unix seconds) */
@@ -194,6 +198,8 @@ export interface IResolvedDecision {
   by?: ResolvedBy | string;
   /** a Reject's note from the person, for the agent */
   note?: string;
+  /** the recorded change an Accept wrote (undo) */
+  change?: string;
 }
 
 /** A tool session. */
@@ -361,6 +367,8 @@ export interface IHelloMsg {
   approval_said?: string;
   /** the tools' root (absolute): paths in events are relative to it, so the extension finds the open notebook a `PATH#CELL_ID` names */
   root?: string;
+  /** the proposals decided lately, oldest first: how each replayed event's proposal ended */
+  resolved?: IResolvedDecision[];
 }
 
 /** A tool's result (`Workspace.call`), naming the request. */
@@ -450,6 +458,8 @@ export interface IResolvedMsg {
   reason: string;
   /** a Reject's note from the person, for the agent */
   note?: string;
+  /** the recorded change an Accept wrote (undo) */
+  change?: string;
 }
 
 /** A proposal became pending (a repair preview, or a held call). */

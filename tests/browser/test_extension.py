@@ -194,7 +194,7 @@ def test_activity_panel_shows_agent_calls_live_and_accepts_its_preview(lab: Any)
         assert agent.call("edit", {"input": f"@@ live.py\n= 2:{h}..2:{h}\n~b = 'live'\n"}).ok
         row = panel.locator(".kli-Row[data-tool='edit']", has_text="live.py")
         row.wait_for()
-        assert row.locator(".kli-Row-ok").inner_text() == "ok"
+        assert row.locator(".kli-Row-ok").inner_text() == "written"  # an applied edit wrote
         assert row.locator(".kli-Row-session").inner_text() == "test agent"
         assert row.locator(".kli-Row-counts").inner_text() == "+1 -1"
         assert row.locator(".kli-Row-duration").inner_text().endswith(("ms", "s"))

@@ -751,7 +751,9 @@ def accept(ws: Workspace, proposal: Proposal, by: str, session: Session | None =
         if result.details.get("error") == STALE:  # a source changed while it ran: stopped there
             decision = Decision(REFUSED, STALE, by, result.text)
         else:
-            decision = Decision(WRITTEN, ACCEPTED, by, result.text)
+            change = result.details.get("change")
+            decision = Decision(WRITTEN, ACCEPTED, by, result.text,
+                                change=change if isinstance(change, str) else "")
         ws.decide(proposal, decision)
         return ToolResult(result.ok, f"Accepted proposal {proposal.id}: ran {plan.tool}.\n"
                           + result.text, {**result.details, "candidate": proposal.id,
@@ -799,7 +801,7 @@ def accept(ws: Workspace, proposal: Proposal, by: str, session: Session | None =
         undo_id = recorded.details.get("change")
         text = (f"Accepted proposal {proposal.id}: wrote {plan.tool}'s change to "
                 f"{', '.join(str(f.get('path')) for f in plan.files)} exactly as proposed.")
-        decision = Decision(WRITTEN, ACCEPTED, by, text)
+        decision = Decision(WRITTEN, ACCEPTED, by, text, change=undo_id or "")
         ws.decide(proposal, decision)
     return ToolResult.success(text, files=files, candidate=proposal.id,
                               resolved=decision.to_json(proposal.id),

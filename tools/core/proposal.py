@@ -37,13 +37,15 @@ class Decision:
     it (``accepted``, ``rejected``, ``discarded``, or a refusal's error code such as
     ``stale_candidate``); ``by`` names who decided (a call's source, or ``kernel``); ``text`` is
     what the decider was told; ``note`` a short note from the person for the agent (a Reject's
-reason)."""
+reason); ``change`` the recorded change an Accept wrote (``kli.tools.core.undo``), so a UI
+offers its Undo on the proposal it decided."""
 
     code: str
     reason: str
     by: str
     text: str = ""
     note: str = ""
+    change: str = ""
 
     def to_json(self, proposal_id: str) -> dict[str, Any]:
         out = {
@@ -54,6 +56,8 @@ reason)."""
         }
         if self.note:
             out["note"] = self.note
+        if self.change:
+            out["change"] = self.change
         return out
 
 

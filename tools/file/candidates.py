@@ -123,11 +123,13 @@ def propose(
     before: str,
     plan: FilePlan,
     d: RepairDecision,
+    place: dict[str, Any] | None = None,
 ) -> tuple[str, dict[str, Any], str]:
     """Store a pending candidate for one file of a previewed patch in ``session``.
 
     Returns its id, its FILE_CHANGE (status ``preview``) and the preview text for the model,
-    which ends with the exact call that writes it.
+    which ends with the exact call that writes it. ``place``: extra FILE_CHANGE facts (a cell's
+    ``cell_index``).
     """
     cid = f"c{next(_candidate_ids)}"
     change = file_change(
@@ -140,6 +142,7 @@ def propose(
         reason=d.reason,
         message=d.message,
         marks=list(d.marks),
+        **(place or {}),
     )
     ws.hold(session, Proposal(
         id=cid,

@@ -139,7 +139,8 @@ def _run(call: Call) -> ToolResult:
             )
             summary = f"Inserted {kind} cell {target} {place} (cell {at + 1}/{len(nb.cells)})."
             files.append(file_change(target, None, source, "written",
-                                     added=len(split_lines(source)), removed=0))
+                                     added=len(split_lines(source)), removed=0,
+                                     cell_index=at + 1))
             details: dict[str, Any] = {"cell": cid, "index": at + 1}
         else:
             cell_id = _need(args, "cell", op, f"path='{rel}' op={op} cell=CELL_ID")
@@ -156,7 +157,8 @@ def _run(call: Call) -> ToolResult:
                     f"{len(split_lines(source))} line(s)). {len(nb.cells)} cell(s) remain."
                 )
                 files.append(file_change(target, source, None, "written", added=0,
-                                         removed=len(split_lines(source))))
+                                         removed=len(split_lines(source)),
+                                         cell_index=index + 1))
             elif op == "move":
                 where = _need(args, "where", op, f"path='{rel}' op=move cell={cell_id} "
                               "where=after anchor=ID")

@@ -144,6 +144,11 @@ def _targets(call: Call, sections: list[Any]) -> list[_Target]:
 
 
 # -- the patch ---------------------------------------------------------------------------------
+def _cell_place(t: _Target) -> dict[str, Any]:
+    """A cell's ``cell_index`` (its position from 1, as a person counts the notebook's cells)."""
+    return {"cell_index": t.cell.index + 1} if t.cell is not None and t.cell.index >= 0 else {}
+
+
 def _reject_files(
     targets: list[_Target], culprit: _Target | None, message: str, reason: str | None
 ) -> list[dict[str, Any]]:
@@ -293,6 +298,7 @@ def _apply_patch(call: Call, patch_text: str, policy: str) -> ToolResult:
                 reason=_repair_reason(t),
                 message=t.decision.message or None,
                 marks=list(t.decision.marks) or None,
+                **_cell_place(t),
             )
         )
     extra: dict[str, Any] = {}
@@ -446,7 +452,7 @@ def _previews(
             )
             continue
         cid, change, text = candidates.propose(
-            call.ws, call.session, t.rel, t.real, t.before, t.plan, d
+            call.ws, call.session, t.rel, t.real, t.before, t.plan, d, _cell_place(t)
         )
         proposed.append(cid)
         files.append(change)

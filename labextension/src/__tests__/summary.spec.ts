@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { SUMMARY_MAX, argSummary, clip, eventToRow, formatDuration } from '../model/summary';
+import {
+  SUMMARY_MAX,
+  argSummary,
+  clip,
+  eventToRow,
+  formatDuration,
+  placeLabel
+} from '../model/summary';
 import type { IToolEvent } from '../protocol';
 
 describe('argSummary', () => {
@@ -117,5 +124,66 @@ describe('eventToRow', () => {
       }
     } as never);
     expect(row.files.map(f => f.path)).toEqual(['ok.py']);
+  });
+});
+
+describe('placeLabel', () => {
+  const id = '2b3ee1cc-c15a-4f2e-9d1a-7a0c4d5e6f70';
+
+  it('names a cell by its notebook, its position and the first line it has now; the id is for the hover', () => {
+    const label = placeLabel({
+      path: `work/Untitled.ipynb#${id}`,
+      before: '\nimport numpy as np\nx = 1',
+      after: 'import pandas as pd\nx = 2',
+      cell_index: 3
+    });
+    expect(label.text).toBe('work/Untitled.ipynb cell 3: import numpy as np');
+    expect(label.text).not.toContain(id);
+    expect(label.title).toBe(`work/Untitled.ipynb#${id} (cell 3)`);
+    expect(label.isCell).toBe(true);
+  });
+
+  it('a deleted cell is named by the first line it had; a long line is cut at its end', () => {
+    expect(
+      placeLabel({ path: `nb.ipynb#${id}`, before: '# Notes', after: null, cell_index: 1 }).text
+    ).toBe('nb.ipynb cell 1: # Notes');
+    expect(
+      placeLabel({ path: `nb.ipynb#${id}`, before: null, after: 'new = 1', cell_index: 4 }).text
+    ).toBe('nb.ipynb cell 4: new = 1');
+    const long = 'y = ' + 'a'.repeat(80);
+    expect(placeLabel({ path: `nb.ipynb#${id}`, after: long, cell_index: 2 }).text).toBe(
+      `nb.ipynb cell 2: ${clip(long, 40)}`
+    );
+  });
+
+  it('a file is its path', () => {
+    expect(placeLabel({ path: 'src/a.py' })).toEqual({
+      text: 'src/a.py',
+      title: 'src/a.py',
+      isCell: false
+    });
+  });
+
+  it("a cell's row summary keeps the notebook's name (not cut from the left)", () => {
+    const row = eventToRow({
+      kind: 'call',
+      id: 'e1',
+      tool: 'edit',
+      ok: true,
+      details: {
+        files: [
+          {
+            path: `a-folder-with-a-long-name/and-another/Untitled.ipynb#${id}`,
+            status: 'written',
+            before: 'a = 1',
+            after: 'a = 2',
+            cell_index: 2
+          }
+        ]
+      }
+    });
+    expect(row.summary).toBe('a-folder-with-a-long-name/and-another/Untitled.ipynb cell 2: a = 1');
+    expect(row.summaryIsPaths).toBe(false);
+    expect(row.summaryTitle).toContain(id);
   });
 });

@@ -20,7 +20,14 @@ export const MAX_EVENTS = 500;
 export interface IResolution {
   status: ResolvedStatus;
   text: string;
+  /** The source that decided (`ui`, `widget`, `magic`: a person; `agent`; `kernel`). */
   by: string;
+  /** `accepted`, `rejected`, `discarded`, or a refusal's error code. */
+  reason?: string;
+  /** A Reject's note from the person, for the agent. */
+  note?: string;
+  /** The recorded change an Accept wrote (its Undo). */
+  change?: string;
 }
 
 export interface IActivityState {
@@ -122,6 +129,14 @@ export function reduce(state: IActivityState, action: Action): IActivityState {
         state.approvalOrigin
       );
       const root = action.msg.root ?? state.root ?? null;
+      // How the replayed events' proposals ended (the kernel remembers the recent ones).
+      const resolved = { ...state.resolved };
+      for (const d of action.msg.resolved ?? []) {
+        if (d && typeof d.candidate === 'string') {
+          const { status, by, reason, note, change } = d;
+          resolved[d.candidate] = { status, text: '', by: by ?? '', reason, note, change };
+        }
+      }
       return {
         ...state,
         events,
@@ -131,6 +146,7 @@ export function reduce(state: IActivityState, action: Action): IActivityState {
         approval,
         approvalOrigin,
         root,
+        resolved,
         ready: true
       };
     }
@@ -181,13 +197,13 @@ export function reduce(state: IActivityState, action: Action): IActivityState {
         approvalOrigin: originOf(action.origin, state.approvalOrigin)
       };
     case 'resolved': {
-      const { candidate, status, text, by } = action.msg;
+      const { candidate, status, text, by, reason, note, change } = action.msg;
       return {
         ...state,
         pending: state.pending.filter(c => c.candidate !== candidate),
         resolved: {
           ...state.resolved,
-          [candidate]: { status, text: text ?? '', by: by ?? '' }
+          [candidate]: { status, text: text ?? '', by: by ?? '', reason, note, change }
         }
       };
     }

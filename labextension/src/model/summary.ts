@@ -13,6 +13,8 @@ export interface IRowSummary {
   summary: string;
   /** The summary is the files' paths: a narrow row elides it from the left (base.css). */
   summaryIsPaths: boolean;
+  /** The files' full paths (a cell's id too), for a hover; empty when the summary is not. */
+  summaryTitle: string;
   ok: boolean;
   okText: 'ok' | 'error';
   duration: string;
@@ -124,6 +126,34 @@ export function filesOf(event: Pick<IToolEvent, 'details'>): IFileChange[] {
     : [];
 }
 
+/** Characters of a cell's first line a label shows. */
+export const CELL_LINE_MAX = 40;
+
+/** A file's name as a person knows it, and the full path (with a cell's id) for a hover. A
+ * notebook cell (`nb.ipynb#CELL_ID`) is named by its notebook, its position and its first
+ * line ("nb.ipynb cell 3: import numpy as np"), never by its id. */
+export function placeLabel(f: Pick<IFileChange, 'path' | 'before' | 'after' | 'cell_index'>): {
+  text: string;
+  title: string;
+  isCell: boolean;
+} {
+  const at = f.path.indexOf('#');
+  if (at < 0) {
+    return { text: f.path, title: f.path, isCell: false };
+  }
+  const nb = f.path.slice(0, at);
+  const index = typeof f.cell_index === 'number' ? ` ${f.cell_index}` : '';
+  // The first line the person knows the cell by: its text now (before the change), else the
+  // new cell's.
+  const source = typeof f.before === 'string' && f.before.trim() ? f.before : (f.after ?? '');
+  const line = (typeof source === 'string' ? source : '')
+    .split('\n')
+    .map(l => l.trim())
+    .find(l => l);
+  const text = `${nb} cell${index}` + (line ? `: ${clip(line, CELL_LINE_MAX)}` : '');
+  return { text, title: `${f.path}${index ? ` (cell${index})` : ''}`, isCell: true };
+}
+
 /** The row of `event`; `summaryArgs` are its tool's (ToolInfo.summary_args). */
 export function eventToRow(event: IToolEvent, summaryArgs: readonly string[] = []): IRowSummary {
   const files = filesOf(event);
@@ -142,9 +172,15 @@ export function eventToRow(event: IToolEvent, summaryArgs: readonly string[] = [
     // A file-changing call is best told by the files it changed (a patch's text is not); a
     // command or code whose changes were detected after it ran is told by itself.
     summary: own.length
-      ? clipStart(own.map(f => f.path).join(', '))
+      ? own.some(f => f.path.includes('#'))
+        ? clip(own.map(f => placeLabel(f).text).join(', '))
+        : clipStart(own.map(f => f.path).join(', '))
       : argSummary(event.args, summaryArgs),
-    summaryIsPaths: own.length > 0 || isPathArg(mainArg(event.args, summaryArgs)),
+    summaryTitle: own.map(f => placeLabel(f).title).join(', '),
+    // A cell's label ends with its first line: cut at the end, not from the left.
+    summaryIsPaths:
+      (own.length > 0 && !own.some(f => f.path.includes('#'))) ||
+      (!own.length && isPathArg(mainArg(event.args, summaryArgs))),
     ok: !!event.ok,
     okText: event.ok ? 'ok' : 'error',
     duration: formatDuration(event.duration_ms),

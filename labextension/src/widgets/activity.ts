@@ -10,6 +10,14 @@ import type { IEditorLanguageRegistry } from '@jupyterlab/codemirror';
 import type { Kernel } from '@jupyterlab/services';
 import { Panel, PanelLayout, Widget } from '@lumino/widgets';
 import { UiConnection, connectionFor } from '../connection';
+import {
+  ICallStatus,
+  callStatus,
+  decisionsByProposal,
+  listedEvents,
+  statusWords as callWords,
+  undoneChanges
+} from '../model/callstate';
 import { OPEN } from '../model/decision';
 import { heldLead } from '../model/diff';
 import { eventToRow } from '../model/summary';
@@ -34,18 +42,37 @@ const MAX_ROWS = 300;
 /** Pending items resolved from the panel that stay listed with their outcome. */
 const KEEP_RESOLVED = 3;
 
-/** One tool call; expands to its result text and diffs. */
+/** What a decided proposal's row says of the decision, as a sentence. */
+function decisionSentence(status: ICallStatus): string {
+  if (!status.by) {
+    return '';
+  }
+  const verb: Record<string, string> = {
+    written: 'Accepted',
+    ran: 'Accepted',
+    undone: 'Accepted, then undone,',
+    rejected: 'Rejected',
+    refused: 'Accept refused',
+    discarded: 'Discarded'
+  };
+  const head = `${verb[status.state] ?? status.state} by ${status.by}`;
+  return status.note ? `${head}. Note for the agent: ${status.note}` : `${head}.`;
+}
+
+/** One tool call; expands to its result text and diffs; says what state the call is in (held,
+ * written, rejected…), updated in place when its proposal is decided or its change undone. */
 class EventRow extends Widget {
   constructor(
     readonly event: IToolEvent,
     private readonly _summaryArgs: readonly string[],
     private readonly _languages: IEditorLanguageRegistry | null,
-    private readonly _lookup: () => UiConnection | null
+    private readonly _lookup: () => UiConnection | null,
+    status: ICallStatus
   ) {
     super({ node: document.createElement('li') });
     const row = eventToRow(event, _summaryArgs);
+    this._status = status;
     this.addClass('kli-Row');
-    this.node.dataset.ok = String(row.ok);
     this.node.dataset.tool = row.tool;
     this.node.dataset.id = row.id;
     const toggle = document.createElement('button');
@@ -56,7 +83,7 @@ class EventRow extends Widget {
       ['kli-Row-tool', row.tool],
       ['kli-Row-summary', row.summary],
       ['kli-Row-counts', row.counts],
-      ['kli-Row-ok', row.okText],
+      ['kli-Row-ok', ''],
       ['kli-Row-duration', row.duration],
       ['kli-Row-session', row.sessionLabel]
     ];
@@ -67,11 +94,48 @@ class EventRow extends Widget {
       toggle.append(span);
     }
     pathText(toggle.querySelector('.kli-Row-summary'), row.summaryIsPaths);
-    toggle.title = [row.time, row.source, row.summary].filter(Boolean).join(' · ');
+    toggle.title = [row.time, row.source, row.summaryTitle || row.summary]
+      .filter(Boolean)
+      .join(' · ');
     toggle.addEventListener('click', () => this.setExpanded(!this._body));
     this._toggle = toggle;
+    this._state = toggle.querySelector('.kli-Row-ok') as HTMLSpanElement;
     const layout = (this.layout = new PanelLayout());
     layout.addWidget(new Widget({ node: toggle }));
+    this._showStatus();
+  }
+
+  /** The call's state now; the row changes in place (an open body is rebuilt). */
+  setStatus(status: ICallStatus): void {
+    const old = this._status;
+    if (
+      old.state === status.state &&
+      old.by === status.by &&
+      old.note === status.note &&
+      old.change === status.change
+    ) {
+      return;
+    }
+    this._status = status;
+    this._showStatus();
+    // An open body keeps what the person did in it (an Undo's outcome, its Redo).
+    if (this._decision) {
+      this._decision.textContent = decisionSentence(status);
+      this._decision.hidden = !this._decision.textContent;
+    }
+    if (this._body && !this._undoBar) {
+      this._addUndo(this._body);
+    }
+  }
+
+  private _showStatus(): void {
+    const status = this._status;
+    const bad = status.state === 'error' || status.state === 'refused';
+    this.node.dataset.ok = String(!bad);
+    this.node.dataset.state = status.state;
+    this.node.dataset.by = status.by;
+    this._state.textContent = callWords(status);
+    this._state.title = decisionSentence(status);
   }
 
   setExpanded(open: boolean): void {
@@ -79,6 +143,8 @@ class EventRow extends Widget {
     if (!open) {
       this._body?.dispose();
       this._body = null;
+      this._decision = null;
+      this._undoBar = null;
       return;
     }
     if (this._body) {
@@ -87,6 +153,18 @@ class EventRow extends Widget {
     const body = new Panel();
     body.addClass('kli-Row-body');
     const row = eventToRow(this.event, this._summaryArgs);
+    const decision = new Widget({ node: document.createElement('p') });
+    decision.addClass('kli-Row-decision');
+    decision.node.textContent = decisionSentence(this._status);
+    decision.node.hidden = !decision.node.textContent;
+    this._decision = decision.node;
+    body.addWidget(decision);
+    if (this._status.state === 'refused' && this._status.text) {
+      const why = new Widget({ node: document.createElement('pre') });
+      why.addClass('kli-Row-text');
+      why.node.textContent = this._status.text;
+      body.addWidget(why);
+    }
     if (row.text) {
       const pre = new Widget({ node: document.createElement('pre') });
       pre.addClass('kli-Row-text');
@@ -101,12 +179,19 @@ class EventRow extends Widget {
         })
       );
     }
-    const change = this.event.details?.change;
-    if (typeof change === 'string') {
-      body.addWidget(this._undoControls(change));
-    }
+    this._addUndo(body);
     this._body = body;
     (this.layout as PanelLayout).addWidget(body);
+  }
+
+  /** The Undo of the change this call wrote, or the Accept of its proposal wrote. */
+  private _addUndo(body: Panel): void {
+    // (a proposal has one once an Accept wrote it; any other call when it changed files)
+    const change = this._status.change;
+    if (change) {
+      this._undoBar = this._undoControls(change);
+      body.addWidget(this._undoBar);
+    }
   }
 
   /** Undo this change, or everything its session did since it; a refusal (a file changed
@@ -164,7 +249,11 @@ class EventRow extends Widget {
   }
 
   private _toggle: HTMLButtonElement;
+  private _state: HTMLSpanElement;
+  private _status: ICallStatus;
   private _body: Panel | null = null;
+  private _decision: HTMLElement | null = null;
+  private _undoBar: Widget | null = null;
 }
 
 /** The kinds of action approval mode holds, as the switch names them. */
@@ -199,6 +288,18 @@ class PendingItem extends Widget {
     this._expired.addClass('kli-Pending-expired');
     layout.addWidget(this._expired);
     this.setExpired(candidate.expired ?? '');
+    if (candidate.steps?.length) {
+      // What Accept does besides writing the texts below: folders, moves, git mv.
+      const steps = new Widget({ node: document.createElement('ul') });
+      steps.addClass('kli-Pending-steps');
+      steps.node.setAttribute('aria-label', 'Steps Accept takes');
+      for (const step of candidate.steps) {
+        const li = document.createElement('li');
+        li.textContent = step;
+        steps.node.append(li);
+      }
+      layout.addWidget(steps);
+    }
     if (typeof candidate.command === 'string') {
       const pre = new Widget({ node: document.createElement('pre') });
       pre.addClass('kli-Pending-command');
@@ -590,7 +691,15 @@ export class ActivityPanel extends Widget {
   }
 
   private _renderRows(state: IActivityState | null): void {
-    const events = state ? visibleEvents(state, this._filter).slice(0, MAX_ROWS) : [];
+    // A person's decision is shown on the row of the proposal it decided.
+    const listed = new Set(state ? listedEvents(state.events) : []);
+    const events = state
+      ? visibleEvents(state, this._filter)
+          .filter(e => listed.has(e))
+          .slice(0, MAX_ROWS)
+      : [];
+    const undone = undoneChanges(state?.events ?? []);
+    const decisions = decisionsByProposal(state?.events ?? []);
     const keep = new Set(events.map(e => e.id));
     for (const [id, row] of this._rows) {
       if (!keep.has(id)) {
@@ -600,10 +709,19 @@ export class ActivityPanel extends Widget {
     }
     const list = this._list.layout as PanelLayout;
     events.forEach((e, i) => {
+      const status = callStatus(state!, e, undone, decisions);
       let row = this._rows.get(e.id);
       if (!row) {
-        row = new EventRow(e, state?.summaryArgs[e.tool] ?? [], this._languages, this._lookup);
+        row = new EventRow(
+          e,
+          state?.summaryArgs[e.tool] ?? [],
+          this._languages,
+          this._lookup,
+          status
+        );
         this._rows.set(e.id, row);
+      } else {
+        row.setStatus(status);
       }
       if (list.widgets[i] !== row) {
         list.insertWidget(i, row);

@@ -8,6 +8,7 @@ import { IDiffModel, countsText, fileToDiffModel } from '../model/diff';
 import type { IDecision } from '../model/decision';
 import type { IFileChange } from '../protocol';
 import { DiffMode, DiffView, SPLIT_MIN_WIDTH } from './diffview';
+import { placeLabel } from '../model/summary';
 import { pathText } from './pathtext';
 import { ConnectionLookup, RepairControls, button } from './repair';
 
@@ -38,9 +39,11 @@ export class FileChangeView extends Widget {
     header.addClass('kli-FileChange-header');
     const path = document.createElement('span');
     path.className = 'kli-FileChange-path';
-    path.textContent = model.path;
-    path.title = model.path;
-    pathText(path);
+    // A cell is named by its notebook, position and first line; its id is a hover away.
+    const place = placeLabel(file);
+    path.textContent = place.text;
+    path.title = place.title;
+    pathText(path, !place.isCell);
     const counts = document.createElement('span');
     counts.className = 'kli-FileChange-counts';
     const added = document.createElement('span');
