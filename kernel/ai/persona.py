@@ -19,7 +19,9 @@ through the kernel's ``undo session=… since=…``.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import os
+import threading
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -94,6 +96,31 @@ class ChatHost:
         return self._specs
 
 
+_litellm: concurrent.futures.Future[Any] | None = None
+_litellm_lock = threading.Lock()
+
+
+def _import_litellm() -> concurrent.futures.Future[Any]:
+    """litellm imported once, in a thread of its own, begun when a chat first gets the persona:
+    the import takes seconds (tens on a busy machine) and must never hold the server's loop."""
+    global _litellm
+    with _litellm_lock:
+        if _litellm is None:
+            from kli.tools.agentmodels import load_litellm
+
+            future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+
+            def work() -> None:
+                try:
+                    future.set_result(load_litellm())
+                except BaseException as exc:
+                    future.set_exception(exc)
+
+            threading.Thread(target=work, name="kli-import-litellm", daemon=True).start()
+            _litellm = future
+        return _litellm
+
+
 def _server() -> Any:
     """The running Jupyter server (reachable on the headless route too, where the persona
     manager has no parent)."""
@@ -117,6 +144,7 @@ class KliPersona(BasePersona):
         except ValueError as exc:
             self._settings, self._settings_problem = Settings(), str(exc)
         self._report_configuration()
+        _import_litellm()
 
     @property
     def defaults(self) -> PersonaDefaults:
@@ -209,9 +237,18 @@ class KliPersona(BasePersona):
                     label: str) -> None:
         settings = self._settings
         since = time.time()
+        self.set_status("is loading its model client…")
+        try:
+            await asyncio.wrap_future(_import_litellm())
+        except ImportError as exc:
+            self.clear_status()
+            self.send_message(f"I have no model client: {exc}\n")
+            return
         self.set_status("is attaching to the kernel…")
         try:
             client = await self._connect(kernel_id, label)
+            self.log.info("kli: %s attached to kernel %s in %.1f s", label, kernel_id,
+                          time.time() - since)
         except Exception as exc:
             self.clear_status()
             self.send_message(f"I could not attach to the kli kernel of `{notebook}`: {exc}\n")
@@ -227,6 +264,7 @@ class KliPersona(BasePersona):
                                     kernel_id))
 
             def on_event(event: Event) -> None:
+                self.log.info("kli: %s %.1f s: %s", label, time.time() - since, event.line())
                 status = status_of(event)
                 if status:
                     self.set_status(status)

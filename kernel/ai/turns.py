@@ -167,7 +167,7 @@ class Settings:
 # -- the steps as chat lines ------------------------------------------------------------------
 def _md(text: str) -> str:
     """Plain text safe in one Markdown line of the chat (no HTML, no emphasis by accident)."""
-    return re.sub(r"([\\`*_<>\[\]|#])", r"\\\1", text)
+    return re.sub(r"([\\`*<>])", r"\\\1", text)
 
 
 def step_line(event: Event) -> str | None:
