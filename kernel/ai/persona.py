@@ -137,6 +137,7 @@ class KliPersona(BasePersona):
         self._job: asyncio.Task[Any] | None = None
         self._turns: list[Turn] = []
         self._count = 0
+        self._bad_setting: str | None = None
         self._model: str | None = os.environ.get(MODEL_VAR, "").strip() or None
         try:
             self._settings = Settings.from_env()
@@ -170,7 +171,12 @@ class KliPersona(BasePersona):
         self._model = model_id.strip() or None
 
     async def update_settings(self, settings: dict[str, str | None]) -> None:
-        self._settings.update(settings)
+        """A setting chosen in the chat (or sent in a message's metadata); one that does not
+        parse is answered by ``process_message``, nothing run, the others kept."""
+        try:
+            self._settings.update(settings)
+        except ValueError as exc:
+            self._bad_setting = str(exc)
 
     # -- a message ------------------------------------------------------------------------------
     async def process_message(self, message: Any) -> None:
@@ -180,6 +186,10 @@ class KliPersona(BasePersona):
             return
         if is_undo(task):
             await self._undo()
+            return
+        bad, self._bad_setting = self._bad_setting, None
+        if bad:
+            self.send_message(f"Nothing was run: {bad}.\n")
             return
         if self._settings_problem:
             self.send_message(f"My settings are wrong: {self._settings_problem}. Fix the "

@@ -211,6 +211,9 @@ class Panel:
     def __init__(self, connection_file: str) -> None:
         from jupyter_client.blocking.client import BlockingKernelClient
 
+        from kli.kernel.client import connect
+
+        connect(connection_file, label="test: kernel ready").close()  # waits for a new kernel
         self.kc = BlockingKernelClient(connection_file=connection_file)
         self.kc.load_connection_file()
         self.kc.start_channels()
