@@ -138,6 +138,8 @@ class KliPersona(BasePersona):
         self._turns: list[Turn] = []
         self._count = 0
         self._bad_setting: str | None = None
+        self._starting: asyncio.Task[Any] | None = None  # a turn not yet running its loop
+        self._stopped_early = False
         self._model: str | None = os.environ.get(MODEL_VAR, "").strip() or None
         try:
             self._settings = Settings.from_env()
@@ -211,7 +213,16 @@ class KliPersona(BasePersona):
         self._count += 1
         chat = os.path.basename(str(self.get_chat_path(relative=True))) or "chat"
         label = bounded(f"chat {chat} turn {self._count}", 80)
-        await self._turn(task, model, choice.path, choice.kernel_id, label)
+        self._starting, self._stopped_early = asyncio.current_task(), False
+        try:
+            await self._turn(task, model, choice.path, choice.kernel_id, label)
+        except asyncio.CancelledError:
+            if not self._stopped_early:
+                raise
+            self.clear_status()  # Stop before the run began (loading litellm, attaching)
+            self.send_message("Stopped before the agent began: nothing ran.\n")
+        finally:
+            self._starting = None
 
     def _attached(self, message: Any) -> list[str]:
         """The server paths of the message's attachments."""
@@ -298,6 +309,7 @@ class KliPersona(BasePersona):
                 on_review_timeout="stop" if settings.on_review_timeout == "stop" else "continue",
                 on_event=on_event))
             self._job.add_done_callback(lambda job: self._ended(job, queue))
+            self._starting = None  # from here Stop cancels the run itself
             await self.stream_message(self._lines(queue))
         finally:
             self._job = None
@@ -336,6 +348,11 @@ class KliPersona(BasePersona):
         job = self._job
         if job is not None and not job.done():
             job.cancel()
+            return
+        starting = self._starting
+        if starting is not None and not starting.done():
+            self._stopped_early = True
+            starting.cancel()
 
     # -- undo this turn ---------------------------------------------------------------------------
     async def _undo(self) -> None:
