@@ -376,6 +376,11 @@ class KliPersona(BasePersona):
             self._turns.pop()
             self.send_message(f"Took back turn {turn.number} ({turn.label}): "
                               f"{bounded(result.text, 400)}\n")
+        elif result.details.get("error") == "not_found":
+            self._turns.pop()
+            self.send_message(f"Turn {turn.number} ({turn.label}) changed nothing that is not "
+                              "undone already: nothing to take back. `@kli undo` again takes "
+                              "back the turn before it.\n")
         elif result.details.get("status") == "pending":
             self.send_message(f"The undo of turn {turn.number} waits for your review as "
                               f"{result.details.get('proposal')}: Accept it in the kli panel.\n")

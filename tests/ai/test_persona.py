@@ -184,3 +184,11 @@ def test_undo_this_turn_restores_the_notebooks_bytes_and_is_refused_after_a_late
     tail = chat.replies().rsplit("was not undone", 1)[1]
     assert "calc.ipynb" in tail, tail
     assert "b + a" in nb.read_text()
+
+    # A turn that changed nothing has nothing to take back, and says so.
+    server.script.set([answer("just looked")])
+    chat.send("@kli just look")
+    chat.wait(lambda: "just looked" in chat.replies(), 60, "turn 3")
+    chat.send("@kli undo")
+    chat.wait(lambda: "Turn 3" in chat.replies() and "changed nothing" in chat.replies(), 60,
+              "the empty undo")
