@@ -102,7 +102,7 @@ def _data_files() -> list[tuple[str, list[str]]]:
 setup(
     package_dir=dict(SOURCES),
     packages=_packages(),
-    package_data={"": ["*.json", "*.md", "py.typed"]},
+    package_data={"": ["*.json", "*.md", "py.typed", "*.svg"]},
     data_files=_data_files(),
     cmdclass={"build_py": BuildPyWithLabextension},
 )

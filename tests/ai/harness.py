@@ -1,0 +1,322 @@
+"""The harness of tests/ai (fixtures in conftest.py): a real Jupyter server with Jupyter AI 3.2 and kli's persona, real kli kernels it starts for
+notebooks, and the real model client (litellm) — talking to a SCRIPTED model: the one thing that
+cannot exist here. ``tests/endpoint.py`` is an OpenAI-compatible server that answers with the
+tool calls a test scripts (streaming, as litellm asks); it is not a model.
+
+These tests run in a venv of their own (``scripts/test`` builds ``.venv-test-ai``: the wheel's
+``[lab,collab,ai]`` extras + ``jupyter-ai==3.2.*``): jupyter-ai 3.2 pins ``mcp<2`` through
+jupyter-server-mcp, which kli's ``[mcp]`` extra (and so ``[test]``) cannot sit beside. The main
+test run does not collect this folder (pyproject ``norecursedirs``).
+
+The server runs without jupyter-collaboration's documents, so Jupyter AI's chats use
+jupyterlab-chat's websocket transport (``/api/chat/ws/PATH``): a test speaks to a chat as the
+chat panel does (``Chat``), and presses Stop as the panel does (``POST
+/api/ai/personas/cancel?chat_id=…``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.endpoint import ScriptedEndpoint, answer, calls
+
+KERNELSPEC_SRC = Path(__file__).resolve().parents[2] / "kernel" / "kernelspec"
+PERSONA_ID = "jupyter-ai-personas::kli::KliPersona"
+START_TIMEOUT = 90.0
+TIMEOUT = 60.0
+
+__all__ = ["PERSONA_ID", "AiServer", "Chat", "Panel", "Script", "answer", "calls", "in_thread"]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Script:
+    """The scripted model's answers, swapped per test: ``replies`` is a list of assistant
+    messages (``calls(...)``, ``answer(...)``) given in order, or a function of the request."""
+
+    def __init__(self) -> None:
+        self.replies: list[dict[str, Any]] | Callable[[dict[str, Any]], dict[str, Any]] = []
+        self.requests: list[dict[str, Any]] = []
+
+    def set(self, replies: list[dict[str, Any]] | Callable[[dict[str, Any]], dict[str, Any]]
+            ) -> None:
+        self.replies, self.requests = replies, []
+
+    def __call__(self, request: dict[str, Any]) -> dict[str, Any]:
+        self.requests.append(request)
+        if callable(self.replies):
+            return self.replies(request)
+        if not self.replies:
+            return answer("(the script has no more replies)")
+        return self.replies.pop(0)
+
+    def tool_results(self) -> list[str]:
+        """The tool results the model was sent, in order (the last request holds them all)."""
+        if not self.requests:
+            return []
+        return [str(m.get("content")) for m in self.requests[-1]["messages"]
+                if m.get("role") == "tool"]
+
+
+@dataclass
+class AiServer:
+    url: str
+    root: Path
+    runtime: Path
+    process: subprocess.Popen[bytes]
+    log: Path
+    script: Script
+
+    def api(self, method: str, path: str, body: Any = None, timeout: float = 30) -> Any:
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(self.url + path, data=data, method=method)
+        req.add_header("Content-Type", "application/json")
+        with urllib.request.urlopen(req, timeout=timeout) as resp:
+            raw = resp.read()
+        return json.loads(raw) if raw else None
+
+    def ask(self, text: str, metadata: dict[str, Any] | None = None,
+            timeout: float = 120) -> str:
+        """Jupyter AI's headless route: ``POST /api/ai/message/kli``; the persona's reply."""
+        body: dict[str, Any] = {"message": text}
+        if metadata is not None:
+            body["metadata"] = metadata
+        return str(self.api("POST", "/api/ai/message/kli", body, timeout)["response"])
+
+    def notebook(self, name: str, cells: list[tuple[str, str]]) -> Path:
+        nb = {
+            "cells": [{"cell_type": "code", "execution_count": None, "id": cid, "metadata": {},
+                       "outputs": [], "source": src} for cid, src in cells],
+            "metadata": {"kernelspec": {"name": "kli", "display_name": "Python 3 (kli)",
+                                        "language": "python"}},
+            "nbformat": 4, "nbformat_minor": 5,
+        }
+        self.api("PUT", f"/api/contents/{name}", {"type": "notebook", "format": "json",
+                                                   "content": nb})
+        return self.root / name
+
+    def open(self, name: str) -> str:
+        """Start a kli kernel for notebook ``name``, as opening it in JupyterLab does; its id."""
+        s = self.api("POST", "/api/sessions", {"path": name, "type": "notebook", "name": name,
+                                               "kernel": {"name": "kli"}})
+        return str(s["kernel"]["id"])
+
+    def close_all(self) -> None:
+        for s in self.api("GET", "/api/sessions"):
+            self.api("DELETE", f"/api/sessions/{s['id']}")
+
+    def connection_file(self, kernel_id: str) -> str:
+        return str(self.runtime / f"kernel-{kernel_id}.json")
+
+
+# -- a chat, spoken to as the chat panel does -------------------------------------------------
+@dataclass
+class Chat:
+    """One client of a websocket chat (``/api/chat/ws/PATH``): sends messages to the kli
+    persona and keeps every message as the server last sent it."""
+
+    server: AiServer
+    path: str
+    ws: Any = None
+    chat_id: str = ""
+    messages: dict[str, dict[str, Any]] = field(default_factory=dict)
+    order: list[str] = field(default_factory=list)
+    users: dict[str, Any] = field(default_factory=dict)
+    writing: list[str] = field(default_factory=list)
+
+    def __enter__(self) -> Chat:
+        import websocket
+
+        self.ws = websocket.create_connection(
+            self.server.url.replace("http", "ws", 1) + f"/api/chat/ws/{self.path}", timeout=30)
+        first = json.loads(self.ws.recv())
+        assert first["action"] == "connection", first
+        self.chat_id = first["id"]
+        self.users.update(first.get("users") or {})
+        self.wait(lambda: PERSONA_ID in self.users, 30, "the kli persona joining the chat")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.ws.close()
+
+    def _pump(self, timeout: float) -> None:
+        import websocket
+
+        self.ws.settimeout(max(timeout, 0.01))
+        try:
+            frame = json.loads(self.ws.recv())
+        except websocket.WebSocketTimeoutException:
+            return
+        if frame.get("action") == "message":
+            msg = frame["message"]
+            if msg["id"] not in self.messages:
+                self.order.append(msg["id"])
+            self.messages[msg["id"]] = msg
+        elif frame.get("action") == "users":
+            self.users.update(frame.get("users") or {})
+        elif frame.get("action") == "writing" and frame.get("typingIndicator"):
+            self.writing.append(str(frame["typingIndicator"]))
+
+    def wait(self, done: Callable[[], Any], timeout: float = TIMEOUT, what: str = "") -> Any:
+        deadline = time.monotonic() + timeout
+        while True:
+            value = done()
+            if value:
+                return value
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError(f"waited {timeout:g} s for {what or done}; the persona "
+                                     f"wrote:\n{self.replies()}")
+            self._pump(min(left, 0.2))
+
+    def send(self, body: str) -> None:
+        self.ws.send(json.dumps({"type": "client", "action": "send", "id": str(uuid.uuid4()),
+                                 "body": body, "metadata": {"to_persona": PERSONA_ID}}))
+
+    def replies(self) -> str:
+        """Everything the persona wrote, in order."""
+        return "".join(self.messages[i]["body"] for i in self.order
+                       if self.messages[i].get("sender") == PERSONA_ID)
+
+    def stop(self) -> Any:
+        """The chat panel's Stop."""
+        return self.server.api("POST", f"/api/ai/personas/cancel?chat_id={self.chat_id}", {})
+
+
+# -- the kli panel's side of a kernel: the kli.ui comm, as the person's Accept uses it -------
+class Panel:
+    """The kli panel's comm to a kernel (``kli.ui``), from one thread only (a jupyter_client
+    blocking client must not be shared between threads)."""
+
+    def __init__(self, connection_file: str) -> None:
+        from jupyter_client.blocking.client import BlockingKernelClient
+
+        from kli.kernel.client import connect
+
+        connect(connection_file, label="test: kernel ready").close()  # waits for a new kernel
+        self.kc = BlockingKernelClient(connection_file=connection_file)
+        self.kc.load_connection_file()
+        self.kc.start_channels()
+        self.kc.wait_for_ready(timeout=30)
+        self.comm = uuid.uuid4().hex
+        self._send("comm_open", {"comm_id": self.comm, "target_name": "kli.ui",
+                                 "data": {"replay": 0}})
+
+    def _send(self, kind: str, content: dict[str, Any]) -> None:
+        self.kc.shell_channel.send(self.kc.session.msg(kind, content))
+
+    def request(self, data: dict[str, Any], timeout: float = TIMEOUT) -> dict[str, Any]:
+        rid = uuid.uuid4().hex[:8]
+        self._send("comm_msg", {"comm_id": self.comm, "data": {"v": 1, "id": rid, **data}})
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                msg = self.kc.get_iopub_msg(timeout=0.5)
+            except Exception:
+                continue
+            content = msg.get("content") or {}
+            if (msg["msg_type"] == "comm_msg" and content.get("comm_id") == self.comm
+                    and content["data"].get("id") == rid):
+                reply: dict[str, Any] = content["data"]
+                return reply
+        raise AssertionError(f"the kernel did not answer {data} on kli.ui")
+
+    def close(self) -> None:
+        self._send("comm_close", {"comm_id": self.comm, "data": {}})
+        self.kc.stop_channels()
+
+
+def in_thread(fn: Callable[[], Any]) -> tuple[threading.Thread, dict[str, Any]]:
+    """Run ``fn`` in a thread of its own; its result or error lands in the dict."""
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as exc:
+            box["error"] = exc
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread, box
+
+
+@contextlib.contextmanager
+def start_server(base: Path) -> Iterator[AiServer]:
+    """The server (Jupyter AI 3.2 + kli's persona) in ``base``, its model the scripted one."""
+    root, runtime, share = base / "root", base / "runtime", base / "share" / "jupyter"
+    for d in (root, runtime, share):
+        d.mkdir(parents=True)
+    spec_dir = share / "kernels" / "kli"
+    spec_dir.mkdir(parents=True)
+    spec = json.loads((KERNELSPEC_SRC / "kernel.json").read_text())
+    spec["argv"] = [sys.executable, "-m", "kli.kernel", "-f", "{connection_file}"]
+    (spec_dir / "kernel.json").write_text(json.dumps(spec))
+    script = Script()
+    endpoint = ScriptedEndpoint(script)
+    model_url = endpoint.__enter__()
+    env = dict(os.environ)
+    env.update(JUPYTER_CONFIG_DIR=str(base / "config"), JUPYTER_DATA_DIR=str(base / "data"),
+               JUPYTER_RUNTIME_DIR=str(runtime), JUPYTER_PATH=str(share),
+               JUPYTER_PLATFORM_DIRS="1", PYTHONUNBUFFERED="1",
+               XDG_CONFIG_HOME=str(base / "xdg"),
+               KLI_AGENT_MODEL="openai/scripted", KLI_AGENT_MODELS="openai/scripted-b",
+               OPENAI_BASE_URL=model_url, OPENAI_API_KEY="not-a-key",
+               LITELLM_LOCAL_MODEL_COST_MAP="True", KLI_AGENT_REVIEW_WAIT="60")
+    port = _free_port()
+    log = base / "server.log"
+    cmd = [sys.executable, "-m", "jupyter_server", "--no-browser",
+           "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
+           "--IdentityProvider.token=", "--ServerApp.password=",
+           "--ServerApp.disable_check_xsrf=True", f"--ServerApp.root_dir={root}",
+           # jupyterlab-chat's websocket chats (no jupyter-collaboration documents)
+           "--ServerApp.jpserver_extensions=jupyter_server_ydoc=False",
+           "--MCPExtensionApp.mcp_port=0"]  # two servers on one machine would share 3001
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        cmd.append("--allow-root")
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(cmd, env=env, cwd=root, stdout=out, stderr=subprocess.STDOUT)
+    server = AiServer(f"http://127.0.0.1:{port}", root, runtime, proc, log, script)
+    try:
+        deadline = time.monotonic() + START_TIMEOUT
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"the server exited:\n{log.read_text()[-3000:]}")
+            try:
+                server.api("GET", "/api/status")
+                break
+            except (urllib.error.URLError, ConnectionError, OSError):
+                if time.monotonic() > deadline:
+                    pytest.fail(f"the server did not start:\n{log.read_text()[-3000:]}")
+                time.sleep(0.25)
+        yield server
+    finally:
+        with contextlib.suppress(urllib.error.URLError, OSError):
+            server.close_all()
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        endpoint.__exit__(None, None, None)
