@@ -202,10 +202,10 @@ class KliPersona(BasePersona):
         if choice.answer is not None or choice.path is None or choice.kernel_id is None:
             self.send_message((choice.answer or HELP) + "\n")
             return
-        from kli.tools.agentmodels import litellm_model
+        from kli.tools.agentmodels import agent_model
 
         try:
-            model = litellm_model(self._model)
+            model = agent_model(self._model)  # replay:PATH is a recording, named as one
         except ValueError as exc:
             self.send_message(f"I have no model to think with: {exc}. Pick one in the chat's "
                               "model picker, or set KLI_AGENT_MODEL for the server.\n")
@@ -301,7 +301,7 @@ class KliPersona(BasePersona):
                     queue.put_nowait(line)
 
             queue.put_nowait(f"Working on `{path}` (kernel {kernel_id[:8]}, session "
-                             f"{label}, model {model.model})\n\n")
+                             f"{label}, model {getattr(model, 'label', None) or model.model})\n\n")
             self._job = asyncio.ensure_future(run_agent_async(
                 f"{task}\n\n{context}", model, ChatHost(client, specs),
                 profile=settings.profile, max_turns=settings.steps,
