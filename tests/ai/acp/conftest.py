@@ -53,11 +53,11 @@ class AiServer:
     process: subprocess.Popen[bytes]
     log: Path
 
-    def api(self, method: str, path: str, body: Any = None) -> Any:
+    def api(self, method: str, path: str, body: Any = None, timeout: float = 30) -> Any:
         data = None if body is None else json.dumps(body).encode()
         req = urllib.request.Request(self.url + path, data=data, method=method)
         req.add_header("Content-Type", "application/json")
-        with urllib.request.urlopen(req, timeout=30) as resp:
+        with urllib.request.urlopen(req, timeout=timeout) as resp:
             raw = resp.read()
         return json.loads(raw) if raw else None
 
@@ -88,10 +88,14 @@ class AiServer:
 
 
 @contextlib.contextmanager
-def start_ai_server(base: Path, *, enable: bool) -> Iterator[AiServer]:
+def start_ai_server(base: Path, *, enable: bool, pythonpath: list[Path] = (),  # type: ignore[assignment]
+                    mcp_settings: bool = False) -> Iterator[AiServer]:
     """A jupyter_server with every extension of this environment (Jupyter AI 3.2 among them) on
     loopback, jupyter-server-mcp on a free port, the kli kernelspec of this worktree, and
-    ``kli ai enable`` run first when ``enable``."""
+    ``kli ai enable`` run first when ``enable``. ``pythonpath``: more for the server's import
+    path; ``mcp_settings``: a ``.jupyter/mcp_settings.json`` in the root naming the MCP
+    endpoint ``kli-test`` (what a person writes for an agent; the headless chat route builds
+    its persona manager without the server's config, so its built-in entry keeps port 3001)."""
     root, runtime, share = base / "root", base / "runtime", base / "share" / "jupyter"
     for d in (root, runtime, share):
         d.mkdir(parents=True)
@@ -106,11 +110,18 @@ def start_ai_server(base: Path, *, enable: bool) -> Iterator[AiServer]:
                JUPYTER_PLATFORM_DIRS="1", PYTHONUNBUFFERED="1",
                XDG_CONFIG_HOME=str(base / "xdg"))
     env.pop("PYTEST_CURRENT_TEST", None)
+    if pythonpath:
+        env["PYTHONPATH"] = os.pathsep.join([*map(str, pythonpath), env.get("PYTHONPATH", "")])
     if enable:
         done = kli_ai(env, "enable")
         assert done.returncode == 0, done.stdout + done.stderr
     port, mcp_port = free_port(), free_port()
     log = base / "server.log"
+    if mcp_settings:
+        (root / ".jupyter").mkdir()
+        (root / ".jupyter" / "mcp_settings.json").write_text(json.dumps({"mcp_servers": [
+            {"type": "http", "name": "kli-test", "url": f"http://localhost:{mcp_port}/mcp",
+             "headers": []}]}))
     cmd = [sys.executable, "-m", "jupyter_server", "--no-browser",
            "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
            "--IdentityProvider.token=", "--ServerApp.password=",
