@@ -12,9 +12,9 @@ or, with ``--sys-prefix``, ``<sys.prefix>/etc/jupyter`` (this environment only).
 atomic. ``kli ai disable`` removes that file again. The Jupyter server reads the switch when it
 starts (``kli.kernel.mcp.jupyter_ai.tool_specs``): restart it after either command.
 
-The switch is on when a ``kli-jupyter-ai.json`` on the Jupyter config path says ``true`` and none
-closer to the user says ``false`` (the user dir first, then the environment's, then the
-system's — jupyter_core's ``jupyter_config_path``).
+The switch is what the nearest ``kli-jupyter-ai.json`` on the Jupyter config path says, in
+jupyter_core's order (``jupyter_config_path``: ``$JUPYTER_CONFIG_PATH``, the user's dir, the
+environment's, the system's); none: off.
 """
 
 from __future__ import annotations
@@ -117,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
               "kli kernel, one kli session per chat. `kli ai disable` takes them off."
               + _jupyter_ai_note())
         if not enabled():
-            print(f"But a switch nearer the user says false: {switches()[0][0]}.")
+            print(f"But a switch nearer in the Jupyter config path says false: {switches()[0][0]}.")
             return 1
         return 0
     if args.command == "disable":

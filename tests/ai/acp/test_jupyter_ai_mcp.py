@@ -178,3 +178,25 @@ def test_a_call_without_a_chat_header_gets_a_session_of_its_own(
     assert err, edit  # the chat's anchors are not a local stranger's
 
 
+
+
+def test_the_nearest_switch_on_the_jupyter_config_path_wins(tmp_path: Path) -> None:
+    """jupyter_core's order: $JUPYTER_CONFIG_PATH, the user's dir, the environment's, the
+    system's."""
+    import os
+
+    user, extra = tmp_path / "user", tmp_path / "extra"
+    env = dict(os.environ, JUPYTER_CONFIG_DIR=str(user), JUPYTER_CONFIG_PATH=str(extra),
+               JUPYTER_PLATFORM_DIRS="1")
+    for folder, value in ((extra, False), (user, True)):
+        (folder / "jupyter_server_config.d").mkdir(parents=True)
+        (folder / "jupyter_server_config.d" / "kli-jupyter-ai.json").write_text(
+            json.dumps({"KliJupyterAI": {"mcp_tools": value}}))
+    status = kli_ai(env, "status").stdout
+    assert status.startswith("Off") and "extra" in status, status
+    turned = kli_ai(env, "enable")  # writes the user's file, which the nearer one overrides
+    assert turned.returncode == 1 and "nearer" in turned.stdout, turned.stdout
+    (extra / "jupyter_server_config.d" / "kli-jupyter-ai.json").unlink()
+    assert kli_ai(env, "status").stdout.startswith("On")
+    off = kli_ai(env, "disable")
+    assert off.returncode == 0 and kli_ai(env, "status").stdout.startswith("Off"), off.stdout
