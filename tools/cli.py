@@ -4,11 +4,13 @@
     kli tools [--profile kli|slmcode|all]
     kli serve --stdio [--root DIR]
     kli mcp [--start | --newest | --connection-file F | --server-url U] [--transport http]
+    kli ai enable | disable | status [--sys-prefix]
 
 ``mcp`` serves a live kli kernel's tools over the Model Context Protocol. Its entry point lives
 in the kernel package (``kli.kernel.mcp.cli``), which ``kli mcp`` loads by name when the
 subcommand runs: ``tools/`` imports nothing from the kernel, Jupyter or MCP (``kli mcp --help``
-lists its options).
+lists its options). ``ai`` (``kli.kernel.mcp.optin``) is the opt-in that puts the tools on
+Jupyter AI's MCP server.
 
 ``serve --stdio`` reads one JSON request per line — ``{"id": 1, "tool": "read", "args": {...}}``
 (``{"id": 2, "op": "list", "profile": "kli"}`` returns the specs, ``{"id": 3, "op": "ping"}``
@@ -35,7 +37,7 @@ from kli.tools.registry import ALL, PROFILE_CHOICES
 
 # Subcommands whose entry point lives in a host package, loaded by name when they run (the
 # arrow goes from the hosts to tools/, never back): subcommand -> module with ``main(argv)``.
-HOST_COMMANDS = {"mcp": "kli.kernel.mcp.cli"}
+HOST_COMMANDS = {"mcp": "kli.kernel.mcp.cli", "ai": "kli.kernel.mcp.optin"}
 
 
 def _dump(data: Any) -> str:
@@ -95,6 +97,9 @@ def main(argv: list[str] | None = None) -> int:
     # Its options are its own module's; they pass through unparsed here.
     sub.add_parser("mcp", add_help=False,
                    help="serve a live kli kernel's tools over MCP (see kli mcp --help)")
+    sub.add_parser("ai", add_help=False,
+                   help="put kli's tools on Jupyter AI's MCP server, or take them off "
+                        "(kli ai enable | disable | status)")
 
     ns, rest = parser.parse_known_args(argv)
     if ns.command in HOST_COMMANDS:

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kli.kernel.mcp.bridge import Bridge
-from kli.kernel.mcp.instructions import instructions
+from kli.kernel.mcp.instructions import describe, instructions
 from kli.tools.core.formats import mcp_tool
 from kli.tools.core.result import ToolResult
 
@@ -153,10 +153,12 @@ def build_server(bridge: Bridge) -> Any:
 
 
 def _with_facts(spec: dict[str, Any]) -> dict[str, Any]:
-    """``spec`` with the ``title`` and MCP ``annotations`` of its registry entry, which
-    ``formats.mcp_tool`` carries over (none for a tool the local registry does not know)."""
+    """``spec`` with its MCP description (``instructions.describe``) and the ``title`` and MCP
+    ``annotations`` of its registry entry, which ``formats.mcp_tool`` carries over (none for a
+    tool the local registry does not know)."""
     from kli.tools.registry import REGISTRY
 
+    spec = {**spec, "description": describe(spec)}
     entry = REGISTRY.tools.get(spec["name"])
     if entry is None:
         return spec

@@ -45,7 +45,7 @@ def test_tools_list_is_the_kernels_registry_for_the_profile_with_its_instruction
         tmp_path: Path, profile: str) -> None:
     from mcp import Client
 
-    from kli.kernel.mcp.instructions import instructions
+    from kli.kernel.mcp.instructions import describe, instructions
     from kli.tools.core.formats import mcp_tool
     from kli.tools.registry import REGISTRY
 
@@ -64,12 +64,14 @@ def test_tools_list_is_the_kernels_registry_for_the_profile_with_its_instruction
     assert ("LINE:HH" in given) == (profile != "slmcode")
     assert [t.name for t in tools] == [s["name"] for s in expected]
     for tool, spec in zip(tools, expected, strict=True):
-        assert tool.description == spec["description"]
+        assert tool.description == describe(spec)  # the registry's, with the MCP face's note
+        assert tool.description.startswith(spec["description"])
         assert tool.input_schema == spec["parameters"]
         assert tool.input_schema["type"] == "object"
         facts = REGISTRY.tools[spec["name"]].annotations()  # the one MCP shape: formats.mcp_tool
         assert tool.model_dump(by_alias=True, exclude_none=True) == mcp_tool(
-            {**spec, "title": facts["title"], "annotations": facts})
+            {**spec, "description": describe(spec), "title": facts["title"],
+             "annotations": facts})
 
 
 def test_read_edit_with_anchors_then_a_stale_anchor_is_refused(tmp_path: Path) -> None:

@@ -1,0 +1,142 @@
+"""``kli ai enable | disable | status``: the opt-in that puts kli's tools on Jupyter AI's MCP server.
+
+jupyter-server-mcp serves its tools on ``http://localhost:<mcp_port>/mcp`` with no token, to any
+local process; Jupyter AI gives that server to every agent of its chats. kli's tools (shell, eval,
+edits) go there only after a person runs ``kli ai enable``, which writes one file:
+
+    <config dir>/jupyter_server_config.d/kli-jupyter-ai.json
+    {"KliJupyterAI": {"mcp_tools": true}}
+
+``<config dir>`` is the user's Jupyter config dir (``jupyter --config-dir``, ``JUPYTER_CONFIG_DIR``)
+or, with ``--sys-prefix``, ``<sys.prefix>/etc/jupyter`` (this environment only). The write is
+atomic. ``kli ai disable`` removes that file again. The Jupyter server reads the switch when it
+starts (``kli.kernel.mcp.jupyter_ai.tool_specs``): restart it after either command.
+
+The switch is what the nearest ``kli-jupyter-ai.json`` on the Jupyter config path says, in
+jupyter_core's order (``jupyter_config_path``: ``$JUPYTER_CONFIG_PATH``, the user's dir, the
+environment's, the system's); none: off.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+FILE = os.path.join("jupyter_server_config.d", "kli-jupyter-ai.json")
+SECTION, KEY = "KliJupyterAI", "mcp_tools"
+
+
+def config_dir(sys_prefix: bool = False) -> str:
+    """Where ``enable`` writes: the user's Jupyter config dir, or this environment's."""
+    from jupyter_core.paths import jupyter_config_dir
+
+    return os.path.join(sys.prefix, "etc", "jupyter") if sys_prefix else jupyter_config_dir()
+
+
+def _read(path: str) -> bool | None:
+    """The switch a file sets: None when the file is missing or says nothing readable."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            value = json.load(f).get(SECTION, {}).get(KEY)
+    except (OSError, ValueError, AttributeError):
+        return None
+    return value if isinstance(value, bool) else None
+
+
+def switches() -> list[tuple[str, bool]]:
+    """Each switch file on the Jupyter config path and what it says, nearest the user first."""
+    from jupyter_core.paths import jupyter_config_path
+
+    found = []
+    for folder in jupyter_config_path():
+        path = os.path.join(folder, FILE)
+        value = _read(path)
+        if value is not None:
+            found.append((path, value))
+    return found
+
+
+def enabled() -> bool:
+    """Whether kli's tools go on Jupyter AI's MCP server: the nearest switch file says true."""
+    found = switches()
+    return bool(found) and found[0][1]
+
+
+def enable(sys_prefix: bool = False) -> str:
+    """Write the switch (atomically); the path written."""
+    from kli.tools.core.atomic import write_atomic
+
+    path = os.path.join(config_dir(sys_prefix), FILE)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    data = json.dumps({SECTION: {KEY: True}}, indent=2) + "\n"
+    write_atomic(path, data.encode())
+    return path
+
+
+def disable(sys_prefix: bool = False) -> str | None:
+    """Remove the switch file ``enable`` writes; the path removed (None: there was none)."""
+    path = os.path.join(config_dir(sys_prefix), FILE)
+    try:
+        os.remove(path)
+    except FileNotFoundError:
+        return None
+    return path
+
+
+def _jupyter_ai_note() -> str:
+    try:
+        import jupyter_server_mcp  # noqa: F401
+    except ImportError:
+        return ("\nNote: jupyter-server-mcp is not installed here: install Jupyter AI 3 (pip "
+                "install jupyter-ai) in the environment of the Jupyter server.")
+    return ""
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(
+        prog="kli ai",
+        description="Put kli's tools on Jupyter AI's MCP server (jupyter-server-mcp), for the "
+                    "agents of its chats, or take them off. The server's MCP port answers any "
+                    "local process without a token: enable only on a machine you trust. Restart "
+                    "the Jupyter server afterwards.")
+    sub = p.add_subparsers(dest="command", required=True)
+    for name, text in (("enable", f"write {FILE} in the Jupyter config dir"),
+                       ("disable", f"remove {FILE} from the Jupyter config dir")):
+        cmd = sub.add_parser(name, help=text)
+        cmd.add_argument("--sys-prefix", action="store_true",
+                         help="this environment's config dir (<sys.prefix>/etc/jupyter) instead "
+                              "of the user's")
+    sub.add_parser("status", help="say whether kli's tools go on Jupyter AI's MCP server")
+    args = p.parse_args(argv)
+    if args.command == "enable":
+        path = enable(args.sys_prefix)
+        print(f"Wrote {path}.\nkli's tools go on Jupyter AI's MCP server from the next start of "
+              "the Jupyter server: restart it. Calls from a chat's agent run in the notebook's "
+              "kli kernel, one kli session per chat. `kli ai disable` takes them off."
+              + _jupyter_ai_note())
+        if not enabled():
+            print(f"But a switch nearer in the Jupyter config path says false: {switches()[0][0]}.")
+            return 1
+        return 0
+    if args.command == "disable":
+        gone = disable(args.sys_prefix)
+        print(f"Removed {gone}." if gone else
+              f"No {FILE} in {config_dir(args.sys_prefix)}: nothing to remove.")
+        still = [path for path, on in switches() if on]
+        if enabled():
+            print(f"kli's tools are still enabled by {still[0]}: remove it (or run kli ai "
+                  "disable with --sys-prefix).")
+            return 1
+        print("kli's tools are off Jupyter AI's MCP server from the next start of the Jupyter "
+              "server: restart it.")
+        return 0
+    found = switches()
+    if not found:
+        print(f"Off: no {FILE} on the Jupyter config path. `kli ai enable` turns it on.")
+    else:
+        print(("On" if enabled() else "Off") + ":")
+        for path, value in found:
+            print(f"  {path}: {'true' if value else 'false'}")
+    return 0

@@ -1,0 +1,211 @@
+"""A real Jupyter server with Jupyter AI 3.2 (its persona manager, ACP client and
+jupyter-server-mcp's MCP server on a port of its own), a kli kernel it starts for a notebook,
+and MCP clients that speak to Jupyter AI's MCP endpoint as a chat's agent does: with the
+``X-Jupyter-Chat-Id`` and ``X-JupyterAI-Persona-Id`` headers the persona manager puts on it.
+Nothing is mocked; no browser is opened."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("jupyter_ai", reason="Jupyter AI is not installed (tests/ai run in its venv)")
+pytest.importorskip("jupyter_server_mcp", reason="jupyter-server-mcp is not installed")
+pytest.importorskip("fastmcp", reason="fastmcp is not installed")
+
+KERNELSPEC_SRC = Path(__file__).resolve().parents[3] / "kernel" / "kernelspec"
+START_TIMEOUT = 90.0
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def kli_ai(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    """``kli ai ARGS`` as a person runs it (the console script's ``main``)."""
+    return subprocess.run([sys.executable, "-m", "kli.tools.cli", "ai", *args], env=env,
+                          capture_output=True, text=True, timeout=60)
+
+
+@dataclass
+class AiServer:
+    url: str
+    mcp_url: str
+    root: Path
+    runtime: Path
+    env: dict[str, str]
+    process: subprocess.Popen[bytes]
+    log: Path
+
+    def api(self, method: str, path: str, body: Any = None, timeout: float = 30) -> Any:
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(self.url + path, data=data, method=method)
+        req.add_header("Content-Type", "application/json")
+        with urllib.request.urlopen(req, timeout=timeout) as resp:
+            raw = resp.read()
+        return json.loads(raw) if raw else None
+
+    def new_notebook(self, name: str, cells: list[tuple[str, str]]) -> str:
+        nb = {
+            "cells": [{"cell_type": "code", "execution_count": None, "id": cid, "metadata": {},
+                       "outputs": [], "source": src} for cid, src in cells],
+            "metadata": {"kernelspec": {"name": "kli", "display_name": "Python 3 (kli)",
+                                        "language": "python"},
+                         "language_info": {"name": "python"}},
+            "nbformat": 4, "nbformat_minor": 5,
+        }
+        self.api("PUT", f"/api/contents/{name}", {"type": "notebook", "format": "json",
+                                                   "content": nb})
+        return name
+
+    def start_session(self, name: str) -> str:
+        """A kli kernel for notebook ``name``, as opening it in JupyterLab starts one; its id."""
+        s = self.api("POST", "/api/sessions", {"path": name, "type": "notebook", "name": name,
+                                               "kernel": {"name": "kli"}})
+        return str(s["kernel"]["id"])
+
+    def connection_file(self, kernel_id: str) -> Path:
+        return self.runtime / f"kernel-{kernel_id}.json"
+
+    def log_text(self) -> str:
+        return self.log.read_text(errors="replace")
+
+
+@contextlib.contextmanager
+def start_ai_server(base: Path, *, enable: bool, pythonpath: list[Path] = (),  # type: ignore[assignment]
+                    mcp_settings: bool = False) -> Iterator[AiServer]:
+    """A jupyter_server with every extension of this environment (Jupyter AI 3.2 among them) on
+    loopback, jupyter-server-mcp on a free port, the kli kernelspec of this worktree, and
+    ``kli ai enable`` run first when ``enable``. ``pythonpath``: more for the server's import
+    path; ``mcp_settings``: a ``.jupyter/mcp_settings.json`` in the root naming the MCP
+    endpoint ``kli-test`` (what a person writes for an agent; the headless chat route builds
+    its persona manager without the server's config, so its built-in entry keeps port 3001)."""
+    root, runtime, share = base / "root", base / "runtime", base / "share" / "jupyter"
+    for d in (root, runtime, share):
+        d.mkdir(parents=True)
+    spec_dir = share / "kernels" / "kli"
+    spec_dir.mkdir(parents=True)
+    spec = json.loads((KERNELSPEC_SRC / "kernel.json").read_text())
+    spec["argv"] = [sys.executable, "-m", "kli.kernel", "-f", "{connection_file}"]
+    (spec_dir / "kernel.json").write_text(json.dumps(spec))
+    env = dict(os.environ)
+    env.update(JUPYTER_CONFIG_DIR=str(base / "config"), JUPYTER_DATA_DIR=str(base / "data"),
+               JUPYTER_RUNTIME_DIR=str(runtime), JUPYTER_PATH=str(share),
+               JUPYTER_PLATFORM_DIRS="1", PYTHONUNBUFFERED="1",
+               XDG_CONFIG_HOME=str(base / "xdg"))
+    env.pop("PYTEST_CURRENT_TEST", None)
+    if pythonpath:
+        env["PYTHONPATH"] = os.pathsep.join([*map(str, pythonpath), env.get("PYTHONPATH", "")])
+    if enable:
+        done = kli_ai(env, "enable")
+        assert done.returncode == 0, done.stdout + done.stderr
+    port, mcp_port = free_port(), free_port()
+    log = base / "server.log"
+    if mcp_settings:
+        (root / ".jupyter").mkdir()
+        (root / ".jupyter" / "mcp_settings.json").write_text(json.dumps({"mcp_servers": [
+            {"type": "http", "name": "kli-test", "url": f"http://localhost:{mcp_port}/mcp",
+             "headers": []}]}))
+    cmd = [sys.executable, "-m", "jupyter_server", "--no-browser",
+           "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
+           "--IdentityProvider.token=", "--ServerApp.password=",
+           "--ServerApp.disable_check_xsrf=True", f"--ServerApp.root_dir={root}",
+           f"--MCPExtensionApp.mcp_port={mcp_port}"]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        cmd.append("--allow-root")
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(cmd, env=env, cwd=root, stdout=out, stderr=subprocess.STDOUT)
+    server = AiServer(f"http://127.0.0.1:{port}", f"http://localhost:{mcp_port}/mcp", root,
+                      runtime, env, proc, log)
+    try:
+        deadline = time.monotonic() + START_TIMEOUT
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"the server exited:\n{server.log_text()[-3000:]}")
+            try:
+                server.api("GET", "/api/status")
+                with socket.create_connection(("127.0.0.1", mcp_port), timeout=1):
+                    break
+            except (urllib.error.URLError, ConnectionError, OSError):
+                if time.monotonic() > deadline:
+                    pytest.fail(f"the server did not start:\n{server.log_text()[-3000:]}")
+                time.sleep(0.25)
+        yield server
+    finally:
+        with contextlib.suppress(urllib.error.URLError, OSError):
+            for s in server.api("GET", "/api/sessions"):
+                server.api("DELETE", f"/api/sessions/{s['id']}")
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+class Chat:
+    """An MCP client of Jupyter AI's MCP endpoint carrying one chat's identity headers, as the
+    persona manager stamps them on the server it hands a chat's agent (``chat_id`` None: a
+    local client without them)."""
+
+    def __init__(self, url: str, chat_id: str | None, persona_id: str = "jupyter-ai-personas::t") -> None:
+        self.url = url
+        self.headers = ({"X-Jupyter-Chat-Id": chat_id, "X-JupyterAI-Persona-Id": persona_id}
+                        if chat_id else {})
+
+    async def _session(self, body: Any) -> Any:
+        from fastmcp import Client
+        from fastmcp.client.transports import StreamableHttpTransport
+
+        async with Client(StreamableHttpTransport(self.url, headers=self.headers),
+                          timeout=120) as client:
+            return await body(client)
+
+    def run(self, body: Any) -> Any:
+        return asyncio.run(self._session(body))
+
+    def tools(self) -> list[Any]:
+        async def body(c: Any) -> Any:
+            return await c.list_tools()
+        return list(self.run(body))
+
+    def instructions(self) -> str:
+        async def body(c: Any) -> Any:
+            return c.initialize_result.instructions or ""
+        return str(self.run(body))
+
+    def call(self, tool: str, args: dict[str, Any]) -> tuple[str, bool]:
+        """The tool's text and isError."""
+        async def body(c: Any) -> Any:
+            r = await c.call_tool(tool, args, raise_on_error=False)
+            return "".join(getattr(b, "text", "") for b in r.content), r.is_error
+        text, is_error = self.run(body)
+        return str(text), bool(is_error)
+
+
+@pytest.fixture(scope="module")
+def off_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AiServer]:
+    with start_ai_server(tmp_path_factory.mktemp("off"), enable=False) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def ai_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AiServer]:
+    with start_ai_server(tmp_path_factory.mktemp("on"), enable=True) as server:
+        yield server
