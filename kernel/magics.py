@@ -209,11 +209,20 @@ def for_person(text: str) -> str:
         line = magic_call(tool, args) if args else None
         return line or m.group(0)
 
+    def retried(line: str) -> str:  # "repeat with force=true": the same call with an option
+        return _REPEAT_WITH.sub(lambda m: f"repeat with --{m.group(1).replace('_', '-')}",
+                                pattern.sub(spoken, line))
+
     # A file's own lines (``12:ab|…``, ``*   2|…``) are shown as they are, whatever they say.
     return "".join(
-        line if _CONTENT_ROW.match(line) else pattern.sub(spoken, line)
+        line if _CONTENT_ROW.match(line) else retried(line)
         for line in text.splitlines(keepends=True)
     )
+
+
+# A hint to repeat the same call with a flag (``repeat with force=true``), as a person repeats a
+# magic: ``repeat with --force``.
+_REPEAT_WITH = re.compile(r"\brepeat with (\w+)=true\b")
 
 
 def spoken_to_person(result: ToolResult) -> ToolResult:

@@ -58,3 +58,12 @@ def test_a_magic_result_shows_its_text_and_file_messages_for_a_person() -> None:
     assert shown.text == "stale: %kli read a.py --start 1 --end 7"
     assert shown.details["files"][0]["message"] == "%kli read a.py --start 1"
     assert result.text.endswith("end=7")  # the agent's result is not changed
+
+
+def test_a_hint_to_repeat_with_a_flag_is_said_as_the_magic_option_a_person_types():
+    text = ("undo refused: a.txt changed since change 3 (someone edited it after). Nothing was "
+            "changed. Look at it first; to put the old bytes back anyway, repeat with force=true "
+            "(what is there now is kept, so that can be undone too).")
+    assert "repeat with --force (what is there now" in for_person(text)
+    assert "force=true" not in for_person(text)
+    assert for_person("12:ab|repeat with force=true\n") == "12:ab|repeat with force=true\n"
