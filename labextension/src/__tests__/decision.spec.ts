@@ -140,6 +140,8 @@ describe('merge', () => {
   it('names who resolved it when it was not this UI', () => {
     const d = fromResolved({ op: 'resolved', candidate: 'c3', status: 'written', by: 'magic' });
     expect(decisionText(d)).toBe('Written (by magic).');
+    // A held command or code that an Accept ran wrote nothing itself.
+    expect(decisionText(d, true)).toBe('Ran (by magic).');
   });
 
   it('starts open with both buttons enabled', () => {

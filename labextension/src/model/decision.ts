@@ -109,8 +109,11 @@ export const FILE_CHANGED = ['stale_candidate', 'file_changed'];
 /** The refusal of an agent's held call whose files changed (approval.STALE). */
 export const STALE_PROPOSAL = 'stale_proposal';
 
-/** The words shown after the buttons. */
-export function decisionText(d: IDecision): string {
+/**
+ * The words shown after the buttons. `runs`: the proposal is a held command or code, which an
+ * Accept runs (it writes nothing itself).
+ */
+export function decisionText(d: IDecision, runs = false): string {
   const by = d.by && d.by !== 'ui' ? ` (by ${d.by})` : '';
   switch (d.state) {
     case 'open':
@@ -118,7 +121,7 @@ export function decisionText(d: IDecision): string {
     case 'busy':
       return 'Sending…';
     case 'written':
-      return `Written${by}.`;
+      return `${runs ? 'Ran' : 'Written'}${by}.`;
     case 'rejected':
       return d.reason === 'discarded'
         ? 'Discarded by the kernel: too many proposals were pending.'
@@ -153,6 +156,8 @@ export interface IPreviewIdentity {
   candidate: string;
   path: string;
   after: string | null;
+  /** A held command or code: Accept runs it. */
+  runs?: boolean;
 }
 
 /**

@@ -307,7 +307,7 @@ class PendingItem extends Widget {
       pre.node.textContent = candidate.command;
       layout.addWidget(pre);
       this._controls = new RepairControls(
-        { candidate: candidate.candidate, path: candidate.path, after: null },
+        { candidate: candidate.candidate, path: candidate.path, after: null, runs: true },
         heldLead('Accept runs it, Reject does not'),
         lookup
       );

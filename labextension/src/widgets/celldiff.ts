@@ -59,7 +59,7 @@ class CellChangeItem extends Widget {
       this._view = new Widget();
       this._view.addClass('kli-CellDiff-run');
       this._controls = new RepairControls(
-        { candidate: change.candidate ?? '', path: change.file.path, after: null },
+        { candidate: change.candidate ?? '', path: change.file.path, after: null, runs: true },
         heldLead(change.runs ?? 'Accept runs it'),
         lookup
       );
@@ -95,7 +95,7 @@ class CellChangeItem extends Widget {
     this._dismissButton.hidden = this.change.kind !== 'applied' && !final;
     this._view.setHidden(final);
     this._words.textContent = final
-      ? `${headWords(this.change, true)}: ${decisionText(d)}`
+      ? `${headWords(this.change, true)}: ${decisionText(d, this.change.kind === 'run')}`
       : headWords(this.change);
   }
 

@@ -150,7 +150,7 @@ export class RepairControls extends Widget {
     this._note.disabled = !enabled;
     this._note.hidden = !enabled;
     this.node.dataset.state = this._decision.state;
-    this._outcome.textContent = decisionText(this._decision);
+    this._outcome.textContent = decisionText(this._decision, this.preview.runs);
   }
 
   private _decision: IDecision = OPEN;
