@@ -295,35 +295,42 @@ def _scan(
     root = call.ws.jail.root.rstrip("/") + "/"
     counts = first.counts.lines if first is not None else None
     exact = first is not None and first.exact
+    get = counts.get if counts is not None else None
+    clock = time.monotonic
     for index, rel in enumerate(rels):
-        if index & 15 == 0 and time.monotonic() > deadline:
+        if index & 15 == 0 and clock() > deadline:
             scan.timed_out = True
             break
-        real = root + rel
-        hits = _FileHits()
-        keep = MAX_MATCH_LINES - scan.lines_matched if scan.files_matched < MAX_FILES else 0
-        keep = max(keep, 0)
-        found = counts.get(rel, -1) if counts is not None else -2
-        if found >= -1 and not address.is_notebook(rel):
+        # A notebook is searched as cells, never by its JSON text (a cheap test first: every
+        # notebook name ends in b or B).
+        notebook = rel[-1:] in "bB" and address.is_notebook(rel)
+        if get is not None and not notebook:
             # rg's first pass (rgscan): a text file it counted needs no reading unless its
-            # lines are shown (or, for a superset pattern, it may match). A notebook is
-            # searched as cells, never by its JSON text.
+            # lines are shown (or, for a superset pattern, it may match). This branch runs
+            # once per file of the tree: it stays lean.
+            found = get(rel, -1)
             if found == 0:
                 scan.searched += 1
                 continue
-            if found > 0 and exact and not keep:
+            if found > 0 and exact and (
+                scan.files_matched >= MAX_FILES or scan.lines_matched >= MAX_MATCH_LINES
+            ):  # nothing more is shown: rg's count is the answer
                 scan.searched += 1
                 scan.files_matched += 1
                 scan.lines_matched += found
                 continue
             if found == -1:  # not read whole by rg: binary, too large, a symlink, …
-                verdict = rgscan.sniff(real, MAX_FILE_BYTES)
+                verdict = rgscan.sniff(root + rel, MAX_FILE_BYTES)
                 if verdict == "binary":
                     scan.binary += 1
                     continue
                 if verdict == "large" and not single:
                     scan.too_large.append(rel)
                     continue
+        real = root + rel
+        hits = _FileHits()
+        keep = MAX_MATCH_LINES - scan.lines_matched if scan.files_matched < MAX_FILES else 0
+        keep = max(keep, 0)
         text_lines: list[str] | None = None
         try:
             # A raw descriptor rather than open(): no buffered reader per file (this loop runs
@@ -337,7 +344,7 @@ def _scan(
             size = os.fstat(fd).st_size
             # A notebook's size is mostly outputs, which are not searched: its cap is the
             # notebook loader's, so a notebook with plots is still searched as cells.
-            cap = MAX_NOTEBOOK_BYTES if address.is_notebook(rel) else MAX_FILE_BYTES
+            cap = MAX_NOTEBOOK_BYTES if notebook else MAX_FILE_BYTES
             if size > cap and not single:
                 scan.too_large.append(rel)
                 continue
@@ -348,7 +355,7 @@ def _scan(
                     continue
                 text = data.decode(ENCODING, ERRORS)  # _read_small already sniffed for NUL
                 scan.searched += 1
-                if address.is_notebook(rel) and _scan_notebook(
+                if notebook and _scan_notebook(
                     call, rx, rel, real, text, scan, keep, deadline, context
                 ):
                     continue

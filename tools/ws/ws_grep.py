@@ -152,8 +152,9 @@ def _run(call: Call) -> ToolResult:
     timed_out = False
     pattern_timeout: str | None = None
     clock = time.monotonic
+    root = call.ws.root.rstrip("/") + "/"
     for index, rel in enumerate(paths):
-        if time.monotonic() > deadline:
+        if clock() > deadline:
             timed_out = True
             break
         if running and index & 15 == 0 and (index >= PRE_RG_FILES or running[0].done()):
@@ -165,7 +166,7 @@ def _run(call: Call) -> ToolResult:
                 why = got
             else:
                 counts = got.lines
-        real = os.path.join(call.ws.root, rel)
+        real = root + rel
         if counts is not None:
             rg_count = counts.get(rel, -1)
             if rg_count == 0:  # text rg read whole: no line can hold a hit
