@@ -230,13 +230,19 @@ def sniff_meanwhile(running: Running, root: str, rels: list[str], cap: int,
     got: dict[str, str | None] = {}
     root = root.rstrip("/") + "/"
     clock = time.monotonic
+    likely = _LIKELY_BINARY_NAME.search
     for index, rel in enumerate(rels):
         if index & 63 == 0 and (running.done() or clock() > deadline):
             break
-        dot = rel.rfind(".")
-        if dot > rel.rfind("/") and rel[dot:].lower() in LIKELY_BINARY:
+        if likely(rel) is not None:
             got[rel] = sniff(root + rel, cap)
     return got
+
+
+# One C-speed test per name (the loop above meets every file of the tree).
+_LIKELY_BINARY_NAME = re.compile(
+    "(?:" + "|".join(re.escape(s) for s in sorted(LIKELY_BINARY)) + r")\Z", re.IGNORECASE
+)
 
 
 def sniff(real: str, cap: int) -> str | None:
