@@ -465,3 +465,19 @@ def test_ws_grep_line_by_line_patterns_see_the_same_lines_with_rg(
         shutil.rmtree(root)
     assert fast[4] == "rg+python"
     assert fast[:4] == slow[:4]
+
+
+def test_the_translation_tables_cost_little_memory() -> None:
+    """Every code point is scanned once to write a set out for rg: built from a million
+    one-character strings, that made a first \\d search peak at ~120 MB (the bound is 150 MB
+    for the whole search; bench_file's memory row caught it)."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        chars = rgpattern._all_chars.__wrapped__()
+        _size, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert sum(map(len, chars)) == 0x110000 - 0x800 - 1  # no surrogates, no newline
+    assert peak < 30 * 2**20, peak
