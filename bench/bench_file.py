@@ -16,10 +16,12 @@ docs/benchmarks.md):
 - peak RSS of a child process running one search over ≥ 500 MB of generated text files
   (target ≤ 150 MB), with a bare interpreter + import baseline and grep's peak for scale.
 
-Timings are medians of ``--repeat`` runs after one warm-up run (page cache warm for all), kli
-and its peer alternating run by run so load from other processes hits both alike. Each cell
-shows wall / CPU time (user + system): on a shared machine the wall time includes waiting for a
-CPU, so the CPU ratio is the steadier comparison; the targets are judged on wall time.
+Timings (``bench/timing.py``, shared with bench_search.py) are medians of ``--repeat`` runs
+after one warm-up run (page cache warm for all), kli and its peer alternating run by run so
+load from other processes hits both alike. Each cell shows wall / CPU time (user + system; for
+search, its process and its children, the rg it starts included): on a shared machine the wall
+time includes waiting for a CPU, so the CPU ratio is the steadier comparison; the targets are
+judged on wall time.
 search/find run in-process through ``Workspace.call`` — how a kernel runs them; the peers run as
 child processes, so their figures include a process start (~1 ms).
 """
@@ -29,15 +31,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
-import statistics
 import subprocess
 import sys
 import sysconfig
 import tempfile
-import time
-from collections.abc import Callable
+
+from timing import count_lines, fmt_pair, paired_times, peak_rss_mb, run_peer  # bench/timing.py
 
 from kli.tools import Workspace
 
@@ -47,79 +47,10 @@ SEARCHES = [
 ]
 
 
-def _cpu_self_and_children() -> tuple[float, float]:
-    me = resource.getrusage(resource.RUSAGE_SELF)
-    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return me.ru_utime + me.ru_stime, kids.ru_utime + kids.ru_stime
-
-
-def paired_times(
-    ours: Callable[[], object], peer: Callable[[], object], repeat: int
-) -> tuple[tuple[float, float], tuple[float, float]]:
-    """Median (wall, CPU) seconds of ``ours`` (in-process) and ``peer`` (a child process), run
-    alternately after one warm-up each, so a load change on a shared machine hits both alike.
-    CPU is user + system time: of this process for ours, of the child for the peer."""
-    ours()
-    peer()
-    walls: tuple[list[float], list[float]] = ([], [])
-    cpus: tuple[list[float], list[float]] = ([], [])
-    for _ in range(repeat):
-        for side, fn in enumerate((ours, peer)):
-            c0 = _cpu_self_and_children()
-            t = time.perf_counter()
-            fn()
-            walls[side].append(time.perf_counter() - t)
-            c1 = _cpu_self_and_children()
-            cpus[side].append(c1[side] - c0[side])
-    a = (statistics.median(walls[0]), statistics.median(cpus[0]))
-    b = (statistics.median(walls[1]), statistics.median(cpus[1]))
-    return a, b
-
-
-def fmt_pair(t: tuple[float, float]) -> str:
-    return f"{t[0] * 1000:.0f} ms / {t[1] * 1000:.0f} ms"
-
-
 def fmt_ratio(a: tuple[float, float], b: tuple[float, float], target: float | None) -> str:
     wall, cpu = a[0] / b[0], a[1] / max(b[1], 1e-9)
     verdict = "" if target is None else (" ✓" if wall <= target else " ✗")
     return f"{wall:.2f}×{verdict} / {cpu:.2f}×"
-
-
-def run_peer(argv: list[str]) -> Callable[[], object]:
-    """A peer run writing its stdout to a scratch file (see the module docstring on /dev/null)."""
-
-    def go() -> object:
-        with tempfile.TemporaryFile() as sink:
-            return subprocess.run(argv, stdout=sink, stderr=subprocess.DEVNULL, check=False)
-
-    return go
-
-
-def count_lines(argv: list[str]) -> int:
-    out = subprocess.run(argv, capture_output=True, check=False).stdout
-    return out.count(b"\n")
-
-
-def peak_rss_mb(argv: list[str]) -> tuple[float, float]:
-    """Run ``argv`` as a child and return (its peak RSS in MB, wall seconds).
-
-    The child is started by GNU ``/usr/bin/time -f %M``: a child forked straight from this
-    (large) process would inherit this process's high-water mark in ``ru_maxrss`` (Linux keeps
-    it across exec), which would hide the figure being measured.
-    """
-    with tempfile.NamedTemporaryFile("r", suffix=".rss") as out:
-        t = time.perf_counter()
-        with tempfile.TemporaryFile() as sink:
-            subprocess.run(
-                ["/usr/bin/time", "-f", "%M", "-o", out.name, *argv],
-                stdout=sink,
-                stderr=subprocess.DEVNULL,
-                check=False,
-            )
-        wall = time.perf_counter() - t
-        kib = int(out.read().strip().splitlines()[-1])
-    return kib / 1024, wall
 
 
 def make_corpus(directory: str, total_mb: int) -> tuple[int, int]:
@@ -235,9 +166,10 @@ def main() -> None:
             "assert r.ok, r.text\nprint(json.dumps(r.details))\n"
         )
         base = "import sys\nfrom kli.tools import Workspace\nWorkspace(sys.argv[1])\n"
-        peak, wall = peak_rss_mb([sys.executable, "-c", code, corpus])
-        peak_base, _ = peak_rss_mb([sys.executable, "-c", base, corpus])
-        peak_grep, wall_grep = peak_rss_mb(["grep", "-rn", "-E", "needle [0-9]+ =", corpus])
+        peak, wall, _out = peak_rss_mb([sys.executable, "-c", code, corpus])
+        peak_base, _, _out = peak_rss_mb([sys.executable, "-c", base, corpus])
+        peak_grep, wall_grep, _out = peak_rss_mb(
+            ["grep", "-rn", "-E", "needle [0-9]+ =", corpus])
         check = subprocess.run([sys.executable, "-c", code, corpus], capture_output=True, text=True)
         d = json.loads(check.stdout)
         print(

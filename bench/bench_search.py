@@ -1,97 +1,62 @@
-"""Benchmark of search / ws_grep / find against ripgrep, GNU grep and GNU find, in one run.
+"""Benchmark of search / ws_grep / find / ws_glob against ripgrep, GNU grep and GNU find, in
+one run (issue 27).
 
-    .venv/bin/python bench/bench_search.py [--tree DIR] [--big DIR] [--copies N] [--repeat N]
+    .venv/bin/python bench/bench_search.py [--tree DIR] [--big DIR] [--copies N]
+        [--repeat N] [--big-repeat N] [--no-python-row] [--no-memory] [--keep-time-bound]
+        [--big-no-grep] [--big-memory-only]
 
 Prints a Markdown table (pasted under "## File surface: search at ripgrep speed" in
 docs/benchmarks.md):
 
 - ``search`` (literal ``def __init__`` and regex ``class \\w+Error\\(`` over ``**``) and
   ``ws_grep`` (a literal absent from the tree, so every file is read, and the regex, which
-  stops at its 50-hit cap) vs ``rg -n -uu`` and ``grep -rnI``, on a real tree (default: this
-  interpreter's site-packages) and on a tree N times larger (``--copies``, default 10: hard-linked
-  copies of the first, made under /tmp, so the page cache holds it; every path is a separate
-  file to open and read). A Python-only row (rg switched off) gives today's fallback path.
-- ``find '**/*.py'`` vs GNU ``find TREE -name '*.py'``.
+  stops at its 50-hit cap), each interleaved with ``rg -n -uu`` and ``grep -rnI`` on the same
+  pattern, on a real tree (default: this interpreter's site-packages) and on a tree
+  ``--copies`` times larger (default 10: hard-linked copies of the first, made under /tmp —
+  deterministic, the page cache holds it once, and every path is a separate file to open
+  and read). A Python-only row (``KLI_SEARCH_NO_RG=1``, rgscan.OFF_ENV) gives the fallback.
+- ``find '**/*.py'`` and ``ws_glob '**/*.py'`` vs GNU ``find . -name '*.py'``.
 - peak RSS of a child process running one search over each tree (``/usr/bin/time -f %M``),
   and of rg itself (search's rg runs as a separate process).
 
-The walk's bounds (100,000 entries, 10 s: docs/tools.md) cut a search of the larger tree
-short, as they should (then search goes without rg: see search.py); its rows are run with the
-bounds lifted (``MAX_ENTRIES``,
-``MAX_SECONDS``) so the whole tree is searched like the peers do, and say so.
+The walk's bounds (100,000 entries, 10 s: docs/tools.md) would cut a search of the larger tree
+short (then search goes without rg: see search.py); its rows lift the entry bound
+(``MAX_ENTRIES``) so the whole tree is searched as the peers do, and say so. The 10 s time
+bounds (the walk's, ws_grep's) are lifted for every row unless ``--keep-time-bound``: on a
+loaded machine a search would stop at them and measure nothing (the counts rows show
+``stopped``).
 
-Timings: medians of ``--repeat`` runs after a warm-up, ours and the peer alternating; each
-cell is wall / CPU (user + system of this process and its children — rg included for ours).
+Timings (bench/timing.py): medians of ``--repeat`` rounds after a warm-up, ours and the peers
+interleaved round by round; each cell is wall / CPU (user + system of this process and its
+children — rg included for ours). On a shared machine compare the ratios, not the times.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import resource
 import shutil
-import statistics
 import subprocess
 import sys
 import sysconfig
 import tempfile
-import time
 from collections.abc import Callable
 from typing import Any
+
+from timing import Timing, count_lines, fmt_pair, interleaved, peak_rss_mb, run_peer
 
 from kli.tools import Workspace
 from kli.tools.core.jail import Jail
 from kli.tools.file import rgscan
 from kli.tools.file import walk as walk_mod
+from kli.tools.ws import ws_grep as ws_grep_mod
 
 SEARCHES = [("literal", "def __init__"), ("regex", r"class \w+Error\(")]
 ABSENT = "zq_absent_literal_qz"
 
 
-def _cpu() -> tuple[float, float]:
-    me = resource.getrusage(resource.RUSAGE_SELF)
-    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return me.ru_utime + me.ru_stime, kids.ru_utime + kids.ru_stime
-
-
-def paired(ours: Callable[[], Any], peer: Callable[[], Any], repeat: int) -> tuple[tuple[float, float], tuple[float, float]]:
-    ours()
-    peer()
-    walls: tuple[list[float], list[float]] = ([], [])
-    cpus: tuple[list[float], list[float]] = ([], [])
-    for _ in range(repeat):
-        for side, fn in enumerate((ours, peer)):
-            c0 = _cpu()
-            t = time.perf_counter()
-            fn()
-            walls[side].append(time.perf_counter() - t)
-            c1 = _cpu()
-            kids = c1[1] - c0[1]
-            cpus[side].append(kids + (c1[0] - c0[0] if side == 0 else 0.0))
-    return ((statistics.median(walls[0]), statistics.median(cpus[0])),
-            (statistics.median(walls[1]), statistics.median(cpus[1])))
-
-
-def fmt(t: tuple[float, float]) -> str:
-    return f"{t[0] * 1000:.0f} ms / {t[1] * 1000:.0f} ms"
-
-
-def ratio(a: tuple[float, float], b: tuple[float, float]) -> str:
-    return f"{a[0] / b[0]:.2f}× / {a[1] / b[1]:.2f}×"
-
-
-def run_peer(cmd: list[str], cwd: str) -> Callable[[], None]:
-    def go() -> None:
-        with tempfile.TemporaryFile() as out:
-            subprocess.run(cmd, cwd=cwd, stdout=out, stderr=subprocess.DEVNULL, check=False)
-    return go
-
-
-def peer_lines(cmd: list[str], cwd: str) -> int:
-    with tempfile.TemporaryFile() as out:
-        subprocess.run(cmd, cwd=cwd, stdout=out, stderr=subprocess.DEVNULL, check=False)
-        out.seek(0)
-        return out.read().count(b"\n")
+def ratio(a: Timing, b: Timing) -> str:
+    return f"{a[0] / b[0]:.2f}× / {a[1] / max(b[1], 1e-9):.2f}×"
 
 
 def tree_stats(tree: str) -> tuple[int, int]:
@@ -106,7 +71,8 @@ def tree_stats(tree: str) -> tuple[int, int]:
 
 
 def make_big(tree: str, big: str, copies: int) -> None:
-    if os.path.isdir(big) and len(os.listdir(big)) == copies:
+    """``copies`` hard-linked copies of ``tree`` under ``big`` (kept between runs)."""
+    if os.path.isdir(big) and sorted(os.listdir(big)) == [f"copy{i:02d}" for i in range(copies)]:
         return
     shutil.rmtree(big, ignore_errors=True)
     os.makedirs(big)
@@ -121,104 +87,158 @@ from kli.tools.file import walk
 walk.MAX_ENTRIES = 10**8
 walk.MAX_SECONDS = 3600.0
 r = Workspace(sys.argv[1]).call("search", {"pattern": sys.argv[2], "path": "**"})
-print(r.details["files_matched"], r.details["lines_matched"], r.details["engine"])
+d = r.details
+print(f"{d['files_matched']} files, {d['lines_matched']} lines, engine {d['engine']}")
 """
 
 
-def peak_rss_mb(cmd: list[str]) -> tuple[float, str]:
-    done = subprocess.run(["/usr/bin/time", "-f", "%M", *cmd], capture_output=True, text=True,
-                          check=False)
-    return int(done.stderr.strip().splitlines()[-1]) / 1024, done.stdout.strip()
+class _Lifted:
+    """The walk's entry bound (the 10× tree) and the 10 s time bounds of the walk and ws_grep
+    (on a loaded machine a search of the real tree would stop at them, and then measure
+    nothing) lifted, restored on exit."""
+
+    def __init__(self, entries: bool, seconds: bool) -> None:
+        self.entries, self.seconds = entries, seconds
+
+    def __enter__(self) -> None:
+        self.saved = (walk_mod.MAX_ENTRIES, walk_mod.MAX_SECONDS, ws_grep_mod.MAX_SECONDS)
+        if self.entries:
+            walk_mod.MAX_ENTRIES = 10**8
+        if self.seconds:
+            walk_mod.MAX_SECONDS = ws_grep_mod.MAX_SECONDS = 3600.0
+
+    def __exit__(self, *exc: object) -> None:
+        walk_mod.MAX_ENTRIES, walk_mod.MAX_SECONDS, ws_grep_mod.MAX_SECONDS = self.saved
 
 
-def bench_tree(tree: str, label: str, repeat: int, lifted: bool, rows: list[str]) -> None:
-    rg, _ = rgscan.locate(Jail("/nonexistent"))
+def bench_tree(tree: str, label: str, repeat: int, lifted: bool, python_row: bool,
+               memory: bool, rows: list[str], *, lift_time: bool = True,
+               grep: bool = True) -> None:
+    rg = rgscan.locate(Jail("/nonexistent"))[0] or "rg"
     ws = Workspace(tree)
-    if lifted:
-        walk_mod.MAX_ENTRIES = 10**8
-        walk_mod.MAX_SECONDS = 3600.0
-    note = " (walk bounds lifted)" if lifted else ""
-    for kind, pattern in SEARCHES:
-        last: dict[str, Any] = {}
+    note = " (entry bound lifted)" if lifted else ""
 
-        def ours(pattern: str = pattern, last: dict[str, Any] = last) -> None:
-            last["r"] = ws.call("search", {"pattern": pattern, "path": "**"},
-                                session=ws.open_session())
-
-        peers = [("`rg -n -uu`", [rg or "rg", "-n", "-uu", pattern, "."]),
-                 ("`grep -rnI`", ["grep", "-rnIE" if kind == "regex" else "-rnI", pattern, "."])]
-        for name, cmd in peers:
-            a, b = paired(ours, run_peer(cmd, tree), repeat)
-            rows.append(f"| {label}: search {kind} `{pattern}`{note} | {fmt(a)} | {name} | "
-                        f"{fmt(b)} | {ratio(a, b)} |")
-        d = last["r"].details
-        rows.append(
-            f"| ↳ counts | {d['lines_matched']} lines in {d['files_matched']} files "
-            f"({d['searched']} searched, {d['skipped_binary']} binary + "
-            f"{d['skipped_too_large']} > 2 MiB skipped; engine {d['engine']}) | `rg -n -uu` | "
-            f"{peer_lines(peers[0][1], tree)} lines | |")
-        if kind == "literal" and not lifted:
-            original = rgscan.locate
-            rgscan.locate = lambda jail: (None, "off")  # type: ignore[assignment]
-            try:
-                a, b = paired(ours, run_peer(peers[0][1], tree), max(1, repeat // 2))
-            finally:
-                rgscan.locate = original  # type: ignore[assignment]
-            rows.append(f"| {label}: search {kind}, Python only (rg off){note} | {fmt(a)} | "
-                        f"`rg -n -uu` | {fmt(b)} | {ratio(a, b)} |")
-    for kind, pattern in (("absent literal (reads every file)", ABSENT),
-                          ("regex (stops at 50 hits)", SEARCHES[1][1])):
-        def ours_g(pattern: str = pattern) -> None:
+    def tool(name: str, args: dict[str, Any], last: dict[str, Any]) -> Callable[[], None]:
+        def go() -> None:
             # A fresh session per call: the loop guard must not answer repeated calls.
-            ws.call("ws_grep", {"pattern": pattern}, session=ws.open_session())
+            last["r"] = ws.call(name, args, session=ws.open_session())
+        return go
 
-        cmd = [rg or "rg", "-n", "-uu", pattern, "."]
-        a, b = paired(ours_g, run_peer(cmd, tree), repeat)
-        rows.append(f"| {label}: ws_grep {kind}{note} | {fmt(a)} | `rg -n -uu` (all hits) | "
-                    f"{fmt(b)} | {ratio(a, b)} |")
+    def peers(pattern: str, regex: bool) -> dict[str, tuple[Callable[[], object], bool]]:
+        got: dict[str, tuple[Callable[[], object], bool]] = {
+            "`rg -n -uu`": (run_peer([rg, "-n", "-uu", pattern, "."], tree), False)}
+        if grep:
+            got["`grep -rnI`"] = (run_peer(["grep", "-rnIE" if regex else "-rnI", pattern,
+                                            "."], tree), False)
+        return got
 
-    def ours_f() -> None:
-        ws.call("find", {"pattern": "**/*.py"}, session=ws.open_session())
+    with _Lifted(lifted, lift_time):
+        for kind, pattern in SEARCHES:
+            last: dict[str, Any] = {}
+            got = interleaved({"ours": (tool("search", {"pattern": pattern, "path": "**"}, last),
+                                        True), **peers(pattern, kind == "regex")}, repeat)
+            for name, t in got.items():
+                if name != "ours":
+                    rows.append(f"| {label}: search {kind} `{pattern}`{note} | "
+                                f"{fmt_pair(got['ours'])} | {name} | {fmt_pair(t)} | "
+                                f"{ratio(got['ours'], t)} |")
+            d = last["r"].details
+            rows.append(
+                f"| ↳ counts | {d['lines_matched']} lines in {d['files_matched']} files "
+                f"({d['searched']} searched, {d['skipped_binary']} binary + "
+                f"{d['skipped_too_large']} > 2 MiB skipped; engine {d['engine']}; stopped "
+                f"{d['stopped']}) | "
+                f"`rg -n -uu` | {count_lines([rg, '-n', '-uu', pattern, '.'], tree)} lines | |")
+            if kind == "literal" and python_row:
+                os.environ[rgscan.OFF_ENV] = "1"
+                try:
+                    got = interleaved({"ours": (tool("search", {"pattern": pattern,
+                                                                "path": "**"}, last), True),
+                                       "rg": (run_peer([rg, "-n", "-uu", pattern, "."], tree),
+                                              False)}, max(1, repeat // 2))
+                finally:
+                    del os.environ[rgscan.OFF_ENV]
+                assert last["r"].details["engine"] == "python"
+                rows.append(f"| {label}: search {kind}, Python only (rg off){note} | "
+                            f"{fmt_pair(got['ours'])} | `rg -n -uu` | {fmt_pair(got['rg'])} | "
+                            f"{ratio(got['ours'], got['rg'])} |")
+        for kind, pattern in (("absent literal (reads every file)", ABSENT),
+                              ("regex (stops at 50 hits)", SEARCHES[1][1])):
+            last = {}
+            got = interleaved({"ours": (tool("ws_grep", {"pattern": pattern}, last), True),
+                               **peers(pattern, kind.startswith("regex"))}, repeat)
+            for name, t in got.items():
+                if name != "ours":
+                    rows.append(f"| {label}: ws_grep {kind}{note} | {fmt_pair(got['ours'])} | "
+                                f"{name} (all hits) | {fmt_pair(t)} | "
+                                f"{ratio(got['ours'], t)} |")
+            d = last["r"].details
+            rows.append(f"| ↳ | {d.get('count')} hits shown (capped: {bool(d.get('capped'))}); "
+                        f"engine {d.get('engine')} | | | |")
+        gnu = run_peer(["find", ".", "-name", "*.py"], tree)
+        for name in ("find", "ws_glob"):
+            last = {}
+            got = interleaved({"ours": (tool(name, {"pattern": "**/*.py"}, last), True),
+                               "find": (gnu, False)}, repeat)
+            rows.append(f"| {label}: {name} `**/*.py`{note} | {fmt_pair(got['ours'])} | "
+                        f"`find -name '*.py'` | {fmt_pair(got['find'])} | "
+                        f"{ratio(got['ours'], got['find'])} |")
 
-    a, b = paired(ours_f, run_peer(["find", ".", "-name", "*.py"], tree), repeat)
-    rows.append(f"| {label}: find `**/*.py`{note} | {fmt(a)} | `find -name '*.py'` | {fmt(b)} "
-                f"| {ratio(a, b)} |")
-    walk_mod.MAX_ENTRIES = 100_000
-    walk_mod.MAX_SECONDS = 10.0
+    if memory:
+        rows.append(memory_row(tree, label))
 
-    py = [sys.executable, "-c", MEMORY_CHILD, tree, SEARCHES[0][1]]
-    mb, out = peak_rss_mb(py)
-    rg_mb, _ = peak_rss_mb([rg or "rg", "--no-config", "-uu", "-c", SEARCHES[0][1], tree])
-    grep_mb, _ = peak_rss_mb(["grep", "-rnI", SEARCHES[0][1], tree])
-    rows.append(f"| {label}: peak RSS, one search (whole tree) | {mb:.0f} MB kernel side + "
-                f"{rg_mb:.0f} MB rg ({out}) | `grep -rnI` | {grep_mb:.0f} MB | |")
+
+def memory_row(tree: str, label: str) -> str:
+    """Peak RSS of one search over the whole tree (bounds lifted), of rg, and of grep."""
+    rg = rgscan.locate(Jail("/nonexistent"))[0] or "rg"
+    mb, _, out = peak_rss_mb([sys.executable, "-c", MEMORY_CHILD, tree, SEARCHES[0][1]])
+    rg_mb, _, _ = peak_rss_mb([rg, "--no-config", "-uu", "-c", SEARCHES[0][1], tree])
+    grep_mb, _, _ = peak_rss_mb(["grep", "-rnI", SEARCHES[0][1], tree])
+    return (f"| {label}: peak RSS, one search (whole tree) | {mb:.0f} MB kernel side + "
+            f"{rg_mb:.0f} MB rg ({out}) | `grep -rnI` | {grep_mb:.0f} MB | |")
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tree", default=sysconfig.get_paths()["purelib"])
     ap.add_argument("--big", default=os.path.join(tempfile.gettempdir(), "kli-bench-search-10x"))
-    ap.add_argument("--copies", type=int, default=10)
+    ap.add_argument("--copies", type=int, default=10, help="0: the real tree only")
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--big-repeat", type=int, default=2)
+    ap.add_argument("--no-python-row", action="store_true")
+    ap.add_argument("--no-memory", action="store_true")
+    ap.add_argument("--keep-time-bound", action="store_true",
+                    help="keep the 10 s bounds (a quiet machine stays far below them)")
+    ap.add_argument("--big-no-grep", action="store_true",
+                    help="the larger tree against rg only (grep reads it several times slower)")
+    ap.add_argument("--big-memory-only", action="store_true",
+                    help="the larger tree: peak memory only, no timings")
     args = ap.parse_args()
     rg, why = rgscan.locate(Jail("/nonexistent"))
     if rg is None:
         sys.exit(f"rg is needed for this benchmark: {why}")
-    files, size = tree_stats(args.tree)
+    tree = os.path.realpath(args.tree)
+    files, size = tree_stats(tree)
     if args.copies:
-        make_big(args.tree, args.big, args.copies)
-    load = os.getloadavg()[0]
-    print(f"Tree: {args.tree} — {files} files, {size / 1e6:.0f} MB; 10× tree: {args.copies} "
-          f"hard-linked copies ({files * args.copies} files, {size * args.copies / 1e9:.1f} GB "
-          f"read per search); {os.cpu_count()} CPUs, load average {load:.1f} at the start; "
-          f"Python {sys.version.split()[0]}; rg {rgscan._installed()[0]}; repeat "
-          f"{args.repeat}.\n")
+        make_big(tree, args.big, args.copies)
+    print(f"Tree: {tree} — {files} files, {size / 1e6:.0f} MB; 10× tree: {args.big}, "
+          f"{args.copies} hard-linked copies ({files * args.copies} files, "
+          f"{size * args.copies / 1e9:.1f} GB read per search); {os.cpu_count()} CPUs, load "
+          f"average {os.getloadavg()[0]:.1f} at the start; Python {sys.version.split()[0]}; "
+          f"rg {rg}; repeat {args.repeat} (10× tree: {args.big_repeat}).\n")
     rows = ["| task | kli wall / CPU | peer | peer wall / CPU | kli ÷ peer wall / CPU |",
             "|---|---|---|---|---|"]
-    bench_tree(args.tree, "tree", args.repeat, False, rows)
-    if args.copies:  # --copies 0: the real tree only
-        bench_tree(args.big, "10× tree", max(1, args.repeat // 2), True, rows)
-    print("\n".join(rows))
+    lift = not args.keep_time_bound
+    bench_tree(tree, "tree", args.repeat, False, not args.no_python_row, not args.no_memory,
+               rows, lift_time=lift)
+    print("\n".join(rows), flush=True)
+    if args.copies and args.big_memory_only:
+        print("\n" + memory_row(args.big, f"{args.copies}× tree"))
+    elif args.copies:
+        rows = rows[:2]
+        bench_tree(args.big, f"{args.copies}× tree", args.big_repeat, True, False,
+                   not args.no_memory, rows, lift_time=lift, grep=not args.big_no_grep)
+        print("\n" + "\n".join(rows))
     print(f"\nload average at the end: {os.getloadavg()[0]:.1f}")
 
 

@@ -118,6 +118,13 @@ class Jail:
         return real == self.root or real.startswith(self.root + os.sep)
 
     def rel(self, real: str) -> str:
+        if real.startswith(self.root + "/") and os.sep == "/":
+            # The common case, without relpath's normalising (it showed in search profiles:
+            # the guarded open names every file it checks): a plain path below the root.
+            tail = real[len(self.root) + 1 :]
+            parts = tail.split("/")
+            if "" not in parts and "." not in parts and ".." not in parts:
+                return tail
         rel = os.path.relpath(real, self.root)
         return "." if rel == "." else rel.replace(os.sep, "/")
 

@@ -33,7 +33,10 @@ def compile(pattern: str, flags: int = 0) -> Pattern:
     ones the model sees — and ``regex`` (``VERSION0``) runs it."""
     with warnings.catch_warnings():  # re's FutureWarnings (nested sets) are noise here
         warnings.simplefilter("ignore", FutureWarning)
-        re.compile(pattern, flags & _RE_FLAGS)
+        try:
+            re.compile(pattern, flags & _RE_FLAGS)
+        except ValueError as exc:  # "(?a)(?u)": re's flag check raises ValueError, not re.error
+            raise re.error(str(exc), pattern) from None
     try:
         return regex.compile(pattern, flags | regex.VERSION0)
     except regex.error as exc:  # re accepts it but regex does not (rare)

@@ -2,7 +2,7 @@
 
 Contract::
 
-    locate(jail) -> (path of rg, "") | (None, why not)
+    locate(jail) -> (path of rg, "") | (None, why not; also when KLI_SEARCH_NO_RG is set)
     start(jail, translation, top, max_bytes=...) -> Running | str (why not)
     Running.finish(deadline) -> Counts | str (why not)
     sniff(real, cap) -> "binary" | "large" | None
@@ -49,6 +49,8 @@ from kli.tools.file.rgpattern import Translation
 # The version-control folders the walk skips (kli.tools.file.walk.VCS_DIRS): rg skips them
 # too, so it does not read what the walk never gives.
 _VCS_GLOBS = ("!.git/", "!.hg/", "!.svn/", "!.bzr/", "!_darcs/")
+# Set in the environment (to anything but "" or "0"), search and ws_grep run without rg.
+OFF_ENV = "KLI_SEARCH_NO_RG"
 _SIZE_LIMIT = "256M"  # rg's compiled-regex limits: the explicit Unicode sets are large
 
 
@@ -81,7 +83,10 @@ def _installed() -> tuple[str | None, str]:
 
 
 def locate(jail: Jail) -> tuple[str | None, str]:
-    """The rg binary to run for ``jail``, or (None, why not)."""
+    """The rg binary to run for ``jail``, or (None, why not). ``OFF_ENV`` set to anything
+    but "" or "0" switches rg off (the Python-only path: benchmarks, a suspected difference)."""
+    if os.environ.get(OFF_ENV, "") not in ("", "0"):
+        return None, f"rg switched off ({OFF_ENV} is set)"
     path, why = _installed()
     if path is None:
         return None, why
@@ -202,6 +207,42 @@ def _parse(out: bytes, top: str) -> dict[str, int]:
     for m in (_RECORD if top else _RECORD_DOT).finditer(text):
         lines[m.group(1)] = int(m.group(2))
     return lines
+
+
+# Names that are nearly always binary: what ``sniff_meanwhile`` looks at while rg runs. Only an
+# order of work: every verdict is the file's own bytes, whatever its name.
+LIKELY_BINARY = frozenset({
+    ".pyc", ".pyo", ".so", ".pyd", ".dll", ".dylib", ".a", ".o", ".obj", ".exe", ".bin",
+    ".dat", ".gz", ".bz2", ".xz", ".zst", ".zip", ".whl", ".jar", ".tar", ".7z", ".png",
+    ".jpg", ".jpeg", ".gif", ".ico", ".webp", ".avif", ".bmp", ".tif", ".tiff", ".pdf",
+    ".woff", ".woff2", ".ttf", ".otf", ".eot", ".npy", ".npz", ".pkl", ".pickle", ".pt",
+    ".pth", ".onnx", ".h5", ".hdf5", ".parquet", ".feather", ".arrow", ".db", ".sqlite",
+    ".sqlite3", ".mo", ".class", ".wasm", ".mp3", ".mp4", ".wav", ".ogg", ".flac",
+})
+
+
+def sniff_meanwhile(running: Running, root: str, rels: list[str], cap: int,
+                    deadline: float) -> dict[str, str | None]:
+    """``sniff`` the files of ``rels`` whose name is in ``LIKELY_BINARY`` while ``running``
+    has not finished (nor the deadline passed), keyed by rel: the files rg will not list are
+    mostly those, and each needs this look. Done here, it fills time the caller would spend
+    waiting for rg (and a second core rg's tail leaves idle) instead of following it."""
+    got: dict[str, str | None] = {}
+    root = root.rstrip("/") + "/"
+    clock = time.monotonic
+    likely = _LIKELY_BINARY_NAME.search
+    for index, rel in enumerate(rels):
+        if index & 63 == 0 and (running.done() or clock() > deadline):
+            break
+        if likely(rel) is not None:
+            got[rel] = sniff(root + rel, cap)
+    return got
+
+
+# One C-speed test per name (the loop above meets every file of the tree).
+_LIKELY_BINARY_NAME = re.compile(
+    "(?:" + "|".join(re.escape(s) for s in sorted(LIKELY_BINARY)) + r")\Z", re.IGNORECASE
+)
 
 
 def sniff(real: str, cap: int) -> str | None:

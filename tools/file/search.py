@@ -22,9 +22,12 @@ shown is settled by rg's count alone; the files shown are read and matched here 
 anchors recorded). Where it is a superset (``"rg+python"``: ``.``, ``\\b``, look-arounds …) rg only
 rules out files; every file it picked is matched here. Files rg did not read whole (a NUL
 anywhere, over 2 MiB, a symlink, a notebook) are settled here as before, binary / over 2 MiB by
-a cheap look (``rgscan.sniff``). Without rg (not installed, the pattern beyond it, the walk cut
-short) everything is matched here (``"python"``), and ``details.engine_note`` says why. The
-answers are the same either way (tests/tools/file/test_search_rg.py).
+a cheap look (``rgscan.sniff``); the files with a name that is nearly always binary (``.pyc``,
+``.so`` …) get that look while rg is still running (``rgscan.sniff_meanwhile``), since waiting
+for rg is idle time here — the name only orders the work, the bytes decide. Without rg (not
+installed, switched off by ``KLI_SEARCH_NO_RG``, the pattern beyond it, the walk cut short)
+everything is matched here (``"python"``), and ``details.engine_note`` says why. The answers
+are the same either way (tests/tools/file/test_search_rg.py).
 
 A single file named by ``path`` (no glob) is searched whatever its size, in newline-aligned
 chunks of ``CHUNK_BYTES`` (this is how ``read`` tells the model to inspect a file over 2 MiB);
@@ -190,6 +193,7 @@ class _FirstPass:
 
     counts: rgscan.Counts
     exact: bool
+    sniffed: dict[str, str | None]  # rgscan.sniff verdicts taken while rg ran
 
 
 class _FirstPassStarter:
@@ -215,16 +219,20 @@ class _FirstPassStarter:
         else:
             self.running = got
 
-    def finish(self, deadline: float) -> tuple[_FirstPass | None, str]:
-        """rg's counts, or (None, why the search goes without them)."""
+    def finish(self, rels: list[str], deadline: float) -> tuple[_FirstPass | None, str]:
+        """rg's counts, or (None, why the search goes without them). While rg runs, the files
+        of ``rels`` it will likely not list are sniffed (``rgscan.sniff_meanwhile``)."""
         if self.running is None or self.translation is None:
             return None, self.why or "one file named: searched directly"
+        sniffed = rgscan.sniff_meanwhile(
+            self.running, self.call.ws.jail.root, rels, MAX_FILE_BYTES, deadline
+        )
         got = self.running.finish(deadline)
         if isinstance(got, str):
             return None, got
         exact = self.translation.exact
         note = "" if exact else f"rg picked the files, Python matched: {self.translation.why}"
-        return _FirstPass(got, exact), note
+        return _FirstPass(got, exact, sniffed), note
 
     def cancel(self) -> None:
         if self.running is not None:
@@ -295,35 +303,45 @@ def _scan(
     root = call.ws.jail.root.rstrip("/") + "/"
     counts = first.counts.lines if first is not None else None
     exact = first is not None and first.exact
+    get = counts.get if counts is not None else None
+    sniffed = first.sniffed if first is not None else {}
+    clock = time.monotonic
     for index, rel in enumerate(rels):
-        if index & 15 == 0 and time.monotonic() > deadline:
+        if index & 15 == 0 and clock() > deadline:
             scan.timed_out = True
             break
-        real = root + rel
-        hits = _FileHits()
-        keep = MAX_MATCH_LINES - scan.lines_matched if scan.files_matched < MAX_FILES else 0
-        keep = max(keep, 0)
-        found = counts.get(rel, -1) if counts is not None else -2
-        if found >= -1 and not address.is_notebook(rel):
+        # A notebook is searched as cells, never by its JSON text (a cheap test first: every
+        # notebook name ends in b or B).
+        notebook = rel[-1:] in "bB" and address.is_notebook(rel)
+        if get is not None and not notebook:
             # rg's first pass (rgscan): a text file it counted needs no reading unless its
-            # lines are shown (or, for a superset pattern, it may match). A notebook is
-            # searched as cells, never by its JSON text.
+            # lines are shown (or, for a superset pattern, it may match). This branch runs
+            # once per file of the tree: it stays lean.
+            found = get(rel, -1)
             if found == 0:
                 scan.searched += 1
                 continue
-            if found > 0 and exact and not keep:
+            if found > 0 and exact and (
+                scan.files_matched >= MAX_FILES or scan.lines_matched >= MAX_MATCH_LINES
+            ):  # nothing more is shown: rg's count is the answer
                 scan.searched += 1
                 scan.files_matched += 1
                 scan.lines_matched += found
                 continue
             if found == -1:  # not read whole by rg: binary, too large, a symlink, …
-                verdict = rgscan.sniff(real, MAX_FILE_BYTES)
+                verdict = (
+                    sniffed[rel] if rel in sniffed else rgscan.sniff(root + rel, MAX_FILE_BYTES)
+                )
                 if verdict == "binary":
                     scan.binary += 1
                     continue
                 if verdict == "large" and not single:
                     scan.too_large.append(rel)
                     continue
+        real = root + rel
+        hits = _FileHits()
+        keep = MAX_MATCH_LINES - scan.lines_matched if scan.files_matched < MAX_FILES else 0
+        keep = max(keep, 0)
         text_lines: list[str] | None = None
         try:
             # A raw descriptor rather than open(): no buffered reader per file (this loop runs
@@ -337,7 +355,7 @@ def _scan(
             size = os.fstat(fd).st_size
             # A notebook's size is mostly outputs, which are not searched: its cap is the
             # notebook loader's, so a notebook with plots is still searched as cells.
-            cap = MAX_NOTEBOOK_BYTES if address.is_notebook(rel) else MAX_FILE_BYTES
+            cap = MAX_NOTEBOOK_BYTES if notebook else MAX_FILE_BYTES
             if size > cap and not single:
                 scan.too_large.append(rel)
                 continue
@@ -348,7 +366,7 @@ def _scan(
                     continue
                 text = data.decode(ENCODING, ERRORS)  # _read_small already sniffed for NUL
                 scan.searched += 1
-                if address.is_notebook(rel) and _scan_notebook(
+                if notebook and _scan_notebook(
                     call, rx, rel, real, text, scan, keep, deadline, context
                 ):
                     continue
@@ -561,7 +579,7 @@ def _run(call: Call) -> ToolResult:
         starter.cancel()
         first, engine_note = None, "the walk stopped at its bound: searched without rg"
     else:
-        first, engine_note = starter.finish(deadline)
+        first, engine_note = starter.finish(rels, deadline)
     scan = _scan(call, rx, rels, single, deadline, context, first)
 
     rows: list[str] = []

@@ -208,7 +208,10 @@ def walk(
     started = time.monotonic()
     deadline = started + seconds
     pat = normalise_pattern(jail, pattern)
-    found: set[str] = set()
+    # A list while one folder is walked (each file is met once: no symlinked folder is
+    # entered); several prefixes may overlap, so their union is deduplicated at the end.
+    found: list[str] = []
+    add = found.append
     visited = 0
     stopped: str | None = None
     # Group plans by prefix so each folder is walked once however many braces expanded.
@@ -277,13 +280,13 @@ def walk(
                         continue
                     if not regular and not _inside(jail, os.path.realpath(entry.path)):
                         continue
-                    found.add(base + rel)
+                    add(base + rel)
             if stopped is None and time.monotonic() > deadline:
                 stopped = "time"
         if stopped is not None:
             break
     return WalkResult(
-        paths=sorted(found),
+        paths=sorted(set(found) if len(by_prefix) > 1 else found),
         visited=visited,
         stopped=stopped,
         max_entries=limit,

@@ -9,7 +9,9 @@ out — otherwise one virtualenv would fill the 200 hits.
 
 from __future__ import annotations
 
+import functools
 import os
+import re
 
 from kli.tools.core.registry import GATE_READ, Call, Tool
 from kli.tools.core.result import ToolError, ToolResult
@@ -43,8 +45,19 @@ path names them. To search file contents use ws_grep."""
 def skipped_segment(rel: str, named: str) -> bool:
     """True when ``rel`` lies in a SKIPPED_DIRS folder that ``named`` (the pattern) does not
     mention."""
-    segments = rel.split("/")[:-1]
-    return any(s in SKIPPED_DIRS and s not in named for s in segments)
+    skipped = _skipped_folder(named)
+    return skipped is not None and skipped.search(rel) is not None
+
+
+@functools.lru_cache(maxsize=64)
+def _skipped_folder(named: str) -> re.Pattern[str] | None:
+    """A regex finding a folder segment (``NAME/`` at the start or after ``/``) that is one of
+    the SKIPPED_DIRS ``named`` does not mention: one C-speed search per path, where a split
+    and a Python loop per path showed in ws_grep's profile over a large tree."""
+    names = sorted(s for s in SKIPPED_DIRS if s not in named)
+    if not names:
+        return None
+    return re.compile("(?:^|/)(?:" + "|".join(re.escape(n) for n in names) + ")/")
 
 
 def join_pattern(base: str | None, pattern: str) -> str:

@@ -59,6 +59,13 @@ def _compile(pattern: str, ignore_case: bool) -> tuple[rx_mod.Pattern, str | Non
         return rx_mod.compile(rx_mod.escape(pattern), flags), str(exc)
 
 
+def _matches_empty(regex: rx_mod.Pattern) -> bool:
+    try:
+        return regex.search("", timeout=1.0) is not None
+    except TimeoutError:
+        return True
+
+
 def _clip(line: str, m: Any) -> str:
     line = line.rstrip("\r")
     if len(line) <= HIT_LINE_CHARS:
@@ -116,6 +123,10 @@ def _run(call: Call) -> ToolResult:
         if "\\A" in regex.pattern or "\\Z" in regex.pattern
         else rx_mod.compile(regex.pattern, regex.flags | rx_mod.MULTILINE)
     )
+    # Without the prefilter the lines are ``text.split("\n")``: an empty file, or a final
+    # newline, gives one more, empty, line that rg never sees. When the pattern can match an
+    # empty line, rg's count of 0 cannot rule such a file out.
+    empty_line_hits = prefilter is None and _matches_empty(regex)
     # rg's first pass (rgscan): started before the walk, it tells which files can hold a hit
     # (its pattern matches every line this one does, maybe more), and which are text with none.
     translation = rgpattern.translate(regex.pattern, rx_mod.IGNORECASE if ignore_case else 0)
@@ -152,8 +163,9 @@ def _run(call: Call) -> ToolResult:
     timed_out = False
     pattern_timeout: str | None = None
     clock = time.monotonic
+    root = call.ws.root.rstrip("/") + "/"
     for index, rel in enumerate(paths):
-        if time.monotonic() > deadline:
+        if clock() > deadline:
             timed_out = True
             break
         if running and index & 15 == 0 and (index >= PRE_RG_FILES or running[0].done()):
@@ -165,10 +177,10 @@ def _run(call: Call) -> ToolResult:
                 why = got
             else:
                 counts = got.lines
-        real = os.path.join(call.ws.root, rel)
+        real = root + rel
         if counts is not None:
             rg_count = counts.get(rel, -1)
-            if rg_count == 0:  # text rg read whole: no line can hold a hit
+            if rg_count == 0 and not empty_line_hits:  # text rg read whole: no line can hit
                 continue
             if rg_count == -1:  # not read whole by rg: binary, too large, a symlink, …
                 verdict = rgscan.sniff(real, MAX_FILE_BYTES)

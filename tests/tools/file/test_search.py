@@ -239,6 +239,18 @@ def test_invalid_regex_is_an_error_with_the_regex_error_and_a_hint(
     assert r.details["error"] == "bad_regex"
 
 
+def test_incompatible_regex_flags_are_a_bad_regex_error_not_an_internal_one(
+    ws: Workspace, root: Path
+) -> None:
+    """re's flag check raises ValueError, not re.error, for (?a) with (?u)."""
+    _write(root, "a.txt", "x\n")
+    r = ws.call("search", {"pattern": "(?a)(?u)x", "path": "a.txt"})
+    assert not r.ok and r.details["error"] == "bad_regex"
+    assert "ASCII and UNICODE flags are incompatible" in r.text
+    g = ws.call("ws_grep", {"pattern": "(?a)(?u)x"})  # searched as a literal, and said so
+    assert g.ok and "not a valid regular expression" in g.text
+
+
 def test_no_match_says_how_many_files_were_searched(ws: Workspace, root: Path) -> None:
     _write(root, "a.txt", "x\n")
     _write(root, "b.txt", "y\n")

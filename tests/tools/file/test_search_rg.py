@@ -7,6 +7,7 @@ safety rules of running rg."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -66,13 +67,43 @@ def _content(draw: Any) -> bytes:
 
 
 _NAMES = ["a.txt", "b.py", "sub/c.txt", "sub/deep/d.py", "e f.txt", "g:h.py", ".hidden",
-          "sub/.git/config", "nb.ipynb", "z.md"]
+          "sub/.git/config", "nb.ipynb", "z.md",
+          # Names search sniffs while rg runs (rgscan.LIKELY_BINARY): their bytes decide.
+          "x.pyc", "sub/y.so", "d.DAT", "w.png"]
+# Random names too: spaces, colons, non-ASCII, a newline, leading dots and dashes.
+_NAME_PART = st.text(
+    alphabet=st.sampled_from([*"abAB.-_ :é\u0131\n", "\u212a"]), min_size=1, max_size=6
+).filter(lambda n: n not in (".", "..") and not n.endswith(".kli-tmp"))
+_RANDOM_NAME = st.builds(
+    lambda parts: "/".join(parts), st.lists(_NAME_PART, min_size=1, max_size=3)
+)
+
+
+def _notebook(sources: list[str]) -> bytes:
+    cells = [
+        {"cell_type": "code", "id": f"c{i}", "metadata": {}, "execution_count": None,
+         "outputs": [], "source": src}
+        for i, src in enumerate(sources)
+    ]
+    return json.dumps({"cells": cells, "metadata": {}, "nbformat": 4,
+                       "nbformat_minor": 5}).encode()
 
 
 @st.composite
 def _tree(draw: Any) -> dict[str, bytes]:
-    names = draw(st.lists(st.sampled_from(_NAMES), min_size=1, max_size=6, unique=True))
-    return {n: draw(_content()) for n in names}
+    names = draw(st.lists(st.one_of(st.sampled_from(_NAMES), _RANDOM_NAME), min_size=1,
+                          max_size=8, unique=True))
+    # A file and a folder cannot share a name: keep the first of any clash.
+    kept: list[str] = []
+    for n in names:
+        if not any(k.startswith(n + "/") or n.startswith(k + "/") for k in kept):
+            kept.append(n)
+    files = {n: draw(_content()) for n in kept}
+    if "nb.ipynb" in files and draw(st.booleans()):  # a real notebook: searched as cells
+        pieces = st.sampled_from(["foo", "a", "é", " ", "\n", "ı", "b", "\\"])
+        files["nb.ipynb"] = _notebook(draw(st.lists(
+            st.lists(pieces, max_size=8).map("".join), min_size=1, max_size=3)))
+    return files
 
 
 def _make(files: dict[str, bytes]) -> str:
@@ -95,6 +126,11 @@ _ATOMS = [
     "$", r"\A", r"\Z", "[a-c]", "[^a]", "[^\\w]", r"[\d_]", "[éK]", "(?i:foo)", "(?i:ı)",
     "(?=a)", "(?!b)", "(?<=a)", "(?<!b)", "(a)\\1", "a*+", "(?>a+)", "(a)?(?(1)b|c)", "|",
     "(?:a|b)", r"\.", r"\(", r"\\", r"\n", "\\x85", "\u212a", r"[^\n]", r"\s+$",
+    # Spelled differently (or not at all) in rg's syntax: octal and named escapes, {,n},
+    # POSIX-looking classes, a class's backspace, comments, verbose mode's spaces, \Z.
+    "a{,2}", "a{2,}", "[[:alpha:]]", "[a-]", "[]a]", r"\x41", r"\u00e9", r"\101", r"\0",
+    r"\N{LATIN SMALL LETTER E WITH ACUTE}", "[\\b]", r"\v", r"\f", "(?#c)", "# c", "a b",
+    "(?P<n>a)(?P=n)", "\x00", r"\Z", "(?u)", r"[\s\S]", r"\$",
 ]
 _PREFIX = st.sampled_from(["", "", "", "(?i)", "(?a)", "(?ai)", "(?s)", "(?x)"])
 # Short patterns, the constructs rg reads differently drawn as often as all the rest.
@@ -113,7 +149,7 @@ _PATTERNS = st.lists(_PATTERN.filter(lambda p: _valid(p)), min_size=6, max_size=
 def _valid(pattern: str) -> bool:
     try:
         re.compile(pattern, re.MULTILINE)
-    except (re.error, OverflowError):
+    except (re.error, OverflowError, ValueError):  # ValueError: (?a) with (?u)
         return False
     return True
 
@@ -136,9 +172,9 @@ def _answer(root: str, tool: str, args: dict[str, Any]) -> tuple[Any, ...]:
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(files=_tree(), patterns=_PATTERNS,
        path=st.sampled_from(["**", ".", "sub", "**/*.py", "**/*.txt", "*", "sub/**"]),
-       context=st.sampled_from([0, 0, 1]))
+       context=st.sampled_from([0, 0, 1]), sniff_first=st.booleans())
 def test_search_with_rg_gives_the_python_answer(
-    files: dict[str, bytes], patterns: list[str], path: str, context: int
+    files: dict[str, bytes], patterns: list[str], path: str, context: int, sniff_first: bool
 ) -> None:
     """Same text (rows, anchors, bounds, skip notes), same details, same recorded views."""
     root = _make(files)
@@ -147,6 +183,8 @@ def test_search_with_rg_gives_the_python_answer(
         mp.setattr(search_mod, "MAX_FILE_BYTES", 200)  # so "big" files are over the cap
         mp.setattr(search_mod, "MAX_FILES", 3)  # so the file bound is reached often
         mp.setattr(search_mod, "MAX_MATCH_LINES", 5)
+        if sniff_first:  # rg "still running" while the walk ends: the likely-binary names
+            mp.setattr(rgscan.Running, "done", lambda self: False)  # are sniffed meanwhile
         for pattern in patterns:
             args = {"pattern": pattern, "path": path, "context": context}
             fast = _answer(root, "search", args)
@@ -344,6 +382,48 @@ def test_without_rg_the_search_runs_in_python_and_says_why(
     assert r.details["files_matched"] == 1
 
 
+def test_the_environment_switch_forces_the_python_path_and_says_so(
+    ws: Workspace, root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(rgscan.OFF_ENV, "1")
+    (root / "a.py").write_text("needle\n")
+    r = ws.call("search", {"pattern": "needle", "path": "**"})
+    assert r.details["engine"] == "python" and r.details["files_matched"] == 1
+    assert r.details["engine_note"] == f"rg switched off ({rgscan.OFF_ENV} is set)"
+    g = ws.call("ws_grep", {"pattern": "needle"})
+    assert g.details["engine"] == "python" and rgscan.OFF_ENV in g.details["engine_note"]
+    monkeypatch.setenv(rgscan.OFF_ENV, "0")  # "0" leaves rg on
+    assert rgscan.locate(ws.jail)[1] != f"rg switched off ({rgscan.OFF_ENV} is set)"
+
+
+@needs_rg
+@pytest.mark.parametrize("pattern", [r"a\nb", "\udcff"])
+def test_a_pattern_rg_cannot_read_the_same_is_searched_in_python_and_says_so(
+    ws: Workspace, root: Path, pattern: str
+) -> None:
+    """A newline inside the pattern, or a surrogate standing for an undecodable byte: no
+    translation for rg, so today's path runs, with the same answer, and the details say why."""
+    (root / "a.py").write_bytes(b"a\nb\n\xff\n")
+    r = ws.call("search", {"pattern": pattern, "path": "**"})
+    assert r.details["engine"] == "python"
+    assert r.details["engine_note"] == "the pattern uses a construct rg cannot read the same way"
+    assert r.details["searched"] == 1
+    g = ws.call("ws_grep", {"pattern": pattern})
+    assert g.details["engine"] == "python"
+    assert g.details["engine_note"] == "the pattern uses a construct rg cannot read"
+
+
+@needs_rg
+def test_a_pattern_rg_refuses_is_searched_in_python_and_says_so(
+    ws: Workspace, root: Path
+) -> None:
+    """A NUL in the pattern: rg, skipping binary files, refuses to look for one."""
+    (root / "a.py").write_text("a\n")
+    r = ws.call("search", {"pattern": "a\x00", "path": "**"})
+    assert r.ok and r.details["engine"] == "python"
+    assert r.details["engine_note"].startswith("rg refused the pattern")
+
+
 def test_rg_counts_parse_paths_with_newlines_and_colons() -> None:
     out = b"./a\nb.txt\x003\n./c:d\x000\n"
     assert rgscan._parse(out, "") == {"a\nb.txt": 3, "c:d": 0}
@@ -364,3 +444,40 @@ def test_a_walk_cut_short_by_its_bound_is_searched_without_rg(
     assert "walk stopped" in r.details["engine_note"]
     g = ws.call("ws_grep", {"pattern": "needle"})
     assert g.details["engine"] == "python" and "walk stopped" in g.details["engine_note"]
+
+
+@needs_rg
+@pytest.mark.parametrize("data", [b"", b"foo\n"])
+def test_ws_grep_line_by_line_patterns_see_the_same_lines_with_rg(
+    data: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A \\A or \\Z pattern is matched line by line over text.split("\\n"), which gives an empty
+    file one empty line and a final newline one more: rg sees neither, so its count of 0 must
+    not rule such a file out when the pattern matches an empty line (found by the property
+    test: ``\\A`` over an empty file)."""
+    monkeypatch.setattr(rgscan.Running, "done", lambda self: self.proc.wait() is not None)
+    root = _make({"a.txt": data})
+    try:
+        fast = _answer(root, "ws_grep", {"pattern": r"\A"})
+        _no_rg(monkeypatch)
+        slow = _answer(root, "ws_grep", {"pattern": r"\A"})
+    finally:
+        shutil.rmtree(root)
+    assert fast[4] == "rg+python"
+    assert fast[:4] == slow[:4]
+
+
+def test_the_translation_tables_cost_little_memory() -> None:
+    """Every code point is scanned once to write a set out for rg: built from a million
+    one-character strings, that made a first \\d search peak at ~120 MB (the bound is 150 MB
+    for the whole search; bench_file's memory row caught it)."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        chars = rgpattern._all_chars.__wrapped__()
+        _size, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert sum(map(len, chars)) == 0x110000 - 0x800 - 1  # no surrogates, no newline
+    assert peak < 30 * 2**20, peak
