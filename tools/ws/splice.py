@@ -79,7 +79,8 @@ def _anchored_replacement(text: str, span: Span, old: str, new: str) -> str:
     trailing = seg.endswith("\n")
     raw = (seg[:-1] if trailing else seg).split("\n")
     body = line_diff(search_lines(old)[0], search_lines(new)[0])
-    rendered, why = render_hunk(body, raw, span, pair_removals=True, local_indent=True)
+    rendered, why = render_hunk(body, raw, span, pair_removals=True, local_indent=True,
+                                blank_gaps=True)
     if rendered is None:
         raise DoesNotFit(why)
     if rendered and not trailing and rendered[-1].endswith("\r"):
