@@ -218,7 +218,9 @@ def apply_plan(
             written = unmatched_edges_trimmed(text, span, old, blank_edges_trimmed(text, span,
                                                                                    old, new))
         if match.rung == ANCHORED and old is not None:
-            piece = _anchored_replacement(text, span, old, written)
+            # The blank lines old quotes past the span are no lines of the diff either.
+            piece = _anchored_replacement(text, span, unmatched_edges_trimmed(text, span, old,
+                                                                              old), written)
         else:
             piece = replacement(written, span, match.whole_lines, text, old)
         pieces.append(piece)
