@@ -33,6 +33,10 @@ emits that change with one kind of realistic drift:
   tabs_after_spaces — (ws_edit) the file's lines of 8 or more columns indented with spaces then
                       tabs ("  \t  (form", as in some Lisp sources), the model's text shifted
                       as in indent_shifted
+  tabs_expanded_blank_dropped — (ws_edit) the file's lines of 8 or more columns indented with
+                      tabs then spaces (Emacs's indent-tabs-mode: a form's first lines in
+                      spaces, its continuation lines in tabs), the model's text with the tabs
+                      written as spaces and old_str without the region's blank lines
 
 Formats: ws_edit (search/replace: old_str unique in the file, as the contract asks) and
 ws_patch with a unified diff (difflib, 3 lines of context, a/ b/ headers). GNU ``patch -p1``
@@ -77,7 +81,7 @@ EDIT_DRIFTS = [
     "line_misremembered",
 ]
 # Drawn after the diff kinds, so the draws of the kinds above stay what they were.
-EDGE_DRIFTS = ["blank_past_end", "tabs_after_spaces"]
+EDGE_DRIFTS = ["blank_past_end", "tabs_after_spaces", "tabs_expanded_blank_dropped"]
 DIFF_DRIFTS = [
     *(d for d in EDIT_DRIFTS if d != "blank_edges"),
     "line_offset",
@@ -201,12 +205,26 @@ def tabs_after_spaces(text: str) -> str:
     return "\n".join(out)
 
 
+def emacs_tabs(text: str) -> str:
+    """Lines indented 8 or more columns written with tabs, then spaces (tabs of 8 columns)."""
+    out = []
+    for line in text.split("\n"):
+        body = line.lstrip(" \t")
+        col = len(line[: len(line) - len(body)].expandtabs(8))
+        if col >= 8 and body:
+            line = "\t" * (col // 8) + " " * (col % 8) + body
+        out.append(line)
+    return "\n".join(out)
+
+
 def make_case(rng: random.Random, path: str, drift: str, lang: str = "python") -> Case | None:
     comment = LANGUAGES[lang].comment
     with open(path, encoding="utf-8") as fh:
         text = fh.read()
     if drift == "tabs_after_spaces":
         text = tabs_after_spaces(text)
+    if drift == "tabs_expanded_blank_dropped":
+        text = emacs_tabs(text)
     if drift == "blank_past_end":
         text = text.rstrip("\n") + rng.choice(["", "\n", "\n", "\n\n"])
     lines = text.split("\n")[:-1] if text.endswith("\n") else text.split("\n")
@@ -224,7 +242,8 @@ def make_case(rng: random.Random, path: str, drift: str, lang: str = "python") -
             continue
         if any(ln.rstrip().endswith("\\") or '"""' in ln or "'''" in ln for ln in region):
             continue
-        if drift == "blank_dropped" and not any(not ln.strip() for ln in region):
+        if drift in ("blank_dropped", "tabs_expanded_blank_dropped") and all(
+                ln.strip() for ln in region):
             continue
         if drift == "indent_width" and any(len(_indent(ln)) % 2 for ln in region):
             continue  # halving an odd column loses which of two columns was meant
@@ -302,6 +321,9 @@ def edit_call(case: Case, drift: str, rng: random.Random) -> dict[str, object]:
             at = [k for k, ln in enumerate(new) if ln == old[i]][nth]
             new[at] = wrong
             old[i] = wrong
+    elif drift == "tabs_expanded_blank_dropped":
+        old = [ln.expandtabs(8) for ln in old if ln.strip()]
+        new = [ln.expandtabs(8) for ln in new]
     elif drift == "blank_past_end":
         after = case.text.split("\n")[case.last + 1 :]
         quoted = len(after) - (1 if case.text.endswith("\n") else 0) + rng.randint(1, 2)

@@ -42,6 +42,7 @@ def render_hunk(
     *,
     pair_removals: bool = False,
     local_indent: bool = False,
+    blank_gaps: bool = False,
 ) -> tuple[list[str] | None, str]:
     """The hunk's new lines for a matched span: context and removals are aligned to the file's
     lines (context is written as the FILE has it), added lines are re-indented like the match.
@@ -57,8 +58,13 @@ def render_hunk(
 
     With ``local_indent`` (rung 5, whose first-line indentation says little about the rest) an
     added line takes its indentation from the nearest old line the hunk landed — the one before
-    it, else the one after — as written vs as the file has it."""
-    return _Render(body, span_lines, span, pair_removals, local_indent).run()
+    it, else the one after — as written vs as the file has it.
+
+    With ``blank_gaps`` (ws_edit's rung 5, whose hunk is the diff old_str → new_str) blank
+    added lines at the edge of an insertion that faces a gap of blank file lines the hunk does
+    not show are those lines: old_str dropped them and new_str re-emits them, so they are not
+    written a second time, and they say on which side of the gap the insertion goes."""
+    return _Render(body, span_lines, span, pair_removals, local_indent, blank_gaps).run()
 
 
 # A landed old line as (written in the hunk, as the file has it): what an added line near it
@@ -72,7 +78,7 @@ class _Render:
     the hunk, ``prev_file`` the last file line the old side landed on."""
 
     def __init__(self, body: Body, span_lines: list[str], span: Span, pair_removals: bool,
-                 local_indent: bool) -> None:
+                 local_indent: bool, blank_gaps: bool = False) -> None:
         self.body = body
         self.span_lines = span_lines
         self.span = span
@@ -82,6 +88,9 @@ class _Render:
         if local_indent:
             _pair_stand_ins(body, self.aligned, span_lines, self.refs)
         self.local_indent = local_indent
+        self.blank_gaps = blank_gaps
+        self.skip: set[int] = set()  # blank added lines that are a gap's own (blank_gaps)
+        self.gap_left = 0  # blank lines of the gap before a removal not yet re-emitted
         self._levels, self._conflicted = _levels(body, self.aligned, span_lines)
         self._additive = len({indent_width(f) - indent_width(w)
                               for w, f in self._levels.items()}) <= 1
@@ -112,7 +121,15 @@ class _Render:
                     "ws_read and copy the '-' lines exactly."
                 )
             return ""  # a context line the file does not have: nothing to keep
-        self.out.extend(self.span_lines[self.fi : j])
+        gap = self.span_lines[self.fi : j]
+        self.out.extend(gap)
+        if tag == " ":
+            self.gap_left = 0
+        elif gap:
+            # Blank lines the hunk does not show before a removal: blank lines leading the
+            # lines added in its place are those (blank_gaps).
+            self.gap_left = len(gap) if self.blank_gaps and not any(
+                ln.strip() for ln in gap) else 0
         if tag == " ":
             self.out.append(self.span_lines[j])
         self.prev_file = self.span_lines[j]
@@ -125,6 +142,12 @@ class _Render:
             why = self._cross_gap(pos)
             if why:
                 return why
+        if pos in self.skip:
+            return ""
+        if not text.strip() and self.gap_left:
+            self.gap_left -= 1
+            return ""
+        self.gap_left = 0
         placed = self._indented(pos, text)
         if placed is None:
             return _unclear(text)
@@ -160,9 +183,13 @@ class _Render:
         before = _indent_of(self.prev_file) if self.prev_file is not None else None
         after = _indent_of(self.span_lines[nxt])
         tail = body[end][0] if end < len(body) else ""
-        if tail == "-" or (mine == after and mine != before):
+        lead, trail = self._gap_blanks(pos, end, nxt)
+        if tail == "-" or (mine == after and mine != before) or (lead and not trail):
             self.out.extend(self.span_lines[self.fi : nxt])  # they belong with the next line
+            self.skip.update(range(pos, pos + min(lead, nxt - self.fi)))
             self.fi = nxt
+        elif trail and not lead and not (mine == after and mine != before):
+            self.skip.update(range(end - min(trail, nxt - self.fi), end))
         elif not (mine == before and mine != after):
             gap = f"{self.span.first_line + self.fi}–{self.span.first_line + nxt - 1}"
             return (
@@ -170,6 +197,19 @@ class _Render:
                 "not show; include those lines as context so the place is unambiguous."
             )
         return ""
+
+    def _gap_blanks(self, pos: int, end: int, nxt: int) -> tuple[int, int]:
+        """With ``blank_gaps``, when the file lines ``fi..nxt-1`` the hunk does not show are
+        all blank: the blank lines at the start and at the end of the added run ``pos..end``
+        (an all-blank run counts as leading). (0, 0) otherwise."""
+        gap = self.span_lines[self.fi : nxt]
+        if not self.blank_gaps or any(ln.strip() for ln in gap):
+            return 0, 0
+        blank = [not t.strip() for _tag, t in self.body[pos:end]]
+        lead = next((i for i, b in enumerate(blank) if not b), len(blank))
+        if lead == len(blank):
+            return lead, 0
+        return lead, next(i for i, b in enumerate(reversed(blank)) if not b)
 
     def _indented(self, pos: int, text: str) -> str | None:
         """The added line re-indented: like the removed line it stands in for, else like the

@@ -79,7 +79,8 @@ def _anchored_replacement(text: str, span: Span, old: str, new: str) -> str:
     trailing = seg.endswith("\n")
     raw = (seg[:-1] if trailing else seg).split("\n")
     body = line_diff(search_lines(old)[0], search_lines(new)[0])
-    rendered, why = render_hunk(body, raw, span, pair_removals=True, local_indent=True)
+    rendered, why = render_hunk(body, raw, span, pair_removals=True, local_indent=True,
+                                blank_gaps=True)
     if rendered is None:
         raise DoesNotFit(why)
     if rendered and not trailing and rendered[-1].endswith("\r"):
@@ -217,7 +218,9 @@ def apply_plan(
             written = unmatched_edges_trimmed(text, span, old, blank_edges_trimmed(text, span,
                                                                                    old, new))
         if match.rung == ANCHORED and old is not None:
-            piece = _anchored_replacement(text, span, old, written)
+            # The blank lines old quotes past the span are no lines of the diff either.
+            piece = _anchored_replacement(text, span, unmatched_edges_trimmed(text, span, old,
+                                                                              old), written)
         else:
             piece = replacement(written, span, match.whole_lines, text, old)
         pieces.append(piece)

@@ -447,6 +447,9 @@ def plan_file(text: str, hunks: list[Hunk], *, window_lines: int = ANCHOR_WINDOW
     total = len(lines)
     numbering = _Numbering(total)
     origin: list[int | None] = list(range(total))  # each working line's original index
+    # The hunk that added each working line (0: a line of the file): a hunk's old lines are
+    # the file before the patch, so they never land on a line another hunk added.
+    added_by: list[int] = [0] * total
     prev: tuple[int, int] | None = None  # (old_start, end line in working numbering)
     for index, hunk in enumerate(hunks, 1):
         report = HunkReport(index, hunk.header, False)
@@ -487,6 +490,7 @@ def plan_file(text: str, hunks: list[Hunk], *, window_lines: int = ANCHOR_WINDOW
                 new[-1] = new[-1][: -len(cr)]  # the new last line: the file still has no final newline
             lines[at:at] = new
             origin[at:at] = [None] * len(new)
+            added_by[at:at] = [index] * len(new)
             numbering.splice(at, at - 1, len(new))
             report.applied, report.rung = True, "pure-insertion"
             report.first, report.last = hunk.old_start, hunk.old_start
@@ -522,6 +526,10 @@ def plan_file(text: str, hunks: list[Hunk], *, window_lines: int = ANCHOR_WINDOW
             continue
         span = match.spans[0]
         a, b = span.first_line - 1, span.last_line - 1
+        wrote = sorted({k for k in added_by[a : b + 1] if k})
+        if wrote:
+            report.message = _on_added_message(wrote, numbering.original(a + 1))
+            continue
         local_indent = match.rung == ladder.ANCHORED
         unsure = False  # a forgotten-prefix reading changes the result, without proof
         if match.rung not in CLOSE_RUNGS and hunk.alt_body is not None:
@@ -565,8 +573,10 @@ def plan_file(text: str, hunks: list[Hunk], *, window_lines: int = ANCHOR_WINDOW
             continue
         new_lines = settled
         report.first, report.last = numbering.original(a + 1), numbering.original(b + 1)
+        lines_before = lines[a : b + 1]
         lines[a : b + 1] = new_lines
         origin[a : b + 1] = [None] * len(new_lines)
+        added_by[a : b + 1] = _added_by(lines_before, new_lines, added_by[a : b + 1], index)
         numbering.splice(a, b, len(new_lines))
         report.applied, report.rung = True, match.rung
         if fuzz:
@@ -597,6 +607,27 @@ def plan_file(text: str, hunks: list[Hunk], *, window_lines: int = ANCHOR_WINDOW
                     break
         plan.after = eol.join(lines) + (eol if trailing_nl and lines else "")
     return plan
+
+
+def _added_by(old: list[str], new: list[str], marks: list[int], index: int) -> list[int]:
+    """The added-by marks of ``new``, the lines hunk ``index`` wrote over ``old`` (marked
+    ``marks``): a line it kept keeps its mark, any other is the hunk's own."""
+    out = [index] * len(new)
+    sm = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    for i1, j1, size in sm.get_matching_blocks():
+        out[j1 : j1 + size] = marks[i1 : i1 + size]
+    return out
+
+
+def _on_added_message(wrote: list[int], first: int) -> str:
+    """A hunk whose old lines landed on lines an earlier hunk of the patch added."""
+    which = "hunk " + ", ".join(str(k) for k in wrote)
+    return (
+        f"its old lines match only lines that {which} of this patch adds (after line {first}), "
+        "not lines of the file: every hunk's ' ' and '-' lines are the file as it was before "
+        f"the patch. Fix its @@ line number to where those lines are in the file (ws_read "
+        f"it); to change what {which} adds, change {which} itself."
+    )
 
 
 def _replaced_runs(

@@ -337,3 +337,61 @@ def test_a_drifted_search_text_lands_where_it_was_read_or_is_refused(
     except ValueError:  # DoesNotFit: an anchored match the change does not fit
         return
     assert after in (expected, text), (m.rung, m.spans)
+
+
+LISP = ["(defun f (x)", "(let ((y 1))", "(g x y))", ":key 'eql)", "(h y)"]
+
+
+@settings(max_examples=int(os.environ.get("KLI_DRIFT_EXAMPLES", "400")), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(st.tuples(st.sampled_from(["", "  ", "\t", "\t  ", "\t\t", "  \t"]),
+                       st.sampled_from([*LISP, "", ""])),
+             min_size=4, max_size=18),
+    st.integers(0, 17),
+    st.integers(3, 7),
+    st.booleans(),
+    st.data(),
+)
+def test_blank_lines_old_str_dropped_are_never_written_twice_when_tabs_are_written_as_spaces(
+    items: list[tuple[str, str]], start: int, length: int, insert: bool, data: st.DataObject
+) -> None:
+    """Lisp indented as Emacs does (tabs then spaces, first lines in spaces): old_str is the
+    region with its tabs written as spaces and its blank lines dropped, new_str the region
+    (tabs as spaces too) with one line changed, or a line inserted right after a blank line.
+    Whatever rung lands it (rung 5 for most), the file gets the change in its own bytes and
+    keeps each blank line once — or nothing is applied."""
+    file_lines = [ind + s if s else "" for ind, s in items]
+    start = min(start, len(file_lines) - 1)
+    region = file_lines[start : start + length]
+    text = "\n".join(file_lines) + "\n"
+    if (not region[0].strip() or not region[-1].strip() or all(ln.strip() for ln in region)
+            or text.count("\n".join(region)) != 1):
+        return
+    body = [ln.strip() for ln in region if ln.strip()]
+    if len(set(body)) != len(body):
+        return  # lines equal but for indentation pair by position only: not this property's
+    new_region = list(region)
+    if insert:
+        gaps = [i for i in range(1, len(region)) if not region[i - 1].strip()
+                and region[i].strip()]
+        k = data.draw(st.sampled_from(gaps))
+        new_region.insert(k, region[k][: len(region[k]) - len(region[k].lstrip())] + "(new)")
+    else:
+        k = data.draw(st.sampled_from([i for i, ln in enumerate(region) if ln.strip()]))
+        new_region[k] += " ; edited"
+    expected = "\n".join(file_lines[:start] + new_region + file_lines[start + length :]) + "\n"
+    old = "\n".join(ln.expandtabs(8) for ln in region if ln.strip())
+    new = "\n".join(ln.expandtabs(8) for ln in new_region)
+    if old in text:
+        return  # the drift made text the file has verbatim: that text is what was asked for
+    m = seek(text, old)
+    if m.count != 1 or m.spans[0].first_line != start + 1:
+        # Landed on a look-alike elsewhere (lines that equal old_str under a map of
+        # indentation levels): not this property's concern.
+        return
+    try:
+        after = apply(text, m, new, old=old)[0]
+    except ValueError:  # DoesNotFit: an anchored match the change does not fit
+        return
+    assert after in (expected, text), (m.rung, m.spans)
