@@ -163,3 +163,47 @@ def test_the_timeline_of_one_notebook_shows_its_own_changes_with_counts_and_says
     timeline.locator(".kli-Timeline-scope").click()
     wait_until(lambda: other.count() == 0, "back to this notebook's changes")
     assert lab.console_errors() == []
+
+
+def test_undo_this_turn_takes_back_everything_a_chat_turns_session_changed_in_one_step(
+        lab: Any) -> None:
+    """A chat turn's session (the Jupyter AI persona labels each `chat NAME turn N`) has an
+    "Undo this turn" button on its Timeline group: one press puts back every file the turn
+    changed; a session of another kind offers "Undo this session"."""
+    from kli import client
+
+    root: Path = lab.server.root
+    (root / "t1.txt").write_text("t1 as it was\n")
+    lab.open("turn.ipynb")
+    lab.run("%kli changes").locator(".jp-OutputArea-output").wait_for()
+    panel = lab.activity_panel(200)
+    panel.get_by_role("tab", name="Timeline").click()
+    timeline = panel.locator(".kli-Timeline")
+    timeline.wait_for()
+    turn = client.connect(str(lab.server.connection_file(lab.notebook)),
+                          label="chat team.chat turn 1", timeout=30)
+    try:
+        assert turn.call("bash", {"command": "echo 'by the turn' >> t1.txt"}).ok
+        assert turn.call("write", {"path": "t2.txt", "content": "new from the turn\n"}).ok
+        group = timeline.locator(".kli-Timeline-session[data-label='chat team.chat turn 1']")
+        wait_until(lambda: group.locator(".kli-Timeline-entry").count() == 2,
+                   "the turn's two changes")
+        # the switch to the folder's other changes shows only when some are left out (it read
+        # "Show the folder's other 0 changes" when none were)
+        scope = panel.locator(".kli-Timeline-scope")
+        assert scope.is_hidden() or " 0 change" not in scope.inner_text()
+        button = group.get_by_role("button", name="Undo this turn")
+        assert "in one step" in (button.get_attribute("title") or "")
+        lab.screenshot("timeline-undo-turn", panel)
+        button.click()
+        wait_until(lambda: (root / "t1.txt").read_bytes() == b"t1 as it was\n"
+                   and not (root / "t2.txt").exists(), "the turn taken back")
+        wait_until(lambda: all(
+            group.locator(".kli-Timeline-entry").nth(i).get_attribute("data-undone") == "true"
+            for i in range(2)), "both changes marked undone")
+        mine = timeline.locator(".kli-Timeline-session[data-label='magic']")
+        wait_until(lambda: mine.get_by_role("button", name="Undo this session").count() >= 1,
+                   "the person's session offered whole as a session")
+        assert lab.console_errors() == []
+    finally:
+        turn.close()

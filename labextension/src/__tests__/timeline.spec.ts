@@ -6,7 +6,8 @@ import {
   sinceScope,
   timelineStatus,
   toEntry,
-  undoScope
+  undoScope,
+  wholeSession
 } from '../model/timeline';
 import type { IChangeInfo, IToolEvent } from '../protocol';
 
@@ -209,5 +210,24 @@ describe('changesKey', () => {
     const before = changesKey([ev('e1', 'ch-1')]);
     expect(changesKey([ev('e1', 'ch-1'), ev('e2')])).toBe(before);
     expect(changesKey([ev('e1', 'ch-1'), ev('e2'), ev('e3', 'ch-2')])).not.toBe(before);
+  });
+});
+
+describe('wholeSession', () => {
+  it('offers to undo a chat turn whole, from its oldest change', () => {
+    const [group] = groupBySession([
+      change('c7', 30, { session: 's9', session_label: 'chat team.chat turn 2' }),
+      change('c5', 10, { session: 's9', session_label: 'chat team.chat turn 2' })
+    ]);
+    const whole = wholeSession(group);
+    expect(whole.words).toBe('Undo this turn');
+    expect(whole.scope).toEqual({ session: 's9', since: '10' });
+    expect(whole.title).toMatch(/chat team\.chat turn 2 changed, in one step/);
+  });
+
+  it('calls any other session a session', () => {
+    const [group] = groupBySession([change('c1', 5)]);
+    expect(wholeSession(group).words).toBe('Undo this session');
+    expect(wholeSession(group).scope).toEqual({ session: 's1', since: '5' });
   });
 });

@@ -218,6 +218,29 @@ export function undoScope(entry: ITimelineEntry): { change: string } {
   return { change: entry.undoneBy ?? entry.id };
 }
 
+/** A chat turn's session (the Jupyter AI persona labels each `chat NAME turn N`). */
+const CHAT_TURN = /^chat .+ turn \d+$/;
+
+/**
+ * The header button that takes back everything one session did (its oldest change onwards):
+ * "Undo this turn" for a chat turn's session, "Undo this session" for any other.
+ */
+export function wholeSession(group: ISessionTimeline): {
+  words: string;
+  title: string;
+  scope: { session: string; since: string } | null;
+} {
+  const turn = CHAT_TURN.test(group.label);
+  const first = group.entries[0];
+  return {
+    words: turn ? 'Undo this turn' : 'Undo this session',
+    title: turn
+      ? `Take back everything ${group.label} changed, in one step (refused naming any file or cell changed since)`
+      : `Take back everything ${group.label} changed (refused naming any file or cell changed since)`,
+    scope: first ? sinceScope(group, first) : null
+  };
+}
+
 /** "Undo everything <session> did since here": since this entry's time, in epoch seconds
  * (what `undo` takes as `since`), of its session. */
 export function sinceScope(

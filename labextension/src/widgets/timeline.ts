@@ -20,7 +20,8 @@ import {
   ofNotebook,
   sinceScope,
   timelineStatus,
-  undoScope
+  undoScope,
+  wholeSession
 } from '../model/timeline';
 import { pathText } from './pathtext';
 import { button } from './repair';
@@ -188,6 +189,19 @@ export class TimelineView extends Widget {
     id.textContent = `session ${group.session}`;
     id.title = `What undo takes as session=${group.session} (a label may name several sessions)`;
     h.append(group.title, ' ', id);
+    const whole = wholeSession(group);
+    const first = group.entries[0];
+    if (whole.scope && first) {
+      const scope = whole.scope;
+      const all = button(
+        whole.words,
+        'kli-Timeline-undoSession',
+        () => void this._undo(first.id, scope)
+      );
+      all.title = whole.title;
+      all.disabled = this._busy;
+      h.append(' ', all);
+    }
     const list = document.createElement('ol');
     list.className = 'kli-Timeline-list';
     for (const entry of group.entries) {
