@@ -55,7 +55,7 @@ def test_review_its_keeping_and_the_timeline_are_palette_commands(lab: Any) -> N
     while not files_box.is_enabled():
         assert time.monotonic() < deadline, "the approval switch to be live"
         time.sleep(0.05)
-    assert origin.inner_text() == "the default (no 'approval' setting)"
+    origin.filter(has_text="the default (no 'approval' setting)").wait_for()
     try:
         run_from_palette(lab, "Review an agent's calls before they run")
         panel.locator("input.kli-Approval-eval:checked").wait_for()
@@ -71,10 +71,14 @@ def test_review_its_keeping_and_the_timeline_are_palette_commands(lab: Any) -> N
         # The palette shows the toggles' state.
         lab.command("apputils:activate-command-palette")
         lab.page.locator(".lm-CommandPalette-input:visible").first.fill("review")
-        checked = lab.page.locator(".lm-CommandPalette-item.lm-mod-toggled:visible "
-                                   ".lm-CommandPalette-itemLabel").all_inner_texts()
-        assert "Review an agent's shell commands before they run" in checked, checked
-        assert "Keep the review choice for this project" in checked, checked
+        toggled = lab.page.locator(".lm-CommandPalette-item.lm-mod-toggled:visible "
+                                   ".lm-CommandPalette-itemLabel")
+        want = {"Review an agent's shell commands before they run",
+                "Keep the review choice for this project"}
+        deadline = time.monotonic() + 15  # the palette redraws its items after the input
+        while not want <= set(checked := toggled.all_inner_texts()):
+            assert time.monotonic() < deadline, checked
+            time.sleep(0.1)
         lab.screenshot("palette-review-toggled")
         lab.page.keyboard.press("Escape")
         lab.screenshot("palette-review-kept", panel)
