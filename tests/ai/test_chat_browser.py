@@ -193,7 +193,7 @@ def test_the_chats_stop_during_a_60_s_bash_ends_it_in_the_kernel_within_two_seco
     chat = _open_notebook_and_chat(page, server, "long.ipynb", "long.chat")
     _type_task(chat, "run the long job")
     wait_until(_sleepers, "the 60 s bash to run in the kernel", step=0.2)
-    stop = chat.locator("button[title*='Stop'], button[aria-label*='Stop']").first
+    stop = chat.get_by_role("button", name="Stop generating")  # jupyterlab-chat's Stop
     stop.wait_for()
     page.screenshot(path=str(ARTIFACTS / "chat-running-bash.png"))
     started = time.monotonic()
