@@ -137,6 +137,7 @@ def test_a_person_types_a_task_sees_the_steps_and_accepts_the_held_cell_edit(
     wait_until(files_box.is_enabled, "the kli panel's review switch to be live")
     files_box.check()
 
+    page.evaluate(_SEEN_JS)  # when each step line first shows in the chat (the page's clock)
     _type_task(chat, "add subtracts; fix it")
     # The steps arrive in the chat as they happen: the read, then the edit held for review.
     wait_until(lambda: "read calc.ipynb" in _chat_text(chat), "the read step in the chat")
@@ -165,7 +166,51 @@ def test_a_person_types_a_task_sees_the_steps_and_accepts_the_held_cell_edit(
     assert _cells(nb)["c2"] == "def add(a, b):\n    return a + b"
     assert "accepted" in server.script.tool_results()[1]
     page.screenshot(path=str(ARTIFACTS / "chat-accepted.png"))
+    # From a step's tool result (the persona's log line for it, written as the result arrives)
+    # to the step's line in the chat's DOM: both on this machine's clock.
+    latency = _step_latency(server, page.evaluate("() => window.kliSeen"), "chat fix.chat turn")
+    assert any(k.startswith("[1] read calc.ipynb") for k in latency), latency
+    assert any(k.startswith("[2] edit calc.ipynb#c2") for k in latency), latency
+    (ARTIFACTS / "chat-step-latency.json").write_text(json.dumps(latency, indent=1))
+    print("tool result -> step visible in the chat (ms):", latency)
+    assert all(v < 5000 for v in latency.values()), latency
     files_box.uncheck()
+
+
+_SEEN_JS = """
+() => {
+  window.kliSeen = {};
+  const root = document.querySelector('.jp-lab-chat-main-panel .jp-chat-messages-container');
+  const note = () => {
+    for (const li of root.querySelectorAll('li')) {
+      const t = li.innerText.trim();
+      if (!(t in window.kliSeen)) window.kliSeen[t] = Date.now();
+    }
+  };
+  new MutationObserver(note).observe(root, {childList: true, subtree: true, characterData: true});
+}
+"""
+
+
+def _step_latency(server: AiServer, seen: dict[str, float], label: str) -> dict[str, float]:
+    """Milliseconds from each step's tool result (its ``kli: LABEL …: [N] tool …`` line in the
+    server's log, timestamped there) to its line first showing in the chat."""
+    import datetime
+
+    results: dict[str, float] = {}
+    for row in server.log.read_text().splitlines():
+        if f"kli: {label}" not in row or " s: [" not in row or "model (" in row:
+            continue
+        stamp = row[3:26]  # [I 2026-12-02 02:04:31.344 …
+        when = datetime.datetime.strptime(stamp, "%Y-%m-%d %H:%M:%S.%f").timestamp()
+        results.setdefault(row.split(" s: ", 1)[1].strip(), when)
+    out: dict[str, float] = {}
+    for text, shown in seen.items():
+        step = text[text.find("["):] if "[" in text else text
+        for line, when in results.items():
+            if step == line or (len(step) > 20 and line.startswith(step[:40])):
+                out[step] = round(shown - when * 1000, 1)
+    return out
 
 
 def _sleepers() -> list[Any]:
