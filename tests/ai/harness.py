@@ -272,6 +272,16 @@ def start_server(base: Path) -> Iterator[AiServer]:
     spec = json.loads((KERNELSPEC_SRC / "kernel.json").read_text())
     spec["argv"] = [sys.executable, "-m", "kli.kernel", "-f", "{connection_file}"]
     (spec_dir / "kernel.json").write_text(json.dumps(spec))
+    # The lab page without jupyter-collaboration's front end (its server side is off above):
+    # notebooks open as plain documents, chats over jupyterlab-chat's websocket.
+    labconfig = base / "config" / "labconfig"
+    labconfig.mkdir(parents=True)
+    (labconfig / "page_config.json").write_text(json.dumps({"disabledExtensions": {
+        "@jupyter/docprovider-extension": True, "@jupyter/collaboration-extension": True}}))
+    notify = base / "settings" / "@jupyterlab" / "apputils-extension"
+    notify.mkdir(parents=True)  # no news toast over the chat in screenshots
+    (notify / "notification.jupyterlab-settings").write_text(
+        json.dumps({"fetchNews": "false", "checkForUpdates": False}))
     script = Script()
     endpoint = ScriptedEndpoint(script)
     model_url = endpoint.__enter__()
@@ -279,7 +289,7 @@ def start_server(base: Path) -> Iterator[AiServer]:
     env.update(JUPYTER_CONFIG_DIR=str(base / "config"), JUPYTER_DATA_DIR=str(base / "data"),
                JUPYTER_RUNTIME_DIR=str(runtime), JUPYTER_PATH=str(share),
                JUPYTER_PLATFORM_DIRS="1", PYTHONUNBUFFERED="1",
-               XDG_CONFIG_HOME=str(base / "xdg"),
+               XDG_CONFIG_HOME=str(base / "xdg"), JUPYTERLAB_SETTINGS_DIR=str(base / "settings"),
                KLI_AGENT_MODEL="openai/scripted", KLI_AGENT_MODELS="openai/scripted-b",
                OPENAI_BASE_URL=model_url, OPENAI_API_KEY="not-a-key",
                LITELLM_LOCAL_MODEL_COST_MAP="True", KLI_AGENT_REVIEW_WAIT="60")
@@ -291,7 +301,10 @@ def start_server(base: Path) -> Iterator[AiServer]:
            "--ServerApp.disable_check_xsrf=True", f"--ServerApp.root_dir={root}",
            # jupyterlab-chat's websocket chats (no jupyter-collaboration documents)
            "--ServerApp.jpserver_extensions=jupyter_server_ydoc=False",
-           "--MCPExtensionApp.mcp_port=0"]  # two servers on one machine would share 3001
+           "--MCPExtensionApp.mcp_port=0",  # two servers on one machine would share 3001
+           # window.jupyterapp, for the Chromium test (tests/ai/test_chat_browser.py)
+           "--LabApp.expose_app_in_browser=True",
+           "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         cmd.append("--allow-root")
     with open(log, "wb") as out:
