@@ -177,7 +177,7 @@ def step_line(event: Event) -> str | None:
     if kind in ("call", "answer"):
         return None
     if isinstance(event, Held):
-        return f"- ⏸ {_md(event.line())}\n"
+        return f"- ‖ {_md(event.line())}\n"  # in the fonts of a bare Debian Chromium (⏸ is not)
     if isinstance(event, Stopped):
         return f"- ■ {_md(event.line())}\n"
     if kind == "reply":

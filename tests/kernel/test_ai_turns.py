@@ -52,4 +52,4 @@ def test_steps_are_lines_a_call_start_is_status_and_markup_in_targets_is_escaped
     line = step_line(Outcome(1, "edit", "nb.ipynb#c2", "ok", added=1, removed=1))
     assert line == "- [1] edit nb.ipynb#c2: ok +1 -1\n"
     held = step_line(Held(3, "write", "<b>x</b>.py", "p7", 60.0)) or ""
-    assert held.startswith("- ⏸ [3] write \\<b\\>x\\</b\\>.py") and "p7" in held
+    assert held.startswith("- ‖ [3] write \\<b\\>x\\</b\\>.py") and "p7" in held
