@@ -138,6 +138,12 @@ def test_a_person_types_a_task_sees_the_steps_and_accepts_the_held_cell_edit(
     files_box.check()
 
     page.evaluate(_SEEN_JS)  # when each step line first shows in the chat (the page's clock)
+    # The notebook as the turn finds it, saved by JupyterLab as a person's notebook is (the
+    # turn's edit and its undo go through the open notebook, and JupyterLab saves them).
+    written = nb.read_bytes()
+    _command(page, "docmanager:save")
+    wait_until(lambda: nb.read_bytes() != written, "JupyterLab to save the notebook")
+    before = nb.read_bytes()
     _type_task(chat, "add subtracts; fix it")
     # The steps arrive in the chat as they happen: the read, then the edit held for review.
     wait_until(lambda: "read calc.ipynb" in _chat_text(chat), "the read step in the chat")
@@ -173,6 +179,14 @@ def test_a_person_types_a_task_sees_the_steps_and_accepts_the_held_cell_edit(
     assert any(k.startswith("[2] edit calc.ipynb#c2") for k in latency), latency
     (ARTIFACTS / "chat-step-latency.json").write_text(json.dumps(latency, indent=1))
     print("tool result -> step visible in the chat (ms):", latency)
+
+    # Undo this turn, from the notebook's Timeline: one press, the notebook's bytes are back.
+    activity.get_by_role("tab", name="Timeline").click()
+    turn = activity.locator(".kli-Timeline-session[data-label='chat fix.chat turn 1']")
+    turn.get_by_role("button", name="Undo this turn").click()
+    wait_until(lambda: nb.read_bytes() == before, "the notebook's bytes as before the turn")
+    page.locator(".jp-Notebook .jp-Cell", has_text="return a - b").first.wait_for()
+    page.screenshot(path=str(ARTIFACTS / "chat-turn-undone.png"))
     assert all(v < 5000 for v in latency.values()), latency
     files_box.uncheck()
 
