@@ -171,10 +171,17 @@ def chat_notebooks(chat: Any) -> list[str]:
 
 
 def _named(notebooks: dict[str, str], args: dict[str, Any]) -> list[str]:
-    """The kli notebooks the call's arguments name (``path="a.ipynb#c2"``, ``@@ a.ipynb``)."""
+    """The kli notebooks the call's arguments name (``path="a.ipynb#c2"``, ``@@ a.ipynb``): by
+    their path from the server's root, or by their file name alone when no other kli notebook
+    has it (a kernel's paths are relative to its notebook's folder)."""
     text = "\n".join(str(v) for v in args.values())
+
+    def said(name: str) -> bool:
+        return re.search(r"(?<![\w./-])(\./)?" + re.escape(name) + r"(?![\w.-])", text) is not None
+
+    base = [os.path.basename(p) for p in notebooks]
     return [p for p in notebooks
-            if re.search(r"(?<![\w./-])(\./)?" + re.escape(p) + r"(?![\w.-])", text)]
+            if said(p) or (base.count(os.path.basename(p)) == 1 and said(os.path.basename(p)))]
 
 
 async def choose_kernel(key: str, chat_id: str, args: dict[str, Any]) -> tuple[str | None, str]:

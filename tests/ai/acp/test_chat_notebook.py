@@ -1,4 +1,4 @@
-"""With two kli notebooks open, a chat's tools run on the kernel of the notebook the chat is
+"""With several kli notebooks open, a chat's tools run on the kernel of the notebook the chat is
 about (issue 25): the notebook attached to the chat's messages, else the one its call names;
 with neither, nothing runs and the result tells the model how to name one.
 
@@ -30,7 +30,8 @@ WHO = "import os; print('notebook:', os.environ.get('JPY_SESSION_NAME', '?'))"
 def two_notebooks(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AiServer]:
     with start_ai_server(tmp_path_factory.mktemp("two"), enable=True,
                          args=("--YDocExtension.disable_rtc=True",)) as server:
-        for name in ("one.ipynb", "two.ipynb"):
+        server.api("PUT", "/api/contents/sub", {"type": "directory"})
+        for name in ("one.ipynb", "two.ipynb", "sub/three.ipynb"):
             server.new_notebook(name, [("c1", f"where = {name!r}")])
             server.start_session(name)
         yield server
@@ -102,3 +103,14 @@ def test_a_notebook_named_in_the_call_chooses_its_kernel_and_the_chat_stays_ther
     text, is_error = where(Chat(two_notebooks.mcp_url, uuid.uuid4().hex))  # another chat
     assert is_error and "nothing ran" in text, text
 
+
+
+def test_a_notebook_in_a_folder_is_named_by_its_file_name_as_its_kernel_sees_it(
+        two_notebooks: AiServer) -> None:
+    chat = Chat(two_notebooks.mcp_url, uuid.uuid4().hex)
+    text, is_error = chat.call("read", {"path": "three.ipynb#c1"})  # the kernel's cwd is sub/
+    assert not is_error, text
+    assert "sub/three.ipynb" in text or "where = 'sub/three.ipynb'" in text, text
+    text, is_error = where(chat)
+    assert not is_error, text
+    assert "three.ipynb" in text and "one.ipynb" not in text, text
