@@ -531,6 +531,16 @@ def context_notebook() -> dict[str, Any]:
     }
 
 
+def _blocks(result: Any) -> str:
+    """"ok", or what else the model gets besides text (an image block: its base64 size)."""
+    if result.is_error:
+        return "error"
+    extra = [f"+ {getattr(c, 'mime_type', '') or getattr(c, 'mimeType', '')} image "
+             f"{len(getattr(c, 'data', '')):,} b64" for c in result.content
+             if getattr(c, "type", "") == "image"]
+    return ", ".join(extra) or "ok"
+
+
 async def context_kli(client: Any, nb: str) -> list[tuple[str, int, str]]:
     """kli: read the notebook, edit line 3 of the cell by its anchor, run it, read it back."""
     steps: list[tuple[str, int, str]] = []
@@ -538,11 +548,13 @@ async def context_kli(client: Any, nb: str) -> list[tuple[str, int, str]]:
     async def step(name: str, tool: str, args: dict[str, Any]) -> str:
         r = await client.call_tool(tool, args)
         text = _text(r)
-        steps.append((name, len(text), "error" if r.is_error else "ok"))
+        steps.append((name, len(text), _blocks(r)))
         return text
 
     await step("read the notebook", "read", {"path": nb})
-    cell = await step("read the cell (its anchors)", "read", {"path": f"{nb}#{CTX_EDIT}"})
+    await step("read the plot cell k1", "read", {"path": f"{nb}#k1"})
+    await step("read the long-output cell k2", "read", {"path": f"{nb}#k2"})
+    cell = await step("read the cell to edit", "read", {"path": f"{nb}#{CTX_EDIT}"})
     m = re.search(r"^3:([0-9a-f]{2})\|c = a \+ b$", cell, re.M)
     assert m, cell
     await step("edit one line", "edit",
@@ -561,12 +573,14 @@ async def context_peer(client: Any) -> list[tuple[str, int, str]]:
     async def step(name: str, tool: str, args: dict[str, Any]) -> str:
         r = await client.call_tool(tool, args)
         text = _text(r)
-        steps.append((name, len(text), "error" if r.is_error else "ok"))
+        steps.append((name, len(text), _blocks(r)))
         return text
 
     await step("read the notebook", "read_notebook",
                {"notebook_name": "ctx_peer", "response_format": "detailed"})
-    await step("read the cell", "read_cell", {"cell_index": index})
+    await step("read the plot cell k1", "read_cell", {"cell_index": 1})
+    await step("read the long-output cell k2", "read_cell", {"cell_index": 2})
+    await step("read the cell to edit", "read_cell", {"cell_index": index})
     await step("edit one line", "overwrite_cell_source",
                {"cell_index": index, "cell_source": "a = 6\nb = 7\nc = a * b\nprint(c)"})
     await step("run the cell", "execute_cell", {"cell_index": index})
