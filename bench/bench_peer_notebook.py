@@ -475,6 +475,187 @@ def odd_outcomes(results: dict[str, list[Outcome]]) -> list[str]:
     return lines
 
 
+# ---------------------------------------------------------------------------------------------
+# The context an agent pays: characters of tool output for one scripted notebook task (issue 25)
+
+CTX_CELLS = ["k0", "k1", "k2", "k3"]
+CTX_EDIT = "k3"  # the cell edited and run: line 3 "c = a + b" -> "c = a * b"
+CTX_LONG_LINES = 2000
+
+
+def _png(width: int = 160, height: int = 120) -> str:
+    """A real PNG (noise, as incompressible as a plot's antialiased pixels), base64."""
+    import base64
+    import random
+    import struct
+    import zlib
+
+    rnd = random.Random(25)
+    raw = b"".join(b"\x00" + bytes(rnd.getrandbits(8) for _ in range(width * 3))
+                   for _ in range(height))
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        body = kind + data
+        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
+
+    png = (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2,
+                                                               0, 0, 0))
+           + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+    return base64.b64encode(png).decode()
+
+
+def context_notebook() -> dict[str, Any]:
+    """A notebook with a plot (an image/png output) and a long output (2000 printed lines)."""
+    def code(cid: str, src: str, outputs: list[dict[str, Any]], n: int | None) -> dict[str, Any]:
+        return {"cell_type": "code", "execution_count": n, "id": cid, "metadata": {},
+                "outputs": outputs, "source": src}
+
+    long = "".join(f"{i}\n" for i in range(CTX_LONG_LINES))
+    return {
+        "cells": [
+            code("k0", "import math\nr = 2", [], 1),
+            code("k1", "import matplotlib.pyplot as plt\nplt.plot(range(10))", [
+                {"output_type": "execute_result", "execution_count": 2, "metadata": {},
+                 "data": {"text/plain": "[<matplotlib.lines.Line2D at 0x7f>]"}},
+                {"output_type": "display_data", "metadata": {},
+                 "data": {"image/png": _png(), "text/plain": "<Figure size 640x480 with 1 Axes>"}},
+            ], 2),
+            code("k2", f"for i in range({CTX_LONG_LINES}):\n    print(i)", [
+                {"output_type": "stream", "name": "stdout", "text": long}], 3),
+            code(CTX_EDIT, "a = 6\nb = 7\nc = a + b\nprint(c)", [], None),
+        ],
+        "metadata": {"kernelspec": {"name": "kli", "display_name": "Python 3 (kli)",
+                                    "language": "python"},
+                     "language_info": {"name": "python"}},
+        "nbformat": 4, "nbformat_minor": 5,
+    }
+
+
+def _blocks(result: Any) -> str:
+    """"ok", or what else the model gets besides text (an image block: its base64 size)."""
+    if result.is_error:
+        return "error"
+    extra = [f"+ {getattr(c, 'mime_type', '') or getattr(c, 'mimeType', '')} image "
+             f"{len(getattr(c, 'data', '')):,} b64" for c in result.content
+             if getattr(c, "type", "") == "image"]
+    return ", ".join(extra) or "ok"
+
+
+async def context_kli(client: Any, nb: str) -> list[tuple[str, int, str]]:
+    """kli: read the notebook, edit line 3 of the cell by its anchor, run it, read it back."""
+    steps: list[tuple[str, int, str]] = []
+
+    async def step(name: str, tool: str, args: dict[str, Any]) -> str:
+        r = await client.call_tool(tool, args)
+        text = _text(r)
+        steps.append((name, len(text), _blocks(r)))
+        return text
+
+    await step("read the notebook", "read", {"path": nb})
+    await step("read the plot cell k1", "read", {"path": f"{nb}#k1"})
+    await step("read the long-output cell k2", "read", {"path": f"{nb}#k2"})
+    cell = await step("read the cell to edit", "read", {"path": f"{nb}#{CTX_EDIT}"})
+    m = re.search(r"^3:([0-9a-f]{2})\|c = a \+ b$", cell, re.M)
+    assert m, cell
+    await step("edit one line", "edit",
+               {"input": f"@@ {nb}#{CTX_EDIT}\n= 3:{m.group(1)}\n~c = a * b\n"})
+    await step("run the cell", "run_cells", {"path": nb, "cell": CTX_EDIT})
+    out = await step("read the result", "read", {"path": f"{nb}#{CTX_EDIT}"})
+    steps.append(("(result correct)", 0, "ok" if "42" in out else "no 42 in: " + out[-200:]))
+    return steps
+
+
+async def context_peer(client: Any) -> list[tuple[str, int, str]]:
+    """jupyter-mcp-server: read the notebook, overwrite the cell's source, execute it, read it."""
+    steps: list[tuple[str, int, str]] = []
+    index = CTX_CELLS.index(CTX_EDIT)
+
+    async def step(name: str, tool: str, args: dict[str, Any]) -> str:
+        r = await client.call_tool(tool, args)
+        text = _text(r)
+        steps.append((name, len(text), _blocks(r)))
+        return text
+
+    await step("read the notebook", "read_notebook",
+               {"notebook_name": "ctx_peer", "response_format": "detailed"})
+    await step("read the plot cell k1", "read_cell", {"cell_index": 1})
+    await step("read the long-output cell k2", "read_cell", {"cell_index": 2})
+    await step("read the cell to edit", "read_cell", {"cell_index": index})
+    await step("edit one line", "overwrite_cell_source",
+               {"cell_index": index, "cell_source": "a = 6\nb = 7\nc = a * b\nprint(c)"})
+    await step("run the cell", "execute_cell", {"cell_index": index})
+    out = await step("read the result", "read_cell", {"cell_index": index})
+    steps.append(("(result correct)", 0, "ok" if "42" in out else "no 42 in: " + out[-200:]))
+    return steps
+
+
+async def run_context(server: Any, kernel_id: str, peer_python: str,
+                      peer_log: Path) -> dict[str, list[tuple[str, int, str]]]:
+    from mcp import Client, StdioServerParameters
+    from mcp_types import Implementation
+
+    info = Implementation(name="bench_peer_notebook", version="1")
+    kli_params = StdioServerParameters(command=sys.executable, env=dict(os.environ), args=[
+        "-m", "kli.tools.cli", "mcp", "--server-url", server.url, "--kernel-id", kernel_id])
+    peer_env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    peer_params = StdioServerParameters(command="sh", env=peer_env, args=[
+        "-c", f'exec "$0" "$@" 2>>"{peer_log}"', peer_python, "-m", "jupyter_mcp_server",
+        "--transport", "stdio", "--jupyter-url", server.url, "--jupyter-token", "",
+        "--start-new-code-sandbox", "false"])
+    async with contextlib.AsyncExitStack() as stack:
+        kli = await stack.enter_async_context(Client(kli_params, client_info=info))
+        peer = await stack.enter_async_context(Client(peer_params, client_info=info))
+        used = await peer.call_tool("use_notebook", {"notebook_name": "ctx_peer",
+                                                     "notebook_path": "ctx_peer.ipynb"})
+        assert not used.is_error, _text(used)
+        return {"kli (`read`, `edit`, `run_cells`)": await context_kli(kli, "ctx_kli.ipynb"),
+                "jupyter-mcp-server (`read_notebook`, `read_cell`, `overwrite_cell_source`, "
+                "`execute_cell`)": await context_peer(peer)}
+
+
+def context_table(results: dict[str, list[tuple[str, int, str]]]) -> str:
+    names = list(results)
+    rows = ["| step | " + " | ".join(names) + " |", "|---|" + "---:|" * len(names)]
+    steps: list[str] = []
+    for out in results.values():
+        steps += [s[0] for s in out if s[0] not in steps]
+    for st in steps:
+        cells = []
+        for out in results.values():
+            hit = next((s for s in out if s[0] == st), None)
+            cells.append("—" if hit is None else
+                         (hit[2] if st.startswith("(") else
+                          f"{hit[1]:,}" + ("" if hit[2] == "ok" else f" ({hit[2]})")))
+        rows.append(f"| {st} | " + " | ".join(cells) + " |")
+    totals = [f"**{sum(s[1] for s in out):,}**" for out in results.values()]
+    rows.append("| **total characters** | " + " | ".join(totals) + " |")
+    return "\n".join(rows)
+
+
+def main_context(peer_python: str) -> None:
+    import anyio
+
+    from tests.notebook_live.conftest import start_collab_server
+
+    version = peer_version(peer_python)
+    with tempfile.TemporaryDirectory() as tmp, start_collab_server(Path(tmp)) as server:
+        for name in ("ctx_kli.ipynb", "ctx_peer.ipynb"):
+            server.api("PUT", f"/api/contents/{name}", {"type": "notebook", "format": "json",
+                                                        "content": context_notebook()})
+        kernel_id = server.start_session("ctx_kli.ipynb")
+        peer_log = Path(tmp) / "peer.log"
+        try:
+            results = anyio.run(run_context, server, kernel_id, peer_python, peer_log)
+        except BaseException:
+            if peer_log.exists():
+                print("the peer's log, last lines:\n" + peer_log.read_text()[-3000:],
+                      file=sys.stderr)
+            raise
+    print(f"jupyter-mcp-server {version} (from {peer_python}); characters of tool output the "
+          "model reads, per step\n")
+    print(context_table(results))
+
+
 def main() -> None:
     import anyio
 
@@ -484,7 +665,12 @@ def main() -> None:
                     help="a Python with jupyter-mcp-server installed (default %(default)s)")
     ap.add_argument("--json", metavar="OUT", help="write every outcome to this JSON file")
     ap.add_argument("--tasks", default=",".join(TASKS), help="comma-separated subset")
+    ap.add_argument("--context", action="store_true",
+                    help="measure the context instead: characters of tool output per step")
     ns = ap.parse_args()
+    if ns.context:
+        main_context(ns.peer_python)
+        return
     only = [t for t in ns.tasks.split(",") if t]
     bad = [t for t in only if t not in TASKS]
     if bad:

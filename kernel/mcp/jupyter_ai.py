@@ -10,8 +10,11 @@ answers any local process without a token.
 Once opted in, every tool of the ``kli`` profile is a tool of that server, generated from the
 registry (``kli.tools.registry``: names, descriptions, argument schemas), and each call:
 
-- runs in a kli kernel of this same Jupyter server (``ServerKernels``: the most recently active
-  one; a chat keeps the kernel it first reached while that kernel lives), through the
+- runs in the kli kernel of the notebook the call is about (``choose_kernel``): the kli notebook
+  its arguments name, else the notebook the chat is about (attached to its messages, newest
+  first — what Jupyter AI knows of a chat's notebook), else the one the chat last worked on,
+  else the only kli notebook; with several and none of these, nothing runs and the result
+  says how to name one. It goes through the
   ``kli.agent`` comm — so it is an agent's call, held for a person's review when the kernel's
   approval mode says so (docs/review.md);
 - runs in the kli session of its chat: the ``X-Jupyter-Chat-Id`` header Jupyter AI puts on every
@@ -30,6 +33,7 @@ import asyncio
 import inspect
 import keyword
 import os
+import re
 from typing import Annotated, Any, Literal
 
 from kli.kernel import KERNEL_NAME
@@ -58,15 +62,17 @@ def _server_app() -> Any:
 
 
 class ServerKernels(Target):
-    """The kli kernels of the Jupyter server this module runs in, reached through their
-    connection files (no token, no HTTP round trip into the server's own event loop). A new
-    connection attaches to the most recently active kli kernel."""
+    """A kli kernel of the Jupyter server this module runs in, reached through its connection
+    file (no token, no HTTP round trip into the server's own event loop): kernel ``kernel_id``,
+    or (None) the most recently active kli kernel at each new connection."""
 
-    description = "the kli kernel of this Jupyter server"
-
-    def __init__(self, kernel_name: str = KERNEL_NAME) -> None:
+    def __init__(self, kernel_id: str | None = None, notebook: str = "",
+                 kernel_name: str = KERNEL_NAME) -> None:
         super().__init__()
+        self.kernel_id = kernel_id
         self.kernel_name = kernel_name
+        self.description = (f"the kli kernel of {notebook}" if notebook
+                            else "the kli kernel of this Jupyter server")
 
     def _connection_file(self) -> str:
         app = _server_app()
@@ -74,6 +80,10 @@ class ServerKernels(Target):
             raise KernelError("no Jupyter server runs in this process")
         km = app.kernel_manager
         kernels = [k for k in km.list_kernels() if k.get("name") == self.kernel_name]
+        if self.kernel_id is not None:
+            kernels = [k for k in kernels if k.get("id") == self.kernel_id]
+            if not kernels:
+                raise KernelError("that kernel no longer runs on this Jupyter server")
         if not kernels:
             raise KernelError(f"no {self.kernel_name} kernel runs on this Jupyter server")
         newest = max(kernels, key=lambda k: str(k.get("last_activity") or ""))
@@ -89,15 +99,133 @@ class ServerKernels(Target):
                 "it died; the next call attaches to it.")
 
 
-_BRIDGE: Bridge | None = None
+_BRIDGES: dict[str | None, Bridge] = {}
+# The kernel each session last worked on (session key -> kernel id): a chat stays on the
+# notebook it named or was about until it names or attaches another.
+_LAST_KERNEL: dict[str, str] = {}
 
 
-def bridge() -> Bridge:
-    """The one bridge of this server: a kli session per chat, on this server's kli kernel."""
-    global _BRIDGE
-    if _BRIDGE is None:
-        _BRIDGE = Bridge(ServerKernels(), PROFILE)
-    return _BRIDGE
+def bridge(kernel_id: str | None = None, notebook: str = "") -> Bridge:
+    """The bridge to kernel ``kernel_id`` (None: the most recently active kli kernel): a kli
+    session per chat on that kernel."""
+    b = _BRIDGES.get(kernel_id)
+    if b is None:
+        b = _BRIDGES[kernel_id] = Bridge(ServerKernels(kernel_id, notebook), PROFILE)
+    return b
+
+
+async def _kli_notebooks() -> dict[str, str]:
+    """The notebooks of this server whose kernel is a kli kernel: path -> kernel id."""
+    app = _server_app()
+    if app is None:
+        return {}
+    kli = {k["id"] for k in app.kernel_manager.list_kernels() if k.get("name") == KERNEL_NAME}
+    try:
+        sessions = await app.session_manager.list_sessions()
+    except Exception:
+        return {}
+    out: dict[str, str] = {}
+    for s in sessions:
+        kid = (s.get("kernel") or {}).get("id")
+        path = str(s.get("path") or "")
+        if kid in kli and path.endswith(".ipynb"):
+            out[path] = str(kid)
+    return out
+
+
+def _chat_model(chat_id: str) -> Any:
+    """The live chat model (jupyterlab_chat's) of ``chat_id``, or None."""
+    app = _server_app()
+    try:
+        settings = app.web_app.settings
+        manager = settings.get("jupyter-ai", {}).get("persona-managers", {}).get(chat_id)
+        if manager is not None:
+            return manager.chat
+        chats = settings.get("chat_manager")
+        return chats.get(chat_id) if chats is not None else None
+    except Exception:
+        return None
+
+
+def chat_notebooks(chat: Any) -> list[str]:
+    """The notebooks a chat is about, as Jupyter AI knows them, most telling first: those
+    attached to its messages (newest message first), then any other attached to the chat."""
+    try:
+        attachments = chat.get_attachments()
+        messages = chat.get_messages()
+    except Exception:
+        return []
+    out: list[str] = []
+
+    def add(att_id: str) -> None:
+        value = str(getattr(attachments.get(att_id), "value", "") or "").lstrip("/")
+        if value.endswith(".ipynb") and value not in out:
+            out.append(value)
+
+    for msg in sorted(messages, key=lambda m: getattr(m, "time", 0), reverse=True):
+        for att_id in getattr(msg, "attachments", None) or ():
+            add(att_id)
+    for att_id in reversed(list(attachments)):
+        add(att_id)
+    return out
+
+
+def _named(notebooks: dict[str, str], args: dict[str, Any]) -> list[str]:
+    """The kli notebooks the call's arguments name (``path="a.ipynb#c2"``, ``@@ a.ipynb``): by
+    their path from the server's root, or by their file name alone when no other kli notebook
+    has it (a kernel's paths are relative to its notebook's folder)."""
+    text = "\n".join(str(v) for v in args.values())
+
+    def said(name: str) -> bool:
+        return re.search(r"(?<![\w./-])(\./)?" + re.escape(name) + r"(?![\w.-])", text) is not None
+
+    base = [os.path.basename(p) for p in notebooks]
+    return [p for p in notebooks
+            if said(p) or (base.count(os.path.basename(p)) == 1 and said(os.path.basename(p)))]
+
+
+async def choose_kernel(key: str, chat_id: str, args: dict[str, Any]) -> tuple[str | None, str]:
+    """(kernel id, notebook) of the call: the kli notebook its arguments name; else the one the
+    chat is about (attached to its messages); else the one this session last worked on; else
+    the only kli notebook in the chat file's folder; else the only kli notebook. (None, "") when no
+    notebook runs a kli kernel (the most recently active kli kernel then). ValueError with the
+    text for the model when several do and nothing says which."""
+    notebooks = await _kli_notebooks()
+    if not notebooks:
+        return None, ""
+    named = _named(notebooks, args)
+    if len({notebooks[p] for p in named}) == 1:
+        return _keep(key, notebooks, named[0])
+    chat = _chat_model(chat_id) if chat_id else None
+    if chat is not None:
+        for path in chat_notebooks(chat):
+            if path in notebooks:
+                return _keep(key, notebooks, path)
+    last = _LAST_KERNEL.get(key)
+    for path, kid in notebooks.items():
+        if kid == last:
+            return kid, path
+    if chat is not None:
+        try:
+            folder = os.path.dirname(str(chat.get_path()))
+        except Exception:
+            folder = None
+        near = [p for p in notebooks if os.path.dirname(p) == folder]
+        if len(near) == 1:
+            return _keep(key, notebooks, near[0])
+    if len(set(notebooks.values())) == 1:
+        return _keep(key, notebooks, next(iter(notebooks)))
+    names = ", ".join(sorted(notebooks))
+    raise ValueError(
+        f"kli: {len(notebooks)} notebooks run a kli kernel on this Jupyter server ({names}) and "
+        "nothing says which one this chat is about, so nothing ran. Name the notebook in the "
+        f'call (e.g. read path="{sorted(notebooks)[0]}"); this chat\'s later calls stay on '
+        "its kernel. Or ask the person to attach the notebook to their chat message.")
+
+
+def _keep(key: str, notebooks: dict[str, str], path: str) -> tuple[str, str]:
+    _LAST_KERNEL[key] = notebooks[path]
+    return notebooks[path], path
 
 
 def _chat_label(chat_id: str, persona_id: str) -> str:
@@ -116,27 +244,33 @@ def _chat_label(chat_id: str, persona_id: str) -> str:
     return f"{SESSION_PREFIX}{chat}" + (f" ({agent})" if agent else "")
 
 
-def _session() -> tuple[str, str]:
-    """(session key, label) of the current request: its chat, or (no chat header) its MCP
-    session — every other local client of the tokenless port is its own session."""
+def _session() -> tuple[str, str, str]:
+    """(session key, label, chat id) of the current request: its chat, or (no chat header) its
+    MCP session — every other local client of the tokenless port is its own session."""
     from fastmcp.server.dependencies import get_context, get_http_headers
 
     headers = get_http_headers()
     chat_id = headers.get(CHAT_HEADER, "")
     if chat_id:
-        return f"chat:{chat_id}", _chat_label(chat_id, headers.get(PERSONA_HEADER, ""))
+        return (f"chat:{chat_id}", _chat_label(chat_id, headers.get(PERSONA_HEADER, "")),
+                chat_id)
     try:
         sid = get_context().session_id
     except Exception:
         sid = ""
-    return f"mcp-session:{sid}", NO_CHAT_LABEL
+    return f"mcp-session:{sid}", NO_CHAT_LABEL, ""
 
 
 async def call(tool: str, args: dict[str, Any]) -> tuple[str, bool]:
-    """Run ``tool`` in the chat's kli session: its MCP text and whether it is an error. A
-    cancelled request stops the work in the kernel too."""
-    key, label = _session()
-    b = bridge()
+    """Run ``tool`` in the chat's kli session, on the kernel of the notebook the call is about
+    (``choose_kernel``): its MCP text and whether it is an error. A cancelled request stops the
+    work in the kernel too."""
+    key, label, chat_id = _session()
+    try:
+        kernel_id, notebook = await choose_kernel(key, chat_id, args)
+    except ValueError as exc:
+        return str(exc), True
+    b = bridge(kernel_id, notebook)
     try:
         result = await asyncio.to_thread(b.call, key, label, tool, args)
     except asyncio.CancelledError:

@@ -89,13 +89,14 @@ class AiServer:
 
 @contextlib.contextmanager
 def start_ai_server(base: Path, *, enable: bool, pythonpath: list[Path] = (),  # type: ignore[assignment]
-                    mcp_settings: bool = False) -> Iterator[AiServer]:
+                    mcp_settings: bool = False, args: tuple[str, ...] = ()) -> Iterator[AiServer]:
     """A jupyter_server with every extension of this environment (Jupyter AI 3.2 among them) on
     loopback, jupyter-server-mcp on a free port, the kli kernelspec of this worktree, and
     ``kli ai enable`` run first when ``enable``. ``pythonpath``: more for the server's import
     path; ``mcp_settings``: a ``.jupyter/mcp_settings.json`` in the root naming the MCP
     endpoint ``kli-test`` (what a person writes for an agent; the headless chat route builds
-    its persona manager without the server's config, so its built-in entry keeps port 3001)."""
+    its persona manager without the server's config, so its built-in entry keeps port 3001);
+    ``args``: more server options."""
     root, runtime, share = base / "root", base / "runtime", base / "share" / "jupyter"
     for d in (root, runtime, share):
         d.mkdir(parents=True)
@@ -126,7 +127,7 @@ def start_ai_server(base: Path, *, enable: bool, pythonpath: list[Path] = (),  #
            "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
            "--IdentityProvider.token=", "--ServerApp.password=",
            "--ServerApp.disable_check_xsrf=True", f"--ServerApp.root_dir={root}",
-           f"--MCPExtensionApp.mcp_port={mcp_port}"]
+           f"--MCPExtensionApp.mcp_port={mcp_port}", *args]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         cmd.append("--allow-root")
     with open(log, "wb") as out:
