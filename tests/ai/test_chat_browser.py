@@ -140,10 +140,12 @@ def test_a_person_types_a_task_sees_the_steps_and_accepts_the_held_cell_edit(
     page.evaluate(_SEEN_JS)  # when each step line first shows in the chat (the page's clock)
     # The notebook as the turn finds it, saved by JupyterLab as a person's notebook is (the
     # turn's edit and its undo go through the open notebook, and JupyterLab saves them).
-    written = nb.read_bytes()
+    written = nb.stat().st_mtime_ns
+    page.locator(".lm-TabBar-tab", has_text="calc.ipynb").first.click()
     _command(page, "docmanager:save")
-    wait_until(lambda: nb.read_bytes() != written, "JupyterLab to save the notebook")
+    wait_until(lambda: nb.stat().st_mtime_ns != written, "JupyterLab to save the notebook")
     before = nb.read_bytes()
+    chat.locator("textarea[placeholder]").click()
     _type_task(chat, "add subtracts; fix it")
     # The steps arrive in the chat as they happen: the read, then the edit held for review.
     wait_until(lambda: "read calc.ipynb" in _chat_text(chat), "the read step in the chat")
