@@ -137,11 +137,11 @@ def _chat_model(chat_id: str) -> Any:
     """The live chat model (jupyterlab_chat's) of ``chat_id``, or None."""
     app = _server_app()
     try:
-        settings = app.web_app.settings
-        manager = settings.get("jupyter-ai", {}).get("persona-managers", {}).get(chat_id)
+        web = app.web_app.settings  # the server's tornado settings (not kli's)
+        manager = web.get("jupyter-ai", {}).get("persona-managers", {}).get(chat_id)
         if manager is not None:
             return manager.chat
-        chats = settings.get("chat_manager")
+        chats = web.get("chat_manager")
         return chats.get(chat_id) if chats is not None else None
     except Exception:
         return None

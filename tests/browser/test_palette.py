@@ -92,7 +92,5 @@ def test_review_its_keeping_and_the_timeline_are_palette_commands(lab: Any) -> N
         assert panel.locator(".kli-Activity-tab-timeline").get_attribute("aria-selected") == "true"
     finally:
         lab.run("%kli approval auto --no-keep").locator(".jp-OutputArea-output").wait_for()
-        if settings.exists():
-            settings.unlink()
-            settings.parent.rmdir()
+        settings.unlink(missing_ok=True)  # .kli/ holds the root's change records too: it stays
     assert lab.console_errors() == []

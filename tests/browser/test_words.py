@@ -41,7 +41,7 @@ def test_a_held_call_reads_as_held_for_the_person_and_the_note_field_fits(lab: A
     agent = client.connect(str(lab.server.connection_file(lab.notebook)), label="words agent",
                            timeout=30)
     try:
-        w = agent.call("write", {"path": "held.txt", "content": "held\n"})
+        w = agent.call("write", {"path": "words-held.txt", "content": "held\n"})
         item = panel.locator(f".kli-Pending-item[data-candidate='{w.details['proposal']}']")
         item.wait_for()
         lead = item.locator(".kli-Repair-reason").inner_text()
@@ -53,7 +53,7 @@ def test_a_held_call_reads_as_held_for_the_person_and_the_note_field_fits(lab: A
         assert "Reject" in (note.get_attribute("title") or "")
         lab.screenshot("words-held-write", panel)
 
-        b = agent.call("bash", {"command": "echo ran > ran.txt"})
+        b = agent.call("bash", {"command": "echo ran > words-ran.txt"})
         item = panel.locator(f".kli-Pending-item[data-candidate='{b.details['proposal']}']")
         item.locator(".kli-Pending-command").wait_for()
         lead = item.locator(".kli-Repair-reason").inner_text()
@@ -62,7 +62,8 @@ def test_a_held_call_reads_as_held_for_the_person_and_the_note_field_fits(lab: A
         panel.get_by_role("button", name="Reject all").click()
         tab = lab.page.locator(".lm-TabBar-tab.kli-ActivityTab")
         wait_until(lambda: tab.get_attribute("data-kli-pending") is None, "nothing pending")
-        assert not (root / "held.txt").exists() and not (root / "ran.txt").exists()
+        # names of its own: other modules share the server's root (test_rows writes ran.txt)
+        assert not (root / "words-held.txt").exists() and not (root / "words-ran.txt").exists()
     finally:
         agent.close()
         lab.run("%kli approval auto").locator(".jp-OutputArea-output").wait_for()
