@@ -238,7 +238,7 @@ def _write_setting(path: str, value: dict[str, str] | None) -> None:
     else:
         obj[SETTING] = value
     try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
+        atomic.makedirs(os.path.dirname(path))
         atomic.write_atomic(path, (json.dumps(obj, indent=2) + "\n").encode(), data)
     except atomic.Stale:
         raise ValueError(f"{path} changed while it was written; try again") from None
