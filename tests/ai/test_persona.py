@@ -127,16 +127,19 @@ def test_a_held_edit_waits_in_the_chat_and_the_persons_accept_lets_the_run_go_on
     kid = server.open("calc.ipynb")
     panel_box: dict[str, Any] = {}
 
-    def review_on() -> None:
+    def review_on() -> dict[str, Any]:
         panel_box["panel"] = Panel(server.connection_file(kid))
-        panel_box["panel"].request({"op": "approval", "mode": "review", "kind": "file"})
+        return panel_box["panel"].request({"op": "approval", "mode": "review", "kind": "file"})
 
     thread, box = in_thread(review_on)
-    thread.join(60)
+    thread.join(120)  # a kernel started on a loaded machine: the switch must be made before the run
+    assert not thread.is_alive(), "the panel's approval switch did not answer in 120 s"
     assert "error" not in box, box
+    assert (box["value"].get("approval") or {}).get("file") == "review", box["value"]
     server.script.set([calls(("edit", {"input": FIX})), answer("fixed, after your review")])
     chat.send("@kli fix add")
-    held = chat.wait(lambda: "held for review as" in chat.replies(), 60, "the held edit")
+    held = chat.wait(lambda: "held for review as" in chat.replies(), 60,
+                     f"the held edit (review switched on in kernel {kid[:8]})")
     assert held
     text = chat.replies()
     proposal = text.split("held for review as ", 1)[1].split()[0]
