@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -22,14 +23,6 @@ _KERNEL_STATUS_JS = """
   return k ? k.status : null;
 }
 """
-
-
-def wait_until(check: Callable[[], bool], what: str, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
 
 
 def test_the_kernel_reads_idle_while_an_agent_waits_for_the_persons_decision(lab: Any) -> None:

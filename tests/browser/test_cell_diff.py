@@ -15,7 +15,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -30,6 +30,7 @@ from tests.browser.conftest import (
     _unavailable,
     start_lab_server,
 )
+from tests.waiting import wait_until
 
 # A skip mark, not importorskip: tests/browser/test_cell_diff_plain.py imports the helpers below
 # and runs without jupyter-collaboration.
@@ -54,14 +55,6 @@ def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
 @pytest.fixture
 def lab(page: Any, lab_server: LabServer) -> Lab:
     return Lab(page, lab_server)
-
-
-def wait_until(check: Callable[[], bool], what: str, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.1)
 
 
 def cell_text(lab: Any, index: int) -> str:

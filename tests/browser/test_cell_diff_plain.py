@@ -12,8 +12,9 @@ import pytest
 from kli import client
 from kli.tools.file.anchors import line_hash
 from tests.browser.conftest import Lab, browser, page  # noqa: F401 (fixtures)
-from tests.browser.test_cell_diff import cell_text, shown_new_text, wait_until
+from tests.browser.test_cell_diff import cell_text, shown_new_text
 from tests.notebook_live.test_open_model import COLLAB_LAB_PLUGINS, lab, lab_server  # noqa: F401
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.browser
 

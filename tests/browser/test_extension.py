@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import importlib.util
 import re
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from kli.tools.file.anchors import line_hash
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -27,14 +26,6 @@ def edit_cell(name: str, old: str, new: str, *, repair: str | None = None) -> st
     h = line_hash(old)
     flag = f" --repair {repair}" if repair else ""
     return f"%%kli edit{flag}\n@@ {name}\n= 2:{h}..2:{h}\n~{new}\n"
-
-
-def wait_until(check: Callable[[], bool], what: str, timeout: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.1)
 
 
 def added_lines(scope: Any) -> list[str]:
@@ -286,7 +277,6 @@ def test_notebook_7_renders_previews_accepts_them_and_shows_the_panel(lab: Any) 
     # raised in notebook_core); it is there with this extension disabled too.
     ours = [e for e in lab.console_errors() if "/static/notebook/" not in e or "kli" in e]
     assert ours == []
-
 
 
 def test_after_a_kernel_restart_the_panel_starts_over_and_old_previews_are_not_accepted(

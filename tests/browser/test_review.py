@@ -6,26 +6,17 @@ agent that disconnected stay, marked expired, and one can still be applied."""
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from kli.tools.file.anchors import line_hash
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.browser
 
 ORIGINAL = "a = 1\nb = 2\nc = 3\n"
-
-
-def wait_until(check: Callable[[], bool], what: str, timeout: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
 
 
 def test_review_holds_an_agents_changes_until_a_person_decides(lab: Any) -> None:

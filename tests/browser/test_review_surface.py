@@ -9,22 +9,13 @@ across a reload and keeps file names visible. Screenshots go to tests/artifacts/
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from kli.tools.file.anchors import line_hash
-
-
-def wait_until(check: Callable[[], bool], what: str, timeout: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.1)
+from tests.waiting import wait_until
 
 
 def added_lines(scope: Any) -> list[str]:

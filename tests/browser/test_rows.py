@@ -9,26 +9,17 @@ row reads "undone". Screenshots go to tests/artifacts/
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from kli.tools.file.anchors import line_hash
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.browser
 
 FUNC = "def f():\n    x = 1\n    return x\n"
-
-
-def wait_until(check: Callable[[], bool], what: str, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.1)
 
 
 def row_of(panel: Any, event_id: str) -> Any:

@@ -7,22 +7,14 @@ magic is in their session's timeline and is undone there."""
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.waiting import wait_until
+
 pytestmark = pytest.mark.browser
-
-
-def wait_until(check: Callable[[], bool], what: str, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
 
 
 def test_the_timeline_undoes_redoes_and_refuses_a_file_the_person_changed(lab: Any) -> None:

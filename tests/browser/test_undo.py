@@ -6,22 +6,14 @@ bytes."""
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.waiting import wait_until
+
 pytestmark = pytest.mark.browser
-
-
-def wait_until(check: Callable[[], bool], what: str, timeout: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
 
 
 def test_the_panel_shows_a_bash_change_and_undoes_it(lab: Any) -> None:

@@ -4,12 +4,12 @@ the Reject note's placeholder is read whole at the panel's default width."""
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -21,14 +21,6 @@ PLACEHOLDER_FIT = """el => {
   const room = el.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
   return [ctx.measureText(el.placeholder).width, room];
 }"""
-
-
-def wait_until(check: Callable[[], bool], what: str, timeout: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
 
 
 def test_a_held_call_reads_as_held_for_the_person_and_the_note_field_fits(lab: Any) -> None:
