@@ -11,8 +11,9 @@ which makes a throwaway chat per message.
 
 What is not real: the agent. In its place tests/ai/acp/scripted/scripted_acp_agent.py, a real
 ACP agent over the same ``agent-client-protocol`` package, follows a fixed script instead of
-asking a model; it checks what the ACP client hands an agent (the headers, the tool list). A real
-agent CLI — Codex, its model scripted — runs in test_codex_agent.py. The persona is registered
+asking a model; it checks what the ACP client hands an agent (the headers, the tool list). Real
+agent CLIs — Codex and Claude Code, their models scripted — run in test_codex_agent.py and
+test_claude_agent.py. The persona is registered
 through a ``jupyter_ai.personas`` entry point written by this test.
 """
 

@@ -34,7 +34,7 @@ import shutil
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -82,16 +82,20 @@ def mcp_text(output: str) -> str:
         return blocks
 
 
-def model(request: dict[str, Any]) -> dict[str, Any]:
-    """The scripted model: one step per tool result the request carries."""
-    done = [mcp_text(o) for o in tool_outputs(request)]
+Call = Callable[[str, dict[str, Any], int], dict[str, Any]]
+
+
+def step(notebook: str, done: list[str], call: Call) -> dict[str, Any]:
+    """The scripted model's next message, given the tool results so far (``call`` makes an
+    agent's call of a kli tool): read cell c2, edit its anchored line ``b = 2`` to ``b = 3``,
+    wait for the person's decision, then answer with it."""
     if not done:
-        return call("read", {"path": f"{NOTEBOOK}#c2"}, 0)
+        return call("read", {"path": f"{notebook}#c2"}, 0)
     if len(done) == 1:
         row = next((line for line in done[0].splitlines() if line.endswith("|b = 2")), None)
         if row is None:
             return answer(f"the read showed no line b = 2: {done[0]}")
-        patch = f"@@ {NOTEBOOK}#c2\n= {row.split('|')[0]}\n~b = 3\n"
+        patch = f"@@ {notebook}#c2\n= {row.split('|')[0]}\n~b = 3\n"
         return call("edit", {"input": patch}, 1)
     if len(done) == 2:
         proposal = re.search(r"Proposal (\w+)", done[1])
@@ -101,8 +105,12 @@ def model(request: dict[str, Any]) -> dict[str, Any]:
     return answer(f"decision: {done[2]}")
 
 
-def sources(server: AiServer) -> list[str]:
-    cells = json.loads((server.root / NOTEBOOK).read_text())["cells"]
+def model(request: dict[str, Any]) -> dict[str, Any]:
+    return step(NOTEBOOK, [mcp_text(o) for o in tool_outputs(request)], call)
+
+
+def sources(server: AiServer, notebook: str = NOTEBOOK) -> list[str]:
+    cells = json.loads((server.root / notebook).read_text())["cells"]
     return ["".join(c["source"]) for c in cells]
 
 
@@ -128,18 +136,20 @@ def codex_server(tmp_path_factory: pytest.TempPathFactory
             yield server, endpoint
 
 
-def test_codex_in_a_jupyter_ai_chat_edits_a_cell_through_kli_held_until_the_person_accepts(
-        codex_server: tuple[AiServer, ScriptedEndpoint]) -> None:
-    server, endpoint = codex_server
+def held_then_accepted(server: AiServer, persona: str, notebook: str) -> dict[str, Any]:
+    """Start a kli kernel for ``notebook`` (cells ``a = 1``, ``b = 2``), turn review on from the
+    panel comm, send the chat message asking ``persona`` to set b to 3, and when the agent's
+    edit is held, check nothing was written and accept it as the person does; the chat's reply
+    (the turn has ended). Used by the test of each real agent."""
     kernel_id = server.start_session(
-        server.new_notebook(NOTEBOOK, [("c1", "a = 1"), ("c2", "b = 2")]))
+        server.new_notebook(notebook, [("c1", "a = 1"), ("c2", "b = 2")]))
     ui = panel(server, kernel_id)
     comm, _ = ui.open_comm("kli.ui", {"replay": 0})
     reply: dict[str, Any] = {}
 
     def say() -> None:
-        reply.update(server.api("POST", "/api/ai/message/Codex",
-                                {"message": f"In {NOTEBOOK}, set b to 3."}, timeout=240))
+        reply.update(server.api("POST", f"/api/ai/message/{persona}",
+                                {"message": f"In {notebook}, set b to 3."}, timeout=240))
 
     chat = threading.Thread(target=say, daemon=True)
     try:
@@ -148,14 +158,14 @@ def test_codex_in_a_jupyter_ai_chat_edits_a_cell_through_kli_held_until_the_pers
         deadline, pending = time.monotonic() + 180, []
         while not pending and chat.is_alive() and time.monotonic() < deadline:
             assert "request_permission: CALLED" not in server.log_text(), \
-                "Codex asked the chat for permission to call a tool"
+                f"{persona} asked the chat for permission to call a tool"
             time.sleep(0.5)
             pending = ui.request(comm, {"op": "replay", "limit": 0})["pending"]
         assert pending, f"no edit was held for review; the chat answered {reply}; " \
                         f"server log:\n{server.log_text()[-4000:]}"
         (held,) = pending
         assert held["session_label"].startswith("Jupyter AI chat "), held
-        assert sources(server) == ["a = 1", "b = 2"]  # held: nothing written before Accept
+        assert sources(server, notebook) == ["a = 1", "b = 2"]  # held: nothing written yet
         done = ui.request(comm, {"op": "accept", "candidate": held["candidate"]})
         assert done.get("ok"), done
         chat.join(200)
@@ -164,6 +174,13 @@ def test_codex_in_a_jupyter_ai_chat_edits_a_cell_through_kli_held_until_the_pers
         ui.request(comm, {"op": "approval", "mode": "auto"})
         ui.close_comm(comm)
         ui.kc.stop_channels()
+    return reply
+
+
+def test_codex_in_a_jupyter_ai_chat_edits_a_cell_through_kli_held_until_the_person_accepts(
+        codex_server: tuple[AiServer, ScriptedEndpoint]) -> None:
+    server, endpoint = codex_server
+    reply = held_then_accepted(server, "Codex", NOTEBOOK)
     # Codex carried the person's decision back to its model; the turn ended on the model's answer
     assert endpoint.paths == ["/v1/responses"] * 4, (endpoint.paths, reply)
     decided = mcp_text(tool_outputs(endpoint.requests[3])[2])
