@@ -89,14 +89,16 @@ class AiServer:
 
 @contextlib.contextmanager
 def start_ai_server(base: Path, *, enable: bool, pythonpath: list[Path] = (),  # type: ignore[assignment]
-                    mcp_settings: bool = False, args: tuple[str, ...] = ()) -> Iterator[AiServer]:
+                    mcp_settings: bool = False, args: tuple[str, ...] = (),
+                    env: dict[str, str] | None = None) -> Iterator[AiServer]:
     """A jupyter_server with every extension of this environment (Jupyter AI 3.2 among them) on
     loopback, jupyter-server-mcp on a free port, the kli kernelspec of this worktree, and
     ``kli ai enable`` run first when ``enable``. ``pythonpath``: more for the server's import
     path; ``mcp_settings``: a ``.jupyter/mcp_settings.json`` in the root naming the MCP
     endpoint ``kli-test`` (what a person writes for an agent; the headless chat route builds
     its persona manager without the server's config, so its built-in entry keeps port 3001);
-    ``args``: more server options."""
+    ``args``: more server options; ``env``: more of the server's environment (its agents
+    inherit it)."""
     root, runtime, share = base / "root", base / "runtime", base / "share" / "jupyter"
     for d in (root, runtime, share):
         d.mkdir(parents=True)
@@ -105,7 +107,8 @@ def start_ai_server(base: Path, *, enable: bool, pythonpath: list[Path] = (),  #
     spec = json.loads((KERNELSPEC_SRC / "kernel.json").read_text())
     spec["argv"] = [sys.executable, "-m", "kli.kernel", "-f", "{connection_file}"]
     (spec_dir / "kernel.json").write_text(json.dumps(spec))
-    env = dict(os.environ)
+    extra, env = env or {}, dict(os.environ)
+    env.update(extra)
     env.update(JUPYTER_CONFIG_DIR=str(base / "config"), JUPYTER_DATA_DIR=str(base / "data"),
                JUPYTER_RUNTIME_DIR=str(runtime), JUPYTER_PATH=str(share),
                JUPYTER_PLATFORM_DIRS="1", PYTHONUNBUFFERED="1",

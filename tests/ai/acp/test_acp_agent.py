@@ -9,12 +9,12 @@ endpoint; kli's tools on it after ``kli ai enable``; the kli kernel of the noteb
 message sent through Jupyter AI's headless chat route (``POST /api/ai/message/<persona>``),
 which makes a throwaway chat per message.
 
-What is not real: the agent. No agent CLI (Claude Code, Codex, Gemini CLI) is installed or run
-here — they come from npm, and each speaks its own vendor's model API, which a scripted
-OpenAI-compatible server does not answer. In their place tests/ai/acp/scripted/
-scripted_acp_agent.py, a real ACP agent over the same ``agent-client-protocol`` package, follows
-a fixed script instead of asking a model. The persona is registered through a
-``jupyter_ai.personas`` entry point written by this test.
+What is not real: the agent. In its place tests/ai/acp/scripted/scripted_acp_agent.py, a real
+ACP agent over the same ``agent-client-protocol`` package, follows a fixed script instead of
+asking a model; it checks what the ACP client hands an agent (the headers, the tool list). Real
+agent CLIs — Codex and Claude Code, their models scripted — run in test_codex_agent.py and
+test_claude_agent.py. The persona is registered
+through a ``jupyter_ai.personas`` entry point written by this test.
 """
 
 from __future__ import annotations
