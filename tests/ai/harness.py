@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import socket
 import subprocess
 import sys
 import threading
@@ -35,6 +34,7 @@ from typing import Any
 import pytest
 
 from tests.endpoint import ScriptedEndpoint, answer, calls
+from tests.ports import free_port
 
 KERNELSPEC_SRC = Path(__file__).resolve().parents[2] / "kernel" / "kernelspec"
 PERSONA_ID = "jupyter-ai-personas::kli::KliPersona"
@@ -42,12 +42,6 @@ START_TIMEOUT = 90.0
 TIMEOUT = 60.0
 
 __all__ = ["PERSONA_ID", "AiServer", "Chat", "Panel", "Script", "answer", "calls", "in_thread"]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class Script:
@@ -293,7 +287,7 @@ def start_server(base: Path) -> Iterator[AiServer]:
                KLI_AGENT_MODEL="openai/scripted", KLI_AGENT_MODELS="openai/scripted-b",
                OPENAI_BASE_URL=model_url, OPENAI_API_KEY="not-a-key",
                LITELLM_LOCAL_MODEL_COST_MAP="True", KLI_AGENT_REVIEW_WAIT="60")
-    port = _free_port()
+    port = free_port()
     log = base / "server.log"
     cmd = [sys.executable, "-m", "jupyter_server", "--no-browser",
            "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",

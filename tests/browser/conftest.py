@@ -19,7 +19,6 @@ import contextlib
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -31,6 +30,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.ports import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "tests" / "artifacts"
@@ -61,12 +62,6 @@ def _unavailable(reason: str) -> None:
 def _installed_extension() -> Path | None:
     path = Path(sys.prefix) / "share" / "jupyter" / "labextensions" / EXTENSION_NAME
     return path if (path / "package.json").is_file() else None
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @dataclass
@@ -183,7 +178,7 @@ def start_lab_server(base: Path) -> Iterator[LabServer]:
         for logo in KERNELSPEC_SRC.glob("logo-*"):
             shutil.copy(logo, spec_dir / logo.name)
         env["JUPYTER_PATH"] = str(share)
-    port = _free_port()
+    port = free_port()
     log = base / "server.log"
     cmd = [
         sys.executable, "-m", "jupyterlab", "--no-browser",

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -18,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.ports import free_port
 
 SPEC_SOURCE = Path(__file__).resolve().parents[2] / "kernel" / "kernelspec"
 START_TIMEOUT = 60.0
@@ -39,12 +40,6 @@ def kli_kernelspec() -> str:
                        check=True, capture_output=True)
         current = KernelSpecManager().find_kernel_specs()["kli"]
     return str(current)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def http_json(url: str, token: str, method: str = "GET", body: Any = None) -> Any:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -20,6 +19,7 @@ import pytest
 
 from kli import client
 from kli.client import KernelDied, KernelTimeout, ProtocolError, ToolResult
+from tests.ports import free_port
 
 pytestmark = pytest.mark.kernel
 
@@ -399,17 +399,11 @@ def test_a_non_kli_kernel_is_refused_clearly(tmp_path: Path) -> None:
         client.start("python3", cwd=str(tmp_path), timeout=20)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     root = tmp_path_factory.mktemp("server")
     (root / "s.py").write_text("served = True\n")
-    port = _free_port()
+    port = free_port()
     token = "kli-test-token"
     proc = subprocess.Popen(
         [sys.executable, "-m", "jupyter_server", "--no-browser", "--allow-root",
@@ -601,7 +595,7 @@ def notebooks_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[
     root, runtime = tmp / "root", tmp / "runtime"
     (root / "sub").mkdir(parents=True)
     runtime.mkdir()
-    port, token = _free_port(), "nb-token"
+    port, token = free_port(), "nb-token"
     env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(runtime), "XDG_CONFIG_HOME": str(tmp)}
     proc = subprocess.Popen(
         [sys.executable, "-m", "jupyter_server", "--no-browser", "--allow-root",

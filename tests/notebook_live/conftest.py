@@ -9,7 +9,6 @@ import asyncio
 import contextlib
 import json
 import os
-import socket
 import subprocess
 import sys
 import threading
@@ -23,18 +22,14 @@ from typing import Any
 
 import pytest
 
+from tests.ports import free_port
+
 pytest.importorskip("jupyter_server_ydoc", reason="jupyter-collaboration is not installed")
 pytest.importorskip("jupyter_nbmodel_client", reason="jupyter-nbmodel-client is not installed")
 
 KERNELSPEC_SRC = Path(__file__).resolve().parents[2] / "kernel" / "kernelspec"
 START_TIMEOUT = 60.0
 SAVE_DELAY = 0.5  # the server's document_save_delay, seconds
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @dataclass
@@ -92,7 +87,7 @@ def start_collab_server(base: Path, *, collaboration: bool = True) -> Iterator[C
     env.update(JUPYTER_CONFIG_DIR=str(base / "config"), JUPYTER_DATA_DIR=str(base / "data"),
                JUPYTER_RUNTIME_DIR=str(runtime), JUPYTER_PATH=str(share),
                JUPYTER_PLATFORM_DIRS="1", PYTHONUNBUFFERED="1")
-    port = _free_port()
+    port = free_port()
     log = base / "server.log"
     cmd = [sys.executable, "-m", "jupyter_server", "--no-browser",
            "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",

@@ -23,18 +23,14 @@ from typing import Any
 
 import pytest
 
+from tests.ports import free_port
+
 pytest.importorskip("jupyter_ai", reason="Jupyter AI is not installed (tests/ai run in its venv)")
 pytest.importorskip("jupyter_server_mcp", reason="jupyter-server-mcp is not installed")
 pytest.importorskip("fastmcp", reason="fastmcp is not installed")
 
 KERNELSPEC_SRC = Path(__file__).resolve().parents[3] / "kernel" / "kernelspec"
 START_TIMEOUT = 90.0
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def kli_ai(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
