@@ -30,7 +30,7 @@ from kli.tools.file.search import _FileHits, match_lines
 from kli.tools.file.walk import top as walk_top
 from kli.tools.file.walk import walk
 from kli.tools.ws.common import compact_json
-from kli.tools.ws.ws_glob import join_pattern, skipped_segment
+from kli.tools.ws.ws_glob import drop_skipped, join_pattern
 
 GREP_MAX_HITS = 50
 # A hit line longer than this is shown cut around the match.
@@ -101,7 +101,7 @@ def _files(
     full = sub if base and sub.startswith(base.rstrip("/") + "/") else join_pattern(base, sub)
     on_walk(*walk_top(jail, full))
     found = walk(jail, full)
-    paths = [p for p in found.paths if not skipped_segment(p, full)]
+    paths = drop_skipped(found.paths, full)
     notes = [f"[{found.stop_note()}]"] if found.stopped else []
     return paths, notes, full, found.newline_names is False
 
