@@ -579,7 +579,7 @@ def test_rg_log_verdicts_parse_names_that_look_like_rgs_own_words() -> None:
         "rg: DEBUG|ignore::walk|crates/ignore/src/walk.rs:1799: ignoring ./z: 9 bytes: "
         "Ignore(IgnoreMatch(Override(Glob(UnmatchedIgnore))))\n"
     )
-    assert rgscan._verdicts(log, "", 2 * 1024 * 1024) == {
+    assert rgscan._verdicts(log.split("\n"), "", 2 * 1024 * 1024) == {
         "x: found binary data at offset 5": "binary", "y: 7 bytes": "large"}
-    assert rgscan._verdicts(log.replace("./", "sub/"), "sub", 2 * 1024 * 1024) == {
+    assert rgscan._verdicts(log.replace("./", "sub/").split("\n"), "sub", 2 * 1024 * 1024) == {
         "sub/x: found binary data at offset 5": "binary", "sub/y: 7 bytes": "large"}
