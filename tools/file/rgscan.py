@@ -15,6 +15,15 @@ for the caller to search as before; so is every file whose lines the caller show
 caller keeps its own walk (the jail's rules, the glob, the bounds) and only looks rg's counts
 up for the files that walk gave.
 
+``Counts.verdicts`` says why rg left a file out, where its ``--debug`` log says so: "binary"
+(rg stopped at a NUL byte before offset ``BINARY_SNIFF``: exactly the files search's own sniff
+calls binary; a NUL further on is no verdict, the caller reads the file as before) or "large"
+(over ``max_bytes``). rg 14 reports binary files in no other output short of ``--json``; the
+log costs rg one line per such file. The log is line-based and names files as they are, so a
+file name holding a newline could forge a line: the caller uses the verdicts only when its
+walk saw every name rg saw and none held a newline (``WalkResult.newline_names`` False);
+names rg prints lossily (not UTF-8: U+FFFD) are left out. Without a verdict the caller sniffs.
+
 The rg binary is the one the ``ripgrep`` wheel installed into this interpreter's own
 environment (its ``RECORD``, found in this interpreter's site-packages, never through
 ``sys.path``, which holds the workspace root in a kernel, nor ``PATH``); one that resolves
@@ -38,6 +47,7 @@ import subprocess
 import sysconfig
 import tempfile
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import metadata
 from typing import Any
@@ -60,6 +70,7 @@ class Counts:
 
     lines: dict[str, int]
     seconds: float
+    verdicts: dict[str, str]  # rel -> "binary" | "large", from rg's log (module docstring)
 
 
 @functools.lru_cache(maxsize=1)
@@ -99,8 +110,10 @@ def locate(jail: Jail) -> tuple[str | None, str]:
 class Running:
     """An rg started by ``start``; ``finish`` waits for its counts."""
 
-    def __init__(self, proc: subprocess.Popen[bytes], out: Any, top: str, started: float):
-        self.proc, self.out, self.top, self.started = proc, out, top, started
+    def __init__(self, proc: subprocess.Popen[bytes], out: Any, log: Any, top: str,
+                 started: float, max_bytes: int):
+        self.proc, self.out, self.log, self.top = proc, out, log, top
+        self.started, self.max_bytes = started, max_bytes
 
     def finish(self, deadline: float) -> Counts | str:
         """rg's counts, or why there are none (its error, out of time: it is then killed)."""
@@ -109,17 +122,20 @@ class Running:
             if code is None:
                 self.cancel()
                 return "rg ran out of the search's time"
+            self.log.seek(0)
+            # The log is read a line at a time: on a tree of 420,000 files it is ~28 MB,
+            # which read whole (bytes, text, lines) would triple search's peak memory.
+            log = (raw.decode("utf-8", "surrogateescape").rstrip("\n") for raw in self.log)
             if code not in (0, 1):  # 1: no line matched, every count is 0
-                assert self.proc.stderr is not None
-                err = self.proc.stderr.read().decode("utf-8", "replace").strip().splitlines()
+                err = [x for x in log if x.strip() and not x.startswith(_DEBUG)]
                 return f"rg refused the pattern ({err[-1] if err else f'exit {code}'})"
             self.out.seek(0)
             lines = _parse(self.out.read(), self.top)  # the bytes are dropped once parsed
-            return Counts(lines, time.monotonic() - self.started)
+            verdicts = _verdicts(log, self.top, self.max_bytes)
+            return Counts(lines, time.monotonic() - self.started, verdicts)
         finally:
             self.out.close()
-            if self.proc.stderr is not None:
-                self.proc.stderr.close()
+            self.log.close()
 
     def done(self) -> bool:
         """Whether rg has exited (``finish`` would not wait)."""
@@ -131,8 +147,7 @@ class Running:
             self.proc.kill()
         self.proc.wait()
         self.out.close()
-        if self.proc.stderr is not None:
-            self.proc.stderr.close()
+        self.log.close()
 
 
 def _wait(proc: subprocess.Popen[bytes], deadline: float) -> int | None:
@@ -172,7 +187,7 @@ def start(
         return why
     args = [
         rg, "--no-config", "-uu", "--encoding", "none", "--count", "--include-zero",
-        "--null", "--no-messages", "--max-filesize", str(max_bytes),
+        "--null", "--no-messages", "--debug", "--max-filesize", str(max_bytes),
         "--regex-size-limit", _SIZE_LIMIT, "--dfa-size-limit", _SIZE_LIMIT,
     ]
     for glob in _VCS_GLOBS:
@@ -180,18 +195,20 @@ def start(
     if name_glob:
         args += ["--glob", name_glob]
     args += ["--regexp", translation.pattern, "--", top or "."]
-    # The output goes to an unnamed temporary file, not a pipe: rg must never stall on a full
-    # pipe while the caller walks.
+    # The output and the log go to unnamed temporary files, not pipes: rg must never stall on
+    # a full pipe while the caller walks.
     out = tempfile.TemporaryFile()
+    log = tempfile.TemporaryFile()
     try:
         proc = subprocess.Popen(
             args, cwd=jail.root, env={}, stdin=subprocess.DEVNULL, stdout=out,
-            stderr=subprocess.PIPE, close_fds=True,
+            stderr=log, close_fds=True,
         )
     except OSError as exc:
         out.close()
+        log.close()
         return f"rg could not start ({exc})"
-    return Running(proc, out, top, time.monotonic())
+    return Running(proc, out, log, top, time.monotonic(), max_bytes)
 
 
 _RECORD = re.compile(r"([^\0]*)\0([0-9]+)\n")
@@ -207,6 +224,45 @@ def _parse(out: bytes, top: str) -> dict[str, int]:
     for m in (_RECORD if top else _RECORD_DOT).finditer(text):
         lines[m.group(1)] = int(m.group(2))
     return lines
+
+
+_DEBUG = "rg: DEBUG|"
+# rg 14.1's --debug lines for a file it stops reading at a NUL byte (grep_printer's summary
+# printer: --count) and for one it skips by --max-filesize (the ignore crate's walk):
+#   rg: DEBUG|grep_printer::summary|SRC:LINE: ignoring PATH: found binary data at offset N
+#   rg: DEBUG|ignore::walk|SRC:LINE: ignoring PATH: N bytes
+# rg's own suffix is the last one on the line, whatever PATH holds. Plain string operations
+# per line: a regex over the log cost ~5 µs a line (16,800 lines on the benchmark tree).
+_BINARY_HEAD = _DEBUG + "grep_printer::summary|"
+_BINARY_TAIL = ": found binary data at offset "
+_LARGE_HEAD = _DEBUG + "ignore::walk|"
+_IGNORING = ": ignoring "
+
+
+def _verdicts(log: Iterable[str], top: str, max_bytes: int) -> dict[str, str]:
+    """rel -> "binary" | "large" from the lines of rg's ``--debug`` log (module docstring)."""
+    cut = len(_IGNORING) + (0 if top else 2)  # rg given "." prints "./PATH"
+    got: dict[str, str] = {}
+    for line in log:
+        if line.startswith(_BINARY_HEAD):
+            head, _, offset = line.rpartition(_BINARY_TAIL)
+            if not offset.isdigit() or int(offset) >= BINARY_SNIFF:
+                continue
+            verdict = "binary"
+        elif line.startswith(_LARGE_HEAD) and line.endswith(" bytes"):
+            head, _, size = line[:-6].rpartition(": ")
+            if not size.isdigit() or int(size) <= max_bytes:
+                continue
+            verdict = "large"
+        else:
+            continue
+        at = head.find(_IGNORING)  # the first: rg's SRC:LINE holds none
+        if at < 0:
+            continue
+        path = head[at + cut:]
+        if "\ufffd" not in path:  # a name rg printed lossily (not UTF-8) gets no verdict
+            got[path] = verdict
+    return got
 
 
 # Names that are nearly always binary: what ``sniff_meanwhile`` looks at while rg runs. Only an

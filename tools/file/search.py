@@ -21,10 +21,12 @@ before the walk) for each text file's count of matching lines, with the pattern 
 shown is settled by rg's count alone; the files shown are read and matched here as above (their
 anchors recorded). Where it is a superset (``"rg+python"``: ``.``, ``\\b``, look-arounds …) rg only
 rules out files; every file it picked is matched here. Files rg did not read whole (a NUL
-anywhere, over 2 MiB, a symlink, a notebook) are settled here as before, binary / over 2 MiB by
-a cheap look (``rgscan.sniff``); the files with a name that is nearly always binary (``.pyc``,
-``.so`` …) get that look while rg is still running (``rgscan.sniff_meanwhile``), since waiting
-for rg is idle time here — the name only orders the work, the bytes decide. Without rg (not
+anywhere, over 2 MiB, a symlink, a notebook) are settled here as before: binary / over 2 MiB by
+rg's own log of why it left them out (``Counts.verdicts``: a NUL before the 8 KiB the sniff
+reads, the size) where the walk saw no file name that could forge a line of it, else by a
+cheap look (``rgscan.sniff``); the files with a name that is nearly always binary (``.pyc``,
+``.so`` …) then get that look while rg is still running (``rgscan.sniff_meanwhile``), since
+waiting for rg is idle time here — the name only orders the work, the bytes decide. Without rg (not
 installed, switched off by ``KLI_SEARCH_NO_RG``, the pattern beyond it, the walk cut short)
 everything is matched here (``"python"``), and ``details.engine_note`` says why. The answers
 are the same either way (tests/tools/file/test_search_rg.py).
@@ -193,7 +195,9 @@ class _FirstPass:
 
     counts: rgscan.Counts
     exact: bool
-    sniffed: dict[str, str | None]  # rgscan.sniff verdicts taken while rg ran
+    # Why rg left a file out: rg's log (rgscan.Counts.verdicts) when trusted, else the
+    # rgscan.sniff verdicts taken while rg ran; a file in neither is sniffed when met.
+    verdicts: dict[str, str] | dict[str, str | None]
 
 
 class _FirstPassStarter:
@@ -219,12 +223,16 @@ class _FirstPassStarter:
         else:
             self.running = got
 
-    def finish(self, rels: list[str], deadline: float) -> tuple[_FirstPass | None, str]:
-        """rg's counts, or (None, why the search goes without them). While rg runs, the files
-        of ``rels`` it will likely not list are sniffed (``rgscan.sniff_meanwhile``)."""
+    def finish(
+        self, rels: list[str], deadline: float, trust_log: bool
+    ) -> tuple[_FirstPass | None, str]:
+        """rg's counts, or (None, why the search goes without them). ``trust_log``: the walk
+        saw every name rg saw, none with a newline (``WalkResult.newline_names``), so rg's log
+        says which files it left out as binary or large; else, while rg runs, the files of
+        ``rels`` it will likely not list are sniffed (``rgscan.sniff_meanwhile``)."""
         if self.running is None or self.translation is None:
             return None, self.why or "one file named: searched directly"
-        sniffed = rgscan.sniff_meanwhile(
+        sniffed = {} if trust_log else rgscan.sniff_meanwhile(
             self.running, self.call.ws.jail.root, rels, MAX_FILE_BYTES, deadline
         )
         got = self.running.finish(deadline)
@@ -232,7 +240,7 @@ class _FirstPassStarter:
             return None, got
         exact = self.translation.exact
         note = "" if exact else f"rg picked the files, Python matched: {self.translation.why}"
-        return _FirstPass(got, exact, sniffed), note
+        return _FirstPass(got, exact, got.verdicts if trust_log else sniffed), note
 
     def cancel(self) -> None:
         if self.running is not None:
@@ -304,7 +312,7 @@ def _scan(
     counts = first.counts.lines if first is not None else None
     exact = first is not None and first.exact
     get = counts.get if counts is not None else None
-    sniffed = first.sniffed if first is not None else {}
+    verdicts = first.verdicts if first is not None else {}
     clock = time.monotonic
     for index, rel in enumerate(rels):
         if index & 15 == 0 and clock() > deadline:
@@ -330,7 +338,7 @@ def _scan(
                 continue
             if found == -1:  # not read whole by rg: binary, too large, a symlink, …
                 verdict = (
-                    sniffed[rel] if rel in sniffed else rgscan.sniff(root + rel, MAX_FILE_BYTES)
+                    verdicts[rel] if rel in verdicts else rgscan.sniff(root + rel, MAX_FILE_BYTES)
                 )
                 if verdict == "binary":
                     scan.binary += 1
@@ -579,7 +587,9 @@ def _run(call: Call) -> ToolResult:
         starter.cancel()
         first, engine_note = None, "the walk stopped at its bound: searched without rg"
     else:
-        first, engine_note = starter.finish(rels, deadline)
+        first, engine_note = starter.finish(
+            rels, deadline, walked is not None and walked.newline_names is False
+        )
     scan = _scan(call, rx, rels, single, deadline, context, first)
 
     rows: list[str] = []

@@ -60,6 +60,10 @@ class WalkResult:
     ``visited``: directory entries looked at. ``stopped``: None when the walk finished, else
     ``"entries"`` or ``"time"``. ``deadline``: the ``time.monotonic()`` value at which the time
     bound ends, so a caller doing more work per path (search) can keep to the same budget.
+    ``newline_names``: whether the name of any entry below the walk's folder (files, folders,
+    skipped temporary files) holds a newline; None when the walk did not visit every entry
+    below one folder (several literal prefixes, a depth limit, a bound hit). rg's line-based
+    log (``rgscan``) is trusted only when this is False: no name can forge a line of it.
     """
 
     paths: list[str]
@@ -68,6 +72,7 @@ class WalkResult:
     max_entries: int
     max_seconds: float
     deadline: float
+    newline_names: bool | None = None
 
     def stop_note(self) -> str:
         """A sentence for the model when the walk stopped early, else ""."""
@@ -214,6 +219,8 @@ def walk(
     add = found.append
     visited = 0
     stopped: str | None = None
+    newline = False
+    whole = True  # every entry below one folder visited (no depth limit, one prefix)
     # Group plans by prefix so each folder is walked once however many braces expanded.
     by_prefix: dict[str, list[_Plan]] = {}
     for plan in _plans(pat):
@@ -232,6 +239,7 @@ def walk(
         max_depth = (
             None if any(d is None for d in depths) else max(d for d in depths if d is not None)
         )
+        whole = whole and max_depth is None and len(by_prefix) == 1
         base = prefix + "/" if prefix else ""
         single = matchers[0].match if len(matchers) == 1 else None  # the usual case, no generator
         # Depth-first with an explicit stack: (absolute dir, rel-below-prefix dir, depth).
@@ -253,6 +261,8 @@ def walk(
                         stopped = "time"
                         break
                     name = entry.name
+                    if "\n" in name:
+                        newline = True
                     rel = rel_dir + name
                     try:
                         # Most entries are regular files: one d_type test settles them (and
@@ -292,4 +302,5 @@ def walk(
         max_entries=limit,
         max_seconds=seconds,
         deadline=deadline,
+        newline_names=newline if whole and stopped is None else None,
     )

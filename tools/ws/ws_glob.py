@@ -42,11 +42,15 @@ the search to one folder. Returns at most 200 paths, sorted; the cap is announce
 path names them. To search file contents use ws_grep."""
 
 
-def skipped_segment(rel: str, named: str) -> bool:
-    """True when ``rel`` lies in a SKIPPED_DIRS folder that ``named`` (the pattern) does not
-    mention."""
+def drop_skipped(rels: list[str], named: str) -> list[str]:
+    """``rels`` without those lying in a SKIPPED_DIRS folder that ``named`` (the pattern)
+    does not mention: one compiled search per path, the regex looked up once (ws_grep and
+    ws_glob filter every file of a walk)."""
     skipped = _skipped_folder(named)
-    return skipped is not None and skipped.search(rel) is not None
+    if skipped is None:
+        return rels
+    search = skipped.search
+    return [rel for rel in rels if search(rel) is None]
 
 
 @functools.lru_cache(maxsize=64)
@@ -80,7 +84,7 @@ def _run(call: Call) -> ToolResult:
             )
     full = join_pattern(base, pattern)
     result = walk(call.ws.jail, full)
-    paths = [p for p in result.paths if not skipped_segment(p, full)]
+    paths = drop_skipped(result.paths, full)
     left_out = len(result.paths) - len(paths)
     notes: list[str] = []
     if left_out:

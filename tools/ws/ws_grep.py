@@ -30,7 +30,7 @@ from kli.tools.file.search import _FileHits, match_lines
 from kli.tools.file.walk import top as walk_top
 from kli.tools.file.walk import walk
 from kli.tools.ws.common import compact_json
-from kli.tools.ws.ws_glob import join_pattern, skipped_segment
+from kli.tools.ws.ws_glob import drop_skipped, join_pattern
 
 GREP_MAX_HITS = 50
 # A hit line longer than this is shown cut around the match.
@@ -77,9 +77,10 @@ def _clip(line: str, m: Any) -> str:
 
 def _files(
     call: Call, base: str | None, glob: str | None, on_walk: Callable[[str, str | None], None]
-) -> tuple[list[str], list[str], str]:
-    """(root-relative files to search, notes, the pattern walked). ``on_walk(top, name_glob)``
-    is called just before the walk (``walk.top``'s answer)."""
+) -> tuple[list[str], list[str], str, bool]:
+    """(root-relative files to search, notes, the pattern walked, whether rg's log can be
+    trusted: ``WalkResult.newline_names`` False). ``on_walk(top, name_glob)`` is called just
+    before the walk (``walk.top``'s answer)."""
     jail = call.ws.jail
     if base:
         resolved = jail.resolve(base)
@@ -90,7 +91,7 @@ def _files(
                 error="not_found",
             )
         if os.path.isfile(resolved.real):
-            return [resolved.rel], [], resolved.rel
+            return [resolved.rel], [], resolved.rel, False
         base = resolved.rel
     if glob:
         sub = glob if "/" in glob else "**/" + glob
@@ -100,9 +101,9 @@ def _files(
     full = sub if base and sub.startswith(base.rstrip("/") + "/") else join_pattern(base, sub)
     on_walk(*walk_top(jail, full))
     found = walk(jail, full)
-    paths = [p for p in found.paths if not skipped_segment(p, full)]
+    paths = drop_skipped(found.paths, full)
     notes = [f"[{found.stop_note()}]"] if found.stopped else []
-    return paths, notes, full
+    return paths, notes, full, found.newline_names is False
 
 
 def _run(call: Call) -> ToolResult:
@@ -144,12 +145,15 @@ def _run(call: Call) -> ToolResult:
                 running.append(got)
 
     try:
-        paths, notes, walked = _files(call, call.args.get("path"), call.args.get("glob"), on_walk)
+        paths, notes, walked, trust_log = _files(
+            call, call.args.get("path"), call.args.get("glob"), on_walk
+        )
     except BaseException:
         for r in running:
             r.cancel()
         raise
     counts: dict[str, int] | None = None
+    verdicts: dict[str, str] = {}  # rg's log of why it left a file out (rgscan.Counts)
     if not running and not why:
         why = "one file named: searched directly"
     if running and notes:  # the walk hit its bound: rg, reading the whole folder, is no help
@@ -177,13 +181,15 @@ def _run(call: Call) -> ToolResult:
                 why = got
             else:
                 counts = got.lines
+                if trust_log:
+                    verdicts = got.verdicts
         real = root + rel
         if counts is not None:
             rg_count = counts.get(rel, -1)
             if rg_count == 0 and not empty_line_hits:  # text rg read whole: no line can hit
                 continue
             if rg_count == -1:  # not read whole by rg: binary, too large, a symlink, …
-                verdict = rgscan.sniff(real, MAX_FILE_BYTES)
+                verdict = verdicts.get(rel) or rgscan.sniff(real, MAX_FILE_BYTES)
                 if verdict == "binary":
                     continue
                 if verdict == "large":

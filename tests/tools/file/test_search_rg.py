@@ -12,6 +12,7 @@ import os
 import re
 import shutil
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -481,3 +482,104 @@ def test_the_translation_tables_cost_little_memory() -> None:
         tracemalloc.stop()
     assert sum(map(len, chars)) == 0x110000 - 0x800 - 1  # no surrogates, no newline
     assert peak < 30 * 2**20, peak
+
+
+def _nul_tree(extra: dict[str, bytes] | None = None) -> str:
+    """Files whose first NUL lies just before, at and past the 8 KiB sniff, one over 2 MiB,
+    a text file, each holding "foo" before the NUL."""
+    files = {f"n{at}.txt": b"foo\n" + b"z" * (at - 4) + b"\0 foo\n" for at in (8191, 8192, 9000)}
+    files["n0.bin"] = b"\0foo\n"
+    files["big.txt"] = b"foo\n" * (3 * 1024 * 1024 // 4)
+    files["t.txt"] = files["a.txt"] = b"foo\n"  # a.txt: link.txt's target (_make)
+    files.update(extra or {})
+    return _make(files)
+
+
+@needs_rg
+def test_rg_log_says_which_files_it_left_out_as_binary_or_too_large() -> None:
+    """rg's --debug log gives a verdict for a NUL before offset 8192 and a file over the cap;
+    a NUL further on is no verdict (search reads such a file as text)."""
+    root = _nul_tree()
+    try:
+        ws = Workspace(root)
+        translation = rgpattern.translate("foo", 0)
+        assert translation is not None
+        running = rgscan.start(ws.jail, translation, "", max_bytes=search_mod.MAX_FILE_BYTES)
+        assert isinstance(running, rgscan.Running)
+        counts = running.finish(time.monotonic() + 30)
+        assert isinstance(counts, rgscan.Counts)
+        assert counts.verdicts == {"n0.bin": "binary", "n8191.txt": "binary",
+                                   "big.txt": "large"}
+        assert counts.lines == {"t.txt": 1, "a.txt": 1}  # rg follows no symlink
+    finally:
+        shutil.rmtree(root)
+
+
+@needs_rg
+def test_search_takes_binary_and_size_verdicts_from_rg_and_sniffs_only_the_rest(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    root = _nul_tree()
+    sniffed: list[str] = []
+    real_sniff = rgscan.sniff
+
+    def counting(real: str, cap: int) -> str | None:
+        sniffed.append(os.path.relpath(real, root))
+        return real_sniff(real, cap)
+
+    try:
+        monkeypatch.setattr(rgscan, "sniff", counting)
+        fast = _answer(root, "search", {"pattern": "foo", "path": "**"})
+        # Not settled by rg's log: the late NULs (text here), the symlinks rg does not follow.
+        assert sorted(sniffed) == ["link.txt", "n8192.txt", "n9000.txt"]
+        with pytest.MonkeyPatch.context() as off:
+            _no_rg(off)
+            slow = _answer(root, "search", {"pattern": "foo", "path": "**"})
+        assert fast[4] == "rg" and fast[:4] == slow[:4]
+        assert fast[2]["skipped_binary"] == 2 and fast[2]["skipped_too_large"] == 1
+        assert fast[2]["files_matched"] == 5  # t, a, link, n8192, n9000
+    finally:
+        shutil.rmtree(root)
+
+
+@needs_rg
+def test_a_file_name_that_could_forge_a_line_of_rgs_log_turns_the_log_off(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A binary file named to print, in rg's log, a line calling n9000.txt (text for search:
+    its NUL is past the sniff) binary: with a newline in a name under the folder, the log is
+    not read, every file rg left out is sniffed, and the answer stays the Python one."""
+    forger = "q\nrg: DEBUG|grep_printer::summary|x.rs:1: ignoring ./n9000.txt"
+    root = _nul_tree({forger: b"ab\0c"})
+    try:
+        monkeypatch.setattr(rgscan.Running, "done", lambda self: self.proc.wait() is not None)
+        for tool, args in (("search", {"pattern": "foo", "path": "**"}),
+                           ("ws_grep", {"pattern": "foo", "glob": "n*.txt"})):
+            fast = _answer(root, tool, args)
+            with pytest.MonkeyPatch.context() as off:
+                _no_rg(off)
+                slow = _answer(root, tool, args)
+            assert fast[:4] == slow[:4]
+            assert "n9000.txt" in fast[1]
+    finally:
+        shutil.rmtree(root)
+
+
+def test_rg_log_verdicts_parse_names_that_look_like_rgs_own_words() -> None:
+    log = (
+        "rg: DEBUG|rg::flags::hiargs|crates/core/flags/hiargs.rs:174: using 2 thread(s)\n"
+        "rg: DEBUG|grep_printer::summary|crates/printer/src/summary.rs:698: ignoring "
+        "./x: found binary data at offset 5: found binary data at offset 3\n"
+        "rg: DEBUG|ignore::walk|crates/ignore/src/walk.rs:1786: ignoring ./y: 7 bytes: "
+        "3000000 bytes\n"
+        "rg: DEBUG|grep_printer::summary|crates/printer/src/summary.rs:698: ignoring "
+        "./late: found binary data at offset 8192\n"
+        "rg: DEBUG|grep_printer::summary|crates/printer/src/summary.rs:698: ignoring "
+        "./\ufffd.bin: found binary data at offset 0\n"
+        "rg: DEBUG|ignore::walk|crates/ignore/src/walk.rs:1799: ignoring ./z: 9 bytes: "
+        "Ignore(IgnoreMatch(Override(Glob(UnmatchedIgnore))))\n"
+    )
+    assert rgscan._verdicts(log.split("\n"), "", 2 * 1024 * 1024) == {
+        "x: found binary data at offset 5": "binary", "y: 7 bytes": "large"}
+    assert rgscan._verdicts(log.replace("./", "sub/").split("\n"), "sub", 2 * 1024 * 1024) == {
+        "sub/x: found binary data at offset 5": "binary", "sub/y: 7 bytes": "large"}
