@@ -33,6 +33,22 @@ KERNELSPEC_SRC = Path(__file__).resolve().parents[3] / "kernel" / "kernelspec"
 START_TIMEOUT = 90.0
 
 
+def npm_agent(command: str) -> str:
+    """The agent CLI ``command`` of npm package ``@zed-industries/COMMAND``: on PATH, or where
+    scripts/test installs it (``$AI_VENV/npm``). Fails in CI (the real agent runs there, never
+    skips); skips elsewhere."""
+    import shutil
+
+    found = shutil.which(command) or str(Path(sys.prefix) / "npm" / "node_modules" / ".bin" / command)
+    if not os.access(found, os.X_OK):
+        message = (f"{command} is not installed: run scripts/test tests/ai, or npm install "
+                   f"--prefix $VENV/npm @zed-industries/{command}")
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    return found
+
+
 def kli_ai(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     """``kli ai ARGS`` as a person runs it (the console script's ``main``)."""
     return subprocess.run([sys.executable, "-m", "kli.tools.cli", "ai", *args], env=env,

@@ -27,8 +27,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -36,7 +34,7 @@ from typing import Any
 
 import pytest
 
-from tests.ai.acp.conftest import AiServer, start_ai_server
+from tests.ai.acp.conftest import AiServer, npm_agent, start_ai_server
 from tests.ai.acp.test_codex_agent import held_then_accepted, sources, step
 from tests.endpoint import ScriptedEndpoint, answer, calls, tool_outputs
 
@@ -45,17 +43,6 @@ pytestmark = pytest.mark.timeout(300)
 AGENT = "claude-agent-acp"  # scripts/test: npm install --prefix "$AI_VENV/npm" ...
 PREFIX = "mcp__kli-test__"  # how Claude Code names the tools of the MCP server kli-test
 NOTEBOOK = "claude_nb.ipynb"
-
-
-def claude_agent_acp() -> str:
-    found = shutil.which(AGENT) or str(Path(sys.prefix) / "npm" / "node_modules" / ".bin" / AGENT)
-    if not os.access(found, os.X_OK):
-        message = (f"{AGENT} is not installed: run scripts/test tests/ai, or npm install "
-                   "--prefix $VENV/npm @zed-industries/claude-agent-acp")
-        if os.environ.get("CI"):  # in CI the real agent runs, never skips
-            pytest.fail(message)
-        pytest.skip(message)
-    return found
 
 
 def call(name: str, args: dict[str, Any], n: int) -> dict[str, Any]:
@@ -71,7 +58,7 @@ def model(request: dict[str, Any]) -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def claude_server(tmp_path_factory: pytest.TempPathFactory
                   ) -> Iterator[tuple[AiServer, ScriptedEndpoint]]:
-    agent = claude_agent_acp()
+    agent = npm_agent(AGENT)
     base = tmp_path_factory.mktemp("claude")
     endpoint = ScriptedEndpoint(model)
     with endpoint as url:

@@ -30,8 +30,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -40,7 +38,7 @@ from typing import Any
 
 import pytest
 
-from tests.ai.acp.conftest import AiServer, start_ai_server
+from tests.ai.acp.conftest import AiServer, npm_agent, start_ai_server
 from tests.ai.acp.test_jupyter_ai_mcp import panel
 from tests.endpoint import ScriptedEndpoint, answer, calls, tool_outputs
 
@@ -49,18 +47,6 @@ pytestmark = pytest.mark.timeout(300)
 AGENT = "codex-acp"  # scripts/test: npm install --prefix "$AI_VENV/npm" @zed-industries/codex-acp
 NAMESPACE = "mcp__kli_test"  # how Codex presents the MCP server named kli-test to its model
 NOTEBOOK = "codex_nb.ipynb"
-
-
-def codex_acp() -> str:
-    """The ``codex-acp`` command: on PATH, or where scripts/test installs it."""
-    found = shutil.which(AGENT) or str(Path(sys.prefix) / "npm" / "node_modules" / ".bin" / AGENT)
-    if not os.access(found, os.X_OK):
-        message = (f"{AGENT} is not installed: run scripts/test tests/ai, or npm install "
-                   "--prefix $VENV/npm @zed-industries/codex-acp")
-        if os.environ.get("CI"):  # in CI the real agent runs, never skips
-            pytest.fail(message)
-        pytest.skip(message)
-    return found
 
 
 def call(name: str, args: dict[str, Any], n: int) -> dict[str, Any]:
@@ -117,7 +103,7 @@ def sources(server: AiServer, notebook: str = NOTEBOOK) -> list[str]:
 @pytest.fixture(scope="module")
 def codex_server(tmp_path_factory: pytest.TempPathFactory
                  ) -> Iterator[tuple[AiServer, ScriptedEndpoint]]:
-    agent = codex_acp()
+    agent = npm_agent(AGENT)
     base = tmp_path_factory.mktemp("codex")
     endpoint = ScriptedEndpoint(model)
     with endpoint as url:
