@@ -182,17 +182,23 @@ class ScriptedEndpoint:
                         "usage": {"input_tokens": usage["prompt_tokens"],
                                   "output_tokens": usage["completion_tokens"]}}
 
-            def _messages_stream(self, request: dict[str, Any], message: dict[str, Any]) -> None:
+            def _typed_events(self) -> Callable[..., None]:
+                """Start a stream of typed server-sent events (Anthropic's and the Responses
+                API's shape); the function that sends one."""
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.send_header("Connection", "close")
                 self.end_headers()
-                whole = self._message(request, message)
 
                 def send(kind: str, **data: Any) -> None:
                     text = json.dumps({"type": kind, **data})
                     self.wfile.write(f"event: {kind}\ndata: {text}\n\n".encode())
                     self.wfile.flush()
+                return send
+
+            def _messages_stream(self, request: dict[str, Any], message: dict[str, Any]) -> None:
+                send = self._typed_events()
+                whole = self._message(request, message)
 
                 send("message_start", message={**whole, "content": [], "stop_reason": None,
                                                "usage": {**whole["usage"], "output_tokens": 1}})
@@ -218,16 +224,8 @@ class ScriptedEndpoint:
                 self.close_connection = True
 
             def _responses_stream(self, request: dict[str, Any], message: dict[str, Any]) -> None:
-                self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream")
-                self.send_header("Connection", "close")
-                self.end_headers()
+                send = self._typed_events()
                 whole = self._response(request, message)
-
-                def send(kind: str, **data: Any) -> None:
-                    text = json.dumps({"type": kind, **data})
-                    self.wfile.write(f"event: {kind}\ndata: {text}\n\n".encode())
-                    self.wfile.flush()
 
                 send("response.created", response={**whole, "status": "in_progress",
                                                    "output": []})
