@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -37,8 +38,6 @@ def npm_agent(command: str) -> str:
     """The agent CLI ``command`` of npm package ``@zed-industries/COMMAND``: on PATH, or where
     scripts/test installs it (``$AI_VENV/npm``). Fails in CI (the real agent runs there, never
     skips); skips elsewhere."""
-    import shutil
-
     found = shutil.which(command) or str(Path(sys.prefix) / "npm" / "node_modules" / ".bin" / command)
     if not os.access(found, os.X_OK):
         message = (f"{command} is not installed: run scripts/test tests/ai, or npm install "
