@@ -61,6 +61,8 @@ class KliKernel(IPythonKernel):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        if self.session is not None:
+            self.session.send = _whole_on_sigint(self.session.send)  # type: ignore[method-assign]
         from kli.kernel.comms import Hub
         from kli.kernel.magics import register_magics
         from kli.tools import Workspace
@@ -378,6 +380,28 @@ class KliKernel(IPythonKernel):
         finally:
             with self._status_lock:
                 self._image_call = None
+
+
+def _whole_on_sigint(send: Callable[..., Any]) -> Callable[..., Any]:
+    """``Session.send`` that an interrupt cannot cut in two. A message is several zmq frames
+    sent one by one; a KeyboardInterrupt between them left a partial message queued, the next
+    message's frames were appended to it, and the client rejected the result ("Invalid
+    Signature"). On the main thread, where SIGINT's handler runs, a SIGINT arriving during the
+    send is held and raised again once the message is whole, to whatever handler was in place."""
+
+    def send_whole(*args: Any, **kwargs: Any) -> Any:
+        if threading.current_thread() is not threading.main_thread():
+            return send(*args, **kwargs)
+        arrived: list[int] = []
+        previous = signal.signal(signal.SIGINT, lambda signum, frame: arrived.append(signum))
+        try:
+            return send(*args, **kwargs)
+        finally:
+            signal.signal(signal.SIGINT, signal.SIG_DFL if previous is None else previous)
+            if arrived:
+                signal.raise_signal(signal.SIGINT)
+
+    return send_whole
 
 
 def _stop_subshell_calls() -> None:

@@ -56,10 +56,22 @@ def _dirty(repo: Path) -> None:
     (repo / "a.txt").write_text("one\nmore\n")
 
 
+def _content_dirty(repo: Path) -> None:
+    """Change b.txt so git status must read its content whatever the clock: same size (a size
+    change is marked modified unread) and an mtime that differs from the index's record (a file
+    written in the index's own second is read anyway, which made a test pass only when quick)."""
+    b = repo / "b.txt"
+    b.write_text("TWO\n")
+    os.utime(b, (1_000_000_000, 1_000_000_000))
+
+
 def _live(sentinel: Path, repo: Path, *args: str) -> None:
     """Plain git runs the vector (so the test can fail); the sentinel is then removed."""
-    _git(repo, *args, check=False)
-    assert sentinel.exists(), f"the vector did not fire for plain git {' '.join(args)}"
+    ran = _git(repo, *args, check=False)
+    assert sentinel.exists(), (
+        f"the vector did not fire for plain git {' '.join(args)}: "
+        f"exit {ran.returncode}, {ran.stdout!r}, {ran.stderr!r}"
+    )
     sentinel.unlink()
 
 
@@ -186,6 +198,7 @@ def test_clean_filter_never_runs(ws: Workspace, repo: Path, sentinels: Path, dri
     _git(repo, "config", f"filter.{driver}.clean", _touch(s, "cat"))
     _git(repo, "config", f"filter.{driver}.required", "true")
     _dirty(repo)
+    _content_dirty(repo)
     _live(s, repo, "status")
     _tools_answer(ws)
     assert ws.call("ws_mv", {"src": "a.txt", "dst": "moved.txt"}).ok
