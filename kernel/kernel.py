@@ -386,20 +386,13 @@ def _whole_on_sigint(send: Callable[..., Any]) -> Callable[..., Any]:
     """``Session.send`` that an interrupt cannot cut in two. A message is several zmq frames
     sent one by one; a KeyboardInterrupt between them left a partial message queued, the next
     message's frames were appended to it, and the client rejected the result ("Invalid
-    Signature"). On the main thread, where SIGINT's handler runs, a SIGINT arriving during the
-    send is held and raised again once the message is whole, to whatever handler was in place."""
+    Signature"). The send is a critical section (``interrupts.deferred``): a signal arriving
+    during it is delivered to its own handler once the message is whole."""
+    from kli.tools.core.interrupts import deferred
 
     def send_whole(*args: Any, **kwargs: Any) -> Any:
-        if threading.current_thread() is not threading.main_thread():
+        with deferred():
             return send(*args, **kwargs)
-        arrived: list[int] = []
-        previous = signal.signal(signal.SIGINT, lambda signum, frame: arrived.append(signum))
-        try:
-            return send(*args, **kwargs)
-        finally:
-            signal.signal(signal.SIGINT, signal.SIG_DFL if previous is None else previous)
-            if arrived:
-                signal.raise_signal(signal.SIGINT)
 
     return send_whole
 
