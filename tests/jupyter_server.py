@@ -78,7 +78,7 @@ def jupyter_dirs(base: Path, runtime: Path) -> dict[str, str]:
             "PYTHONUNBUFFERED": "1"}
 
 
-def write_kernelspec(share: Path) -> Path:
+def kli_kernelspec(share: Path) -> Path:
     """The ``kli`` kernelspec in ``share/kernels/kli``, running this Python (and so the
     worktree's kli the PYTHONPATH shim names); its folder."""
     spec_dir = share / "kernels" / "kli"
@@ -89,20 +89,17 @@ def write_kernelspec(share: Path) -> Path:
     return spec_dir
 
 
-def command(module: str, port: int, root: Path, *flags: str) -> list[str]:
+def launch(module: str, port: int, root: Path, *flags: str, env: dict[str, str],
+           log: Path) -> subprocess.Popen[bytes]:
     """``python -m MODULE`` serving ``root`` on 127.0.0.1:PORT with no token, password or xsrf
-    check, then ``flags`` (``--allow-root`` last when run as root)."""
+    check, then ``flags`` (``--allow-root`` last when run as root), started in ``root`` with
+    ``env``, its output (both streams) written to ``log``."""
     cmd = [sys.executable, "-m", module, "--no-browser",
            "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
            "--IdentityProvider.token=", "--ServerApp.password=",
            "--ServerApp.disable_check_xsrf=True", f"--ServerApp.root_dir={root}", *flags]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         cmd.append("--allow-root")
-    return cmd
-
-
-def launch(cmd: list[str], env: dict[str, str], root: Path, log: Path) -> subprocess.Popen[bytes]:
-    """``cmd`` started in ``root``, its output (both streams) written to ``log``."""
     with open(log, "wb") as out:
         return subprocess.Popen(cmd, env=env, cwd=root, stdout=out, stderr=subprocess.STDOUT)
 

@@ -18,15 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.jupyter_server import (
-    JupyterServer,
-    command,
-    folders,
-    jupyter_dirs,
-    launch,
-    serve,
-    write_kernelspec,
-)
+from tests.jupyter_server import JupyterServer, folders, jupyter_dirs, kli_kernelspec, launch, serve
 from tests.ports import free_port
 
 pytest.importorskip("jupyter_server_ydoc", reason="jupyter-collaboration is not installed")
@@ -69,7 +61,7 @@ def start_collab_server(base: Path, *, collaboration: bool = True) -> Iterator[C
     """A jupyter_server on loopback with the kli kernelspec; ``collaboration=False`` turns the
     jupyter-collaboration server extension off (a plain server)."""
     root, runtime, share = folders(base)
-    write_kernelspec(share)
+    kli_kernelspec(share)
     env = dict(os.environ)
     env.update(jupyter_dirs(base, runtime), JUPYTER_PATH=str(share))
     port = free_port()
@@ -77,7 +69,7 @@ def start_collab_server(base: Path, *, collaboration: bool = True) -> Iterator[C
     flags = [f"--YDocExtension.document_save_delay={SAVE_DELAY}"]
     if not collaboration:
         flags.append("--ServerApp.jpserver_extensions=jupyter_server_ydoc=False")
-    proc = launch(command("jupyter_server", port, root, *flags), env, root, log)
+    proc = launch("jupyter_server", port, root, *flags, env=env, log=log)
     with serve(CollabServer(f"http://127.0.0.1:{port}", root, proc, log), START_TIMEOUT) as server:
         yield server
 
