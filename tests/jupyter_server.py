@@ -46,7 +46,8 @@ class JupyterServer:
         data = None if body is None else json.dumps(body).encode()
         req = urllib.request.Request(self.url + path, data=data, method=method)
         req.add_header("Content-Type", "application/json")
-        with urllib.request.urlopen(req, timeout=timeout or self.api_timeout) as resp:
+        wait = self.api_timeout if timeout is None else timeout
+        with urllib.request.urlopen(req, timeout=wait) as resp:
             raw = resp.read()
         return json.loads(raw) if raw else None
 
