@@ -31,10 +31,10 @@ def ai_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AiServer]:
 @pytest.fixture
 def server(ai_server: AiServer) -> Iterator[AiServer]:
     """The session's server with no notebook open and a fresh script."""
-    ai_server.close_all()
+    ai_server.close_sessions()
     ai_server.script.set([])
     yield ai_server
-    ai_server.close_all()
+    ai_server.close_sessions()
 
 
 @pytest.fixture

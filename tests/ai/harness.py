@@ -19,24 +19,18 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import subprocess
-import sys
 import threading
 import time
-import urllib.error
-import urllib.request
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from tests.endpoint import ScriptedEndpoint, answer, calls
+from tests.jupyter_server import JupyterServer, folders, jupyter_dirs, kli_kernelspec, launch, serve
 from tests.ports import free_port
 
-KERNELSPEC_SRC = Path(__file__).resolve().parents[2] / "kernel" / "kernelspec"
 PERSONA_ID = "jupyter-ai-personas::kli::KliPersona"
 START_TIMEOUT = 90.0
 TIMEOUT = 60.0
@@ -73,21 +67,9 @@ class Script:
 
 
 @dataclass
-class AiServer:
-    url: str
-    root: Path
+class AiServer(JupyterServer):
     runtime: Path
-    process: subprocess.Popen[bytes]
-    log: Path
     script: Script
-
-    def api(self, method: str, path: str, body: Any = None, timeout: float = 30) -> Any:
-        data = None if body is None else json.dumps(body).encode()
-        req = urllib.request.Request(self.url + path, data=data, method=method)
-        req.add_header("Content-Type", "application/json")
-        with urllib.request.urlopen(req, timeout=timeout) as resp:
-            raw = resp.read()
-        return json.loads(raw) if raw else None
 
     def ask(self, text: str, metadata: dict[str, Any] | None = None,
             timeout: float = 120) -> str:
@@ -114,10 +96,6 @@ class AiServer:
         s = self.api("POST", "/api/sessions", {"path": name, "type": "notebook", "name": name,
                                                "kernel": {"name": "kli"}})
         return str(s["kernel"]["id"])
-
-    def close_all(self) -> None:
-        for s in self.api("GET", "/api/sessions"):
-            self.api("DELETE", f"/api/sessions/{s['id']}")
 
     def connection_file(self, kernel_id: str) -> str:
         return str(self.runtime / f"kernel-{kernel_id}.json")
@@ -258,14 +236,8 @@ def in_thread(fn: Callable[[], Any]) -> tuple[threading.Thread, dict[str, Any]]:
 @contextlib.contextmanager
 def start_server(base: Path) -> Iterator[AiServer]:
     """The server (Jupyter AI 3.2 + kli's persona) in ``base``, its model the scripted one."""
-    root, runtime, share = base / "root", base / "runtime", base / "share" / "jupyter"
-    for d in (root, runtime, share):
-        d.mkdir(parents=True)
-    spec_dir = share / "kernels" / "kli"
-    spec_dir.mkdir(parents=True)
-    spec = json.loads((KERNELSPEC_SRC / "kernel.json").read_text())
-    spec["argv"] = [sys.executable, "-m", "kli.kernel", "-f", "{connection_file}"]
-    (spec_dir / "kernel.json").write_text(json.dumps(spec))
+    root, runtime, share = folders(base)
+    kli_kernelspec(share)
     # The lab page without jupyter-collaboration's front end (its server side is off above):
     # notebooks open as plain documents, chats over jupyterlab-chat's websocket.
     labconfig = base / "config" / "labconfig"
@@ -277,53 +249,25 @@ def start_server(base: Path) -> Iterator[AiServer]:
     (notify / "notification.jupyterlab-settings").write_text(
         json.dumps({"fetchNews": "false", "checkForUpdates": False}))
     script = Script()
-    endpoint = ScriptedEndpoint(script)
-    model_url = endpoint.__enter__()
-    env = dict(os.environ)
-    env.update(JUPYTER_CONFIG_DIR=str(base / "config"), JUPYTER_DATA_DIR=str(base / "data"),
-               JUPYTER_RUNTIME_DIR=str(runtime), JUPYTER_PATH=str(share),
-               JUPYTER_PLATFORM_DIRS="1", PYTHONUNBUFFERED="1",
-               XDG_CONFIG_HOME=str(base / "xdg"), JUPYTERLAB_SETTINGS_DIR=str(base / "settings"),
-               KLI_AGENT_MODEL="openai/scripted", KLI_AGENT_MODELS="openai/scripted-b",
-               OPENAI_BASE_URL=model_url, OPENAI_API_KEY="not-a-key",
-               LITELLM_LOCAL_MODEL_COST_MAP="True", KLI_AGENT_REVIEW_WAIT="60")
-    port = free_port()
-    log = base / "server.log"
-    cmd = [sys.executable, "-m", "jupyter_server", "--no-browser",
-           "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
-           "--IdentityProvider.token=", "--ServerApp.password=",
-           "--ServerApp.disable_check_xsrf=True", f"--ServerApp.root_dir={root}",
-           # jupyterlab-chat's websocket chats (no jupyter-collaboration documents)
-           "--ServerApp.jpserver_extensions=jupyter_server_ydoc=False",
-           "--MCPExtensionApp.mcp_port=0",  # two servers on one machine would share 3001
-           # window.jupyterapp, for the Chromium test (tests/ai/test_chat_browser.py)
-           "--LabApp.expose_app_in_browser=True",
-           "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
-    if hasattr(os, "geteuid") and os.geteuid() == 0:
-        cmd.append("--allow-root")
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(cmd, env=env, cwd=root, stdout=out, stderr=subprocess.STDOUT)
-    server = AiServer(f"http://127.0.0.1:{port}", root, runtime, proc, log, script)
-    try:
-        deadline = time.monotonic() + START_TIMEOUT
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"the server exited:\n{log.read_text()[-3000:]}")
-            try:
-                server.api("GET", "/api/status")
-                break
-            except (urllib.error.URLError, ConnectionError, OSError):
-                if time.monotonic() > deadline:
-                    pytest.fail(f"the server did not start:\n{log.read_text()[-3000:]}")
-                time.sleep(0.25)
-        yield server
-    finally:
-        with contextlib.suppress(urllib.error.URLError, OSError):
-            server.close_all()
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        endpoint.__exit__(None, None, None)
+    with ScriptedEndpoint(script) as model_url:  # closed after the server has stopped
+        env = dict(os.environ)
+        env.update(jupyter_dirs(base, runtime), JUPYTER_PATH=str(share),
+                   XDG_CONFIG_HOME=str(base / "xdg"),
+                   JUPYTERLAB_SETTINGS_DIR=str(base / "settings"),
+                   KLI_AGENT_MODEL="openai/scripted", KLI_AGENT_MODELS="openai/scripted-b",
+                   OPENAI_BASE_URL=model_url, OPENAI_API_KEY="not-a-key",
+                   LITELLM_LOCAL_MODEL_COST_MAP="True", KLI_AGENT_REVIEW_WAIT="60")
+        port = free_port()
+        log = base / "server.log"
+        proc = launch(
+            "jupyter_server", port, root,
+            # jupyterlab-chat's websocket chats (no jupyter-collaboration documents)
+            "--ServerApp.jpserver_extensions=jupyter_server_ydoc=False",
+            "--MCPExtensionApp.mcp_port=0",  # two servers on one machine would share 3001
+            # window.jupyterapp, for the Chromium test (tests/ai/test_chat_browser.py)
+            "--LabApp.expose_app_in_browser=True",
+            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+            env=env, log=log)
+        server = AiServer(f"http://127.0.0.1:{port}", root, proc, log, runtime, script)
+        with serve(server, START_TIMEOUT):
+            yield server

@@ -19,7 +19,6 @@ import contextlib
 import json
 import os
 import shutil
-import subprocess
 import sys
 import time
 import urllib.error
@@ -27,16 +26,24 @@ import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 
+from tests.jupyter_server import (
+    KERNELSPEC_SRC,
+    JupyterServer,
+    folders,
+    jupyter_dirs,
+    kli_kernelspec,
+    launch,
+    serve,
+)
 from tests.ports import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "tests" / "artifacts"
 BUILD_OUTPUT = REPO / "labextension" / "kli_kernel_labextension"
-KERNELSPEC_SRC = REPO / "kernel" / "kernelspec"
 EXTENSION_NAME = "kli-kernel"
 CHROMIUM = os.environ.get("KLI_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -65,20 +72,10 @@ def _installed_extension() -> Path | None:
 
 
 @dataclass
-class LabServer:
-    url: str
-    root: Path
+class LabServer(JupyterServer):
     runtime_dir: Path
-    process: subprocess.Popen[bytes]
-    log: Path
 
-    def api(self, method: str, path: str, body: Any = None) -> Any:
-        data = None if body is None else json.dumps(body).encode()
-        req = urllib.request.Request(self.url + path, data=data, method=method)
-        req.add_header("Content-Type", "application/json")
-        with urllib.request.urlopen(req, timeout=10) as resp:
-            raw = resp.read()
-        return json.loads(raw) if raw else None
+    api_timeout = 10.0
 
     def new_notebook(self, name: str, cells: list[str] | None = None) -> str:
         """Create ``name`` (a kli notebook) through the contents API; returns its path."""
@@ -110,7 +107,8 @@ class LabServer:
         """The connection file of the notebook's kernel (in the server's runtime dir)."""
         return self.runtime_dir / f"kernel-{self.kernel_id(notebook)}.json"
 
-    def shutdown_sessions(self) -> None:
+    def close_sessions(self) -> None:
+        """Shut every session down, past one the server no longer knows."""
         for s in self.api("GET", "/api/sessions"):
             try:
                 self.api("DELETE", f"/api/sessions/{s['id']}")
@@ -135,6 +133,12 @@ class LabFailed(Exception):
     """JupyterLab did not start."""
 
 
+def _lab_failed(exit_code: int | None, log_tail: str) -> NoReturn:
+    if exit_code is not None:
+        raise LabFailed(f"JupyterLab exited ({exit_code}):\n{log_tail}")
+    raise LabFailed(f"JupyterLab did not start:\n{log_tail}")
+
+
 @contextlib.contextmanager
 def start_lab_server(base: Path) -> Iterator[LabServer]:
     """A JupyterLab with the kli kernel and the extension, in folders under ``base``.
@@ -147,20 +151,12 @@ def start_lab_server(base: Path) -> Iterator[LabServer]:
         import jupyterlab  # noqa: F401
     except ImportError as err:
         raise LabUnavailable("jupyterlab is not installed") from err
-    root = base / "root"
-    runtime = base / "runtime"
-    share = base / "share" / "jupyter"
-    for d in (root, runtime, share):
-        d.mkdir(parents=True)
+    root, runtime, share = folders(base)
     env = dict(os.environ)
     env.update(
-        JUPYTER_CONFIG_DIR=str(base / "config"),
-        JUPYTER_DATA_DIR=str(base / "data"),
-        JUPYTER_RUNTIME_DIR=str(runtime),
+        jupyter_dirs(base, runtime),
         JUPYTERLAB_SETTINGS_DIR=str(base / "settings"),
         JUPYTERLAB_WORKSPACES_DIR=str(base / "workspaces"),
-        JUPYTER_PLATFORM_DIRS="1",
-        PYTHONUNBUFFERED="1",
     )
     _settings(base / "settings")
     if not (os.environ.get("KLI_TEST_INSTALLED_WHEEL") and _installed_extension()):
@@ -170,56 +166,24 @@ def start_lab_server(base: Path) -> Iterator[LabServer]:
             raise LabUnavailable(f"the extension is not built ({BUILD_OUTPUT}); run npm run build")
         (share / "labextensions").mkdir()
         (share / "labextensions" / EXTENSION_NAME).symlink_to(BUILD_OUTPUT)
-        spec_dir = share / "kernels" / "kli"
-        spec_dir.mkdir(parents=True)
-        spec = json.loads((KERNELSPEC_SRC / "kernel.json").read_text())
-        spec["argv"] = [sys.executable, "-m", "kli.kernel", "-f", "{connection_file}"]
-        (spec_dir / "kernel.json").write_text(json.dumps(spec))
+        spec_dir = kli_kernelspec(share)
         for logo in KERNELSPEC_SRC.glob("logo-*"):
             shutil.copy(logo, spec_dir / logo.name)
         env["JUPYTER_PATH"] = str(share)
     port = free_port()
     log = base / "server.log"
-    cmd = [
-        sys.executable, "-m", "jupyterlab", "--no-browser",
-        "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
-        "--IdentityProvider.token=", "--ServerApp.password=",
-        "--ServerApp.disable_check_xsrf=True", f"--ServerApp.root_dir={root}",
+    proc = launch(
+        "jupyterlab", port, root,
         "--LabApp.expose_app_in_browser=True", "--JupyterNotebookApp.expose_app_in_browser=True",
         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-    ]
-    if hasattr(os, "geteuid") and os.geteuid() == 0:
-        cmd.append("--allow-root")
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(cmd, env=env, cwd=root, stdout=out, stderr=subprocess.STDOUT)
-    server = LabServer(f"http://127.0.0.1:{port}", root, runtime, proc, log)
-    try:
-        deadline = time.monotonic() + SERVER_START_TIMEOUT
-        while True:
-            if proc.poll() is not None:
-                raise LabFailed(f"JupyterLab exited ({proc.returncode}):\n{log.read_text()[-3000:]}")
-            try:
-                server.api("GET", "/api/status")
-                break
-            except (urllib.error.URLError, ConnectionError, OSError) as err:
-                if time.monotonic() > deadline:
-                    raise LabFailed(f"JupyterLab did not start:\n{log.read_text()[-3000:]}") from err
-                time.sleep(0.25)
+        env=env, log=log,
+    )
+    server = LabServer(f"http://127.0.0.1:{port}", root, proc, log, runtime)
+    with serve(server, SERVER_START_TIMEOUT, fail=_lab_failed):
         specs = server.api("GET", "/api/kernelspecs")["kernelspecs"]
         if "kli" not in specs:
             raise LabUnavailable("the kli kernelspec is not installed")
         yield server
-    finally:
-        try:
-            server.shutdown_sessions()
-        except (urllib.error.URLError, OSError):
-            pass
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 @pytest.fixture(scope="session")
@@ -283,7 +247,7 @@ def page(browser: Any, lab_server: LabServer, request: pytest.FixtureRequest) ->
         if rep is not None and rep.failed:
             pg.screenshot(path=str(ARTIFACTS / f"{request.node.name}-failed.png"))
         context.close()
-        lab_server.shutdown_sessions()
+        lab_server.close_sessions()
 
 
 @pytest.hookimpl(wrapper=True)

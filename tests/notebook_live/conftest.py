@@ -9,12 +9,8 @@ import asyncio
 import contextlib
 import json
 import os
-import subprocess
-import sys
 import threading
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,30 +18,19 @@ from typing import Any
 
 import pytest
 
+from tests.jupyter_server import JupyterServer, folders, jupyter_dirs, kli_kernelspec, launch, serve
 from tests.ports import free_port
 
 pytest.importorskip("jupyter_server_ydoc", reason="jupyter-collaboration is not installed")
 pytest.importorskip("jupyter_nbmodel_client", reason="jupyter-nbmodel-client is not installed")
 
-KERNELSPEC_SRC = Path(__file__).resolve().parents[2] / "kernel" / "kernelspec"
 START_TIMEOUT = 60.0
 SAVE_DELAY = 0.5  # the server's document_save_delay, seconds
 
 
 @dataclass
-class CollabServer:
-    url: str
-    root: Path
-    process: subprocess.Popen[bytes]
-    log: Path
-
-    def api(self, method: str, path: str, body: Any = None) -> Any:
-        data = None if body is None else json.dumps(body).encode()
-        req = urllib.request.Request(self.url + path, data=data, method=method)
-        req.add_header("Content-Type", "application/json")
-        with urllib.request.urlopen(req, timeout=20) as resp:
-            raw = resp.read()
-        return json.loads(raw) if raw else None
+class CollabServer(JupyterServer):
+    api_timeout = 20.0
 
     def new_notebook(self, name: str, cells: list[tuple[str, str]]) -> str:
         """Write ``name`` with cells ``(id, source)`` (code cells) through the contents API."""
@@ -75,55 +60,18 @@ class CollabServer:
 def start_collab_server(base: Path, *, collaboration: bool = True) -> Iterator[CollabServer]:
     """A jupyter_server on loopback with the kli kernelspec; ``collaboration=False`` turns the
     jupyter-collaboration server extension off (a plain server)."""
-    root, runtime, share = base / "root", base / "runtime", base / "share" / "jupyter"
-    for d in (root, runtime, share):
-        d.mkdir(parents=True)
-    spec_dir = share / "kernels" / "kli"
-    spec_dir.mkdir(parents=True)
-    spec = json.loads((KERNELSPEC_SRC / "kernel.json").read_text())
-    spec["argv"] = [sys.executable, "-m", "kli.kernel", "-f", "{connection_file}"]
-    (spec_dir / "kernel.json").write_text(json.dumps(spec))
+    root, runtime, share = folders(base)
+    kli_kernelspec(share)
     env = dict(os.environ)
-    env.update(JUPYTER_CONFIG_DIR=str(base / "config"), JUPYTER_DATA_DIR=str(base / "data"),
-               JUPYTER_RUNTIME_DIR=str(runtime), JUPYTER_PATH=str(share),
-               JUPYTER_PLATFORM_DIRS="1", PYTHONUNBUFFERED="1")
+    env.update(jupyter_dirs(base, runtime), JUPYTER_PATH=str(share))
     port = free_port()
     log = base / "server.log"
-    cmd = [sys.executable, "-m", "jupyter_server", "--no-browser",
-           "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
-           "--IdentityProvider.token=", "--ServerApp.password=",
-           "--ServerApp.disable_check_xsrf=True", f"--ServerApp.root_dir={root}",
-           f"--YDocExtension.document_save_delay={SAVE_DELAY}"]
+    flags = [f"--YDocExtension.document_save_delay={SAVE_DELAY}"]
     if not collaboration:
-        cmd.append("--ServerApp.jpserver_extensions=jupyter_server_ydoc=False")
-    if hasattr(os, "geteuid") and os.geteuid() == 0:
-        cmd.append("--allow-root")
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(cmd, env=env, cwd=root, stdout=out, stderr=subprocess.STDOUT)
-    server = CollabServer(f"http://127.0.0.1:{port}", root, proc, log)
-    try:
-        deadline = time.monotonic() + START_TIMEOUT
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"the server exited:\n{log.read_text()[-3000:]}")
-            try:
-                server.api("GET", "/api/status")
-                break
-            except (urllib.error.URLError, ConnectionError, OSError):
-                if time.monotonic() > deadline:
-                    pytest.fail(f"the server did not start:\n{log.read_text()[-3000:]}")
-                time.sleep(0.25)
+        flags.append("--ServerApp.jpserver_extensions=jupyter_server_ydoc=False")
+    proc = launch("jupyter_server", port, root, *flags, env=env, log=log)
+    with serve(CollabServer(f"http://127.0.0.1:{port}", root, proc, log), START_TIMEOUT) as server:
         yield server
-    finally:
-        with contextlib.suppress(urllib.error.URLError, OSError):
-            for s in server.api("GET", "/api/sessions"):
-                server.api("DELETE", f"/api/sessions/{s['id']}")
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 @pytest.fixture(scope="module")

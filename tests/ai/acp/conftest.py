@@ -14,9 +14,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,13 +21,13 @@ from typing import Any
 
 import pytest
 
+from tests.jupyter_server import JupyterServer, folders, jupyter_dirs, kli_kernelspec, launch, serve
 from tests.ports import free_port
 
 pytest.importorskip("jupyter_ai", reason="Jupyter AI is not installed (tests/ai run in its venv)")
 pytest.importorskip("jupyter_server_mcp", reason="jupyter-server-mcp is not installed")
 pytest.importorskip("fastmcp", reason="fastmcp is not installed")
 
-KERNELSPEC_SRC = Path(__file__).resolve().parents[3] / "kernel" / "kernelspec"
 START_TIMEOUT = 90.0
 
 
@@ -55,22 +52,10 @@ def kli_ai(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
 
 
 @dataclass
-class AiServer:
-    url: str
+class AiServer(JupyterServer):
     mcp_url: str
-    root: Path
     runtime: Path
     env: dict[str, str]
-    process: subprocess.Popen[bytes]
-    log: Path
-
-    def api(self, method: str, path: str, body: Any = None, timeout: float = 30) -> Any:
-        data = None if body is None else json.dumps(body).encode()
-        req = urllib.request.Request(self.url + path, data=data, method=method)
-        req.add_header("Content-Type", "application/json")
-        with urllib.request.urlopen(req, timeout=timeout) as resp:
-            raw = resp.read()
-        return json.loads(raw) if raw else None
 
     def new_notebook(self, name: str, cells: list[tuple[str, str]]) -> str:
         nb = {
@@ -94,9 +79,6 @@ class AiServer:
     def connection_file(self, kernel_id: str) -> Path:
         return self.runtime / f"kernel-{kernel_id}.json"
 
-    def log_text(self) -> str:
-        return self.log.read_text(errors="replace")
-
 
 @contextlib.contextmanager
 def start_ai_server(base: Path, *, enable: bool, pythonpath: list[Path] = (),  # type: ignore[assignment]
@@ -110,19 +92,11 @@ def start_ai_server(base: Path, *, enable: bool, pythonpath: list[Path] = (),  #
     its persona manager without the server's config, so its built-in entry keeps port 3001);
     ``args``: more server options; ``env``: more of the server's environment (its agents
     inherit it)."""
-    root, runtime, share = base / "root", base / "runtime", base / "share" / "jupyter"
-    for d in (root, runtime, share):
-        d.mkdir(parents=True)
-    spec_dir = share / "kernels" / "kli"
-    spec_dir.mkdir(parents=True)
-    spec = json.loads((KERNELSPEC_SRC / "kernel.json").read_text())
-    spec["argv"] = [sys.executable, "-m", "kli.kernel", "-f", "{connection_file}"]
-    (spec_dir / "kernel.json").write_text(json.dumps(spec))
+    root, runtime, share = folders(base)
+    kli_kernelspec(share)
     extra, env = env or {}, dict(os.environ)
     env.update(extra)
-    env.update(JUPYTER_CONFIG_DIR=str(base / "config"), JUPYTER_DATA_DIR=str(base / "data"),
-               JUPYTER_RUNTIME_DIR=str(runtime), JUPYTER_PATH=str(share),
-               JUPYTER_PLATFORM_DIRS="1", PYTHONUNBUFFERED="1",
+    env.update(jupyter_dirs(base, runtime), JUPYTER_PATH=str(share),
                XDG_CONFIG_HOME=str(base / "xdg"))
     env.pop("PYTEST_CURRENT_TEST", None)
     if pythonpath:
@@ -137,41 +111,16 @@ def start_ai_server(base: Path, *, enable: bool, pythonpath: list[Path] = (),  #
         (root / ".jupyter" / "mcp_settings.json").write_text(json.dumps({"mcp_servers": [
             {"type": "http", "name": "kli-test", "url": f"http://localhost:{mcp_port}/mcp",
              "headers": []}]}))
-    cmd = [sys.executable, "-m", "jupyter_server", "--no-browser",
-           "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
-           "--IdentityProvider.token=", "--ServerApp.password=",
-           "--ServerApp.disable_check_xsrf=True", f"--ServerApp.root_dir={root}",
-           f"--MCPExtensionApp.mcp_port={mcp_port}", *args]
-    if hasattr(os, "geteuid") and os.geteuid() == 0:
-        cmd.append("--allow-root")
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(cmd, env=env, cwd=root, stdout=out, stderr=subprocess.STDOUT)
-    server = AiServer(f"http://127.0.0.1:{port}", f"http://localhost:{mcp_port}/mcp", root,
-                      runtime, env, proc, log)
-    try:
-        deadline = time.monotonic() + START_TIMEOUT
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"the server exited:\n{server.log_text()[-3000:]}")
-            try:
-                server.api("GET", "/api/status")
-                with socket.create_connection(("127.0.0.1", mcp_port), timeout=1):
-                    break
-            except (urllib.error.URLError, ConnectionError, OSError):
-                if time.monotonic() > deadline:
-                    pytest.fail(f"the server did not start:\n{server.log_text()[-3000:]}")
-                time.sleep(0.25)
+    proc = launch("jupyter_server", port, root, f"--MCPExtensionApp.mcp_port={mcp_port}", *args,
+                  env=env, log=log)
+    server = AiServer(f"http://127.0.0.1:{port}", root, proc, log,
+                      f"http://localhost:{mcp_port}/mcp", runtime, env)
+
+    def mcp_listening() -> None:
+        socket.create_connection(("127.0.0.1", mcp_port), timeout=1).close()
+
+    with serve(server, START_TIMEOUT, stop_timeout=20, ready=mcp_listening):
         yield server
-    finally:
-        with contextlib.suppress(urllib.error.URLError, OSError):
-            for s in server.api("GET", "/api/sessions"):
-                server.api("DELETE", f"/api/sessions/{s['id']}")
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 class Chat:

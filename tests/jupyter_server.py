@@ -1,0 +1,147 @@
+"""A real Jupyter server for the tests that need one, in folders of its own under a base folder.
+
+The one home of what every such server shares: its folders and Jupyter directories, the kli
+kernelspec running this Python, the command line (loopback, a given port, no token, password
+or xsrf check), its start (polling ``/api/status`` until it answers, the log's tail when it does
+not) and its stop (its sessions closed, then terminate, wait, kill). The starters add what is
+theirs: tests/ai/harness.py, tests/ai/acp/conftest.py (Jupyter AI's venv),
+tests/notebook_live/conftest.py and tests/browser/conftest.py (the shared test venv).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar, NoReturn, TypeVar
+
+import pytest
+
+KERNELSPEC_SRC = Path(__file__).resolve().parents[1] / "kernel" / "kernelspec"
+LOG_TAIL_CHARS = 3000  # of the server's log, in a failure's message
+
+
+@dataclass
+class JupyterServer:
+    """A started server: its URL, root folder, process and log file."""
+
+    url: str
+    root: Path
+    process: subprocess.Popen[bytes]
+    log: Path
+
+    api_timeout: ClassVar[float] = 30.0  # seconds, for a request without its own timeout
+
+    def api(self, method: str, path: str, body: Any = None, timeout: float | None = None) -> Any:
+        """``METHOD PATH`` with ``body`` as JSON; the JSON answer (None when empty). Raises
+        urllib's errors (HTTPError for a status of 400 or more)."""
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(self.url + path, data=data, method=method)
+        req.add_header("Content-Type", "application/json")
+        wait = self.api_timeout if timeout is None else timeout
+        with urllib.request.urlopen(req, timeout=wait) as resp:
+            raw = resp.read()
+        return json.loads(raw) if raw else None
+
+    def log_text(self) -> str:
+        return self.log.read_text(errors="replace")
+
+    def close_sessions(self) -> None:
+        """Shut every session down (and so its kernel)."""
+        for s in self.api("GET", "/api/sessions"):
+            self.api("DELETE", f"/api/sessions/{s['id']}")
+
+
+Server = TypeVar("Server", bound=JupyterServer)
+
+
+def folders(base: Path) -> tuple[Path, Path, Path]:
+    """The server's root, runtime and ``share/jupyter`` folders under ``base``, made."""
+    root, runtime, share = base / "root", base / "runtime", base / "share" / "jupyter"
+    for d in (root, runtime, share):
+        d.mkdir(parents=True)
+    return root, runtime, share
+
+
+def jupyter_dirs(base: Path, runtime: Path) -> dict[str, str]:
+    """The environment that keeps the server's config, data and runtime files under ``base``
+    (the caller adds ``JUPYTER_PATH`` where it has a kernelspec of its own)."""
+    return {"JUPYTER_CONFIG_DIR": str(base / "config"), "JUPYTER_DATA_DIR": str(base / "data"),
+            "JUPYTER_RUNTIME_DIR": str(runtime), "JUPYTER_PLATFORM_DIRS": "1",
+            "PYTHONUNBUFFERED": "1"}
+
+
+def kli_kernelspec(share: Path) -> Path:
+    """The ``kli`` kernelspec in ``share/kernels/kli``, running this Python (and so the
+    worktree's kli the PYTHONPATH shim names); its folder."""
+    spec_dir = share / "kernels" / "kli"
+    spec_dir.mkdir(parents=True)
+    spec = json.loads((KERNELSPEC_SRC / "kernel.json").read_text())
+    spec["argv"] = [sys.executable, "-m", "kli.kernel", "-f", "{connection_file}"]
+    (spec_dir / "kernel.json").write_text(json.dumps(spec))
+    return spec_dir
+
+
+def launch(module: str, port: int, root: Path, *flags: str, env: dict[str, str],
+           log: Path) -> subprocess.Popen[bytes]:
+    """``python -m MODULE`` serving ``root`` on 127.0.0.1:PORT with no token, password or xsrf
+    check, then ``flags`` (``--allow-root`` last when run as root), started in ``root`` with
+    ``env``, its output (both streams) written to ``log``."""
+    cmd = [sys.executable, "-m", module, "--no-browser",
+           "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
+           "--IdentityProvider.token=", "--ServerApp.password=",
+           "--ServerApp.disable_check_xsrf=True", f"--ServerApp.root_dir={root}", *flags]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        cmd.append("--allow-root")
+    with open(log, "wb") as out:
+        return subprocess.Popen(cmd, env=env, cwd=root, stdout=out, stderr=subprocess.STDOUT)
+
+
+def fail_test(exit_code: int | None, log_tail: str) -> NoReturn:
+    """The test fails: the server exited (``exit_code``) or did not answer in time (None)."""
+    if exit_code is not None:
+        pytest.fail(f"the server exited:\n{log_tail}")
+    pytest.fail(f"the server did not start:\n{log_tail}")
+
+
+@contextlib.contextmanager
+def serve(server: Server, start_timeout: float, *, stop_timeout: float = 15.0,
+          ready: Callable[[], object] = lambda: None,
+          fail: Callable[[int | None, str], NoReturn] = fail_test) -> Iterator[Server]:
+    """``server`` once ``/api/status`` answers and ``ready()`` returns (both retried every
+    0.25 s while they raise an OSError, for ``start_timeout`` seconds); ``fail(exit code or
+    None, the log's tail)`` when the server exits first or the time runs out. On exit, even a
+    failed start: its sessions closed (when it still answers), then terminate, ``stop_timeout``
+    seconds' wait, kill."""
+    proc = server.process
+    try:
+        deadline = time.monotonic() + start_timeout
+        while True:
+            if proc.poll() is not None:
+                fail(proc.returncode, server.log_text()[-LOG_TAIL_CHARS:])
+            try:
+                server.api("GET", "/api/status")
+                ready()
+                break
+            except (urllib.error.URLError, ConnectionError, OSError):
+                if time.monotonic() > deadline:
+                    fail(None, server.log_text()[-LOG_TAIL_CHARS:])
+                time.sleep(0.25)
+        yield server
+    finally:
+        with contextlib.suppress(urllib.error.URLError, OSError):
+            server.close_sessions()
+        proc.terminate()
+        try:
+            proc.wait(timeout=stop_timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
