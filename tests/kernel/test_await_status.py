@@ -66,13 +66,22 @@ def test_real_work_of_an_agent_still_reads_busy_while_it_runs(fresh_kernel: Any)
     agent, _ = kernel.open_comm("kli.agent", {"label": "worker"})
     rid = uuid.uuid4().hex[:8]
     start = len(kernel.seen)
-    kernel.send(agent, {"v": 1, "id": rid, "op": "call", "tool": "bash",
-                        "args": {"command": "sleep 1.5; echo done"}})
-    time.sleep(0.8)
+    msg_id = kernel.send_shell("comm_msg", {"comm_id": agent, "data": {
+        "v": 1, "id": rid, "op": "call", "tool": "bash", "args": {"command": "sleep 5; echo done"}}})
+    # The request's own status, however loaded the machine: a fixed sleep once looked before
+    # the kernel had taken the message, and the comm_open's idle (handled on another thread)
+    # may arrive after this request's busy, so the last status of all is not the request's.
+    kernel.wait_for(lambda m: m["msg_type"] == "status" and m["parent_header"].get("msg_id") == msg_id
+                    and m["content"]["execution_state"] == "busy", 30, since=start)
+    time.sleep(0.5)
     kernel.settle(0.2)
-    assert _last_state(kernel) == "busy", _states(kernel, start)
+    assert not any(m["msg_type"] == "comm_msg" and m["content"]["data"].get("id") == rid
+                   for m in kernel.seen[start:]), "the call ended before it could be looked at"
+    assert [s for p, s in _states(kernel, start) if p == msg_id] == ["busy"], _states(kernel, start)
     got = kernel.reply(agent, rid, start)
     assert got["ok"], got
+    kernel.wait_for(lambda m: m["msg_type"] == "status" and m["parent_header"].get("msg_id") == msg_id
+                    and m["content"]["execution_state"] == "idle", 30, since=start)
     kernel.settle(0.3)
     assert _last_state(kernel) == "idle"
     kernel.close_comm(agent)
