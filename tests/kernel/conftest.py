@@ -117,8 +117,9 @@ class Harness:
     def close_comm(self, comm_id: str) -> None:
         self.send_shell("comm_close", {"comm_id": comm_id, "data": {}})
 
-    def send(self, comm_id: str, data: Any) -> None:
-        self.send_shell("comm_msg", {"comm_id": comm_id, "data": data})
+    def send(self, comm_id: str, data: Any) -> str:
+        """Send ``data`` on the comm; the comm_msg's msg_id (the parent of its statuses)."""
+        return self.send_shell("comm_msg", {"comm_id": comm_id, "data": data})
 
     def request(self, comm_id: str, data: dict[str, Any], timeout: float = TIMEOUT) -> dict[str, Any]:
         """Send a request with a fresh id and return the reply naming it."""

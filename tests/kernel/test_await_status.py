@@ -66,8 +66,8 @@ def test_real_work_of_an_agent_still_reads_busy_while_it_runs(fresh_kernel: Any)
     agent, _ = kernel.open_comm("kli.agent", {"label": "worker"})
     rid = uuid.uuid4().hex[:8]
     start = len(kernel.seen)
-    msg_id = kernel.send_shell("comm_msg", {"comm_id": agent, "data": {
-        "v": 1, "id": rid, "op": "call", "tool": "bash", "args": {"command": "sleep 5; echo done"}}})
+    msg_id = kernel.send(agent, {"v": 1, "id": rid, "op": "call", "tool": "bash",
+                                 "args": {"command": "sleep 5; echo done"}})
     # The request's own status, however loaded the machine: a fixed sleep once looked before
     # the kernel had taken the message, and the comm_open's idle (handled on another thread)
     # may arrive after this request's busy, so the last status of all is not the request's.
