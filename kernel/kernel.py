@@ -225,7 +225,7 @@ class KliKernel(IPythonKernel):
                              daemon=True).start()
             return
         if entry is not None and not entry.touches_image:
-            _finish(fn, done)
+            self._answer(fn, done)
             return
         self.run_in_image(fn, done, label=tool)
 
@@ -376,10 +376,20 @@ class KliKernel(IPythonKernel):
         with self._status_lock:
             self._image_call = {"kind": "tool call", "tool": label, "started": time.time()}
         try:
-            _finish(fn, finished)
+            self._answer(fn, finished)
         finally:
             with self._status_lock:
                 self._image_call = None
+
+    def _answer(self, fn: Callable[[], T],
+                done: Callable[[T | None, BaseException | None], None]) -> None:
+        """``_finish(fn, done)``; on the main thread the stop button raises KeyboardInterrupt
+        only while ``fn`` runs (``interrupt_only_inside``)."""
+        if threading.current_thread() is not threading.main_thread():
+            _finish(fn, done)
+            return
+        interrupt_only_inside(fn, done, raising=self._sigint_in_handler,
+                              quiet=self._sigint_between_messages)
 
 
 def _whole_on_sigint(send: Callable[..., Any]) -> Callable[..., Any]:
@@ -404,6 +414,32 @@ def _stop_subshell_calls() -> None:
     from kli.tools.core.interrupts import stop_threads
 
     threading.Thread(target=stop_threads, name="kli-stop-subshell-calls", daemon=True).start()
+
+
+def interrupt_only_inside(fn: Callable[[], T],
+                          done: Callable[[T | None, BaseException | None], None], *,
+                          raising: Callable[[int, Any], None],
+                          quiet: Callable[[int, Any], None]) -> None:
+    """``_finish(fn, done)`` on the main thread, with SIGINT handled by ``raising`` (a
+    KeyboardInterrupt: the call is interrupted, its reply says so) while ``fn`` runs and by
+    ``quiet`` (no exception) before and after it. An interrupt landing while the reply was
+    built or sent raised out of the comm handler: ipykernel logged "KeyboardInterrupt caught in
+    kernel" and the reply, not yet sent, was lost. One landing as ``fn`` ends is ``fn``'s:
+    the reply says interrupted."""
+    held = signal.signal(signal.SIGINT, quiet)
+
+    def interruptible() -> T:
+        signal.signal(signal.SIGINT, raising)
+        try:
+            return fn()
+        finally:
+            signal.signal(signal.SIGINT, quiet)
+
+    try:
+        _finish(interruptible, done)
+    finally:
+        if held is not None:  # None: a handler not set from Python, which cannot be put back
+            signal.signal(signal.SIGINT, held)
 
 
 def _finish(fn: Callable[[], T], done: Callable[[T | None, BaseException | None], None]) -> None:
