@@ -12,6 +12,10 @@ files are missing runs ``labextension/build.sh --fast`` first — the JupyterLab
 template's convention (its build hook runs the npm build unless the targets exist) — and stops,
 saying how to get them, when Node.js/npm is not there. Editable installs skip it: they install
 no data files.
+
+kli-scan (``native/``: search's native first pass) is built by ``native/build.sh``, which the
+README's commands run, into ``tools/file/native/kli-scan``; when it is there the wheel carries it
+and is tagged for this platform, else the wheel is pure and search uses rg.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ import os
 import shutil
 import subprocess
 
-from setuptools import setup
+from setuptools import Distribution, setup
 from setuptools.command.build_py import build_py
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -40,6 +44,16 @@ def _packages() -> list[str]:
                 rel = os.path.relpath(dirpath, base)
                 found.append(name if rel == "." else name + "." + rel.replace(os.sep, "."))
     return found
+
+
+SCAN = os.path.join(HERE, "tools", "file", "native", "kli-scan")
+
+
+class MaybeNativeDistribution(Distribution):
+    """A platform wheel when it carries kli-scan (a native binary), a pure one otherwise."""
+
+    def has_ext_modules(self) -> bool:
+        return os.path.isfile(SCAN)
 
 
 LABEXTENSION = os.path.join(HERE, "labextension")
@@ -102,7 +116,8 @@ def _data_files() -> list[tuple[str, list[str]]]:
 setup(
     package_dir=dict(SOURCES),
     packages=_packages(),
-    package_data={"": ["*.json", "*.md", "py.typed", "*.svg"]},
+    package_data={"": ["*.json", "*.md", "py.typed", "*.svg"], "kli.tools.file": ["native/kli-scan"]},
+    distclass=MaybeNativeDistribution,
     data_files=_data_files(),
     cmdclass={"build_py": BuildPyWithLabextension},
 )

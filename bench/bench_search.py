@@ -88,7 +88,8 @@ walk.MAX_ENTRIES = 10**8
 walk.MAX_SECONDS = 3600.0
 r = Workspace(sys.argv[1]).call("search", {"pattern": sys.argv[2], "path": "**"})
 d = r.details
-print(f"{d['files_matched']} files, {d['lines_matched']} lines, engine {d['engine']}")
+print(f"{d['files_matched']} files, {d['lines_matched']} lines, engine {d['engine']} "
+      f"({d['engine_pass']})")
 """
 
 
@@ -114,7 +115,7 @@ class _Lifted:
 def bench_tree(tree: str, label: str, repeat: int, lifted: bool, python_row: bool,
                memory: bool, rows: list[str], *, lift_time: bool = True,
                grep: bool = True) -> None:
-    rg = rgscan.locate(Jail("/nonexistent"))[0] or "rg"
+    rg = rgscan._installed()[0] or "rg"  # the peer: plain rg
     ws = Workspace(tree)
     note = " (entry bound lifted)" if lifted else ""
 
@@ -146,9 +147,23 @@ def bench_tree(tree: str, label: str, repeat: int, lifted: bool, python_row: boo
             rows.append(
                 f"| ↳ counts | {d['lines_matched']} lines in {d['files_matched']} files "
                 f"({d['searched']} searched, {d['skipped_binary']} binary + "
-                f"{d['skipped_too_large']} > 2 MiB skipped; engine {d['engine']}; stopped "
+                f"{d['skipped_too_large']} > 2 MiB skipped; engine {d['engine']} "
+                f"({d['engine_pass']}); stopped "
                 f"{d['stopped']}) | "
                 f"`rg -n -uu` | {count_lines([rg, '-n', '-uu', pattern, '.'], tree)} lines | |")
+            if kind == "literal" and d["engine_pass"] == rgscan.SCAN:
+                os.environ[rgscan.ENGINE_ENV] = "rg"
+                try:
+                    got = interleaved({"ours": (tool("search", {"pattern": pattern,
+                                                                "path": "**"}, last), True),
+                                       "rg": (run_peer([rg, "-n", "-uu", pattern, "."], tree),
+                                              False)}, max(1, repeat // 2))
+                finally:
+                    del os.environ[rgscan.ENGINE_ENV]
+                assert last["r"].details["engine_pass"] == "rg"
+                rows.append(f"| {label}: search {kind}, rg as the first pass (kli-scan off)"
+                            f"{note} | {fmt_pair(got['ours'])} | `rg -n -uu` | "
+                            f"{fmt_pair(got['rg'])} | {ratio(got['ours'], got['rg'])} |")
             if kind == "literal" and python_row:
                 os.environ[rgscan.OFF_ENV] = "1"
                 try:
@@ -174,7 +189,7 @@ def bench_tree(tree: str, label: str, repeat: int, lifted: bool, python_row: boo
                                 f"{ratio(got['ours'], t)} |")
             d = last["r"].details
             rows.append(f"| ↳ | {d.get('count')} hits shown (capped: {bool(d.get('capped'))}); "
-                        f"engine {d.get('engine')} | | | |")
+                        f"engine {d.get('engine')} ({d.get('engine_pass')}) | | | |")
         gnu = run_peer(["find", ".", "-name", "*.py"], tree)
         for name in ("find", "ws_glob"):
             last = {}
@@ -190,12 +205,18 @@ def bench_tree(tree: str, label: str, repeat: int, lifted: bool, python_row: boo
 
 def memory_row(tree: str, label: str) -> str:
     """Peak RSS of one search over the whole tree (bounds lifted), of rg, and of grep."""
-    rg = rgscan.locate(Jail("/nonexistent"))[0] or "rg"
+    first = rgscan.locate(Jail(tree))[0] or "rg"  # the first pass search runs
     mb, _, out = peak_rss_mb([sys.executable, "-c", MEMORY_CHILD, tree, SEARCHES[0][1]])
-    rg_mb, _, _ = peak_rss_mb([rg, "--no-config", "-uu", "-c", SEARCHES[0][1], tree])
+    if os.path.basename(first) == rgscan.SCAN:
+        args = [first, "--max-filesize", str(2 * 2**20), "--sniff", "8192", "--regexp",
+                SEARCHES[0][1], "--", tree]
+    else:
+        args = [first, "--no-config", "-uu", "-c", SEARCHES[0][1], tree]
+    first_mb, _, _ = peak_rss_mb(args)
     grep_mb, _, _ = peak_rss_mb(["grep", "-rnI", SEARCHES[0][1], tree])
     return (f"| {label}: peak RSS, one search (whole tree) | {mb:.0f} MB kernel side + "
-            f"{rg_mb:.0f} MB rg ({out}) | `grep -rnI` | {grep_mb:.0f} MB | |")
+            f"{first_mb:.0f} MB {os.path.basename(first)} ({out}) | `grep -rnI` | "
+            f"{grep_mb:.0f} MB | |")
 
 
 def main() -> None:
@@ -214,7 +235,7 @@ def main() -> None:
     ap.add_argument("--big-memory-only", action="store_true",
                     help="the larger tree: peak memory only, no timings")
     args = ap.parse_args()
-    rg, why = rgscan.locate(Jail("/nonexistent"))
+    rg, why = rgscan._installed()
     if rg is None:
         sys.exit(f"rg is needed for this benchmark: {why}")
     tree = os.path.realpath(args.tree)
@@ -225,7 +246,7 @@ def main() -> None:
           f"{args.copies} hard-linked copies ({files * args.copies} files, "
           f"{size * args.copies / 1e9:.1f} GB read per search); {os.cpu_count()} CPUs, load "
           f"average {os.getloadavg()[0]:.1f} at the start; Python {sys.version.split()[0]}; "
-          f"rg {rg}; repeat {args.repeat} (10× tree: {args.big_repeat}).\n")
+          f"rg {rg}; first pass {rgscan.locate(Jail(tree))[0]}; repeat {args.repeat} (10× tree: {args.big_repeat}).\n")
     rows = ["| task | kli wall / CPU | peer | peer wall / CPU | kli ÷ peer wall / CPU |",
             "|---|---|---|---|---|"]
     lift = not args.keep_time_bound

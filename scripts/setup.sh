@@ -61,7 +61,7 @@ tree_hash() {
   "$PYTHON" - "$@" <<'PY'
 import hashlib, os, sys
 
-SKIP_DIRS = {"__pycache__", "node_modules", ".mypy_cache", ".ruff_cache"}
+SKIP_DIRS = {"__pycache__", "node_modules", ".mypy_cache", ".ruff_cache", "target"}
 digest = hashlib.sha256()
 
 
@@ -82,6 +82,50 @@ for top in sys.argv[1:]:
             digest.update(path.encode() + b"\0" + hashlib.sha256(fh.read()).digest())
 print(digest.hexdigest())
 PY
+}
+
+# The Debian packages kli-scan is built from: the crates of Debian's ripgrep (offline, from
+# /usr/share/cargo/registry), and cargo itself when none is installed.
+NATIVE_CRATES=(librust-grep-searcher-dev librust-grep-regex-dev librust-grep-matcher-dev
+  librust-ignore-dev librust-globset-dev librust-memchr-dev librust-libc-dev)
+
+# Build kli-scan (native/build.sh) unless it is built from the same sources. It is optional:
+# where it cannot be built, search and ws_grep use rg, and this says so; with
+# KLI_REQUIRE_NATIVE set (CI) that is an error.
+build_native() {
+  local stamp="$KLI_ROOT/tools/file/native/.kli-scan-hash" want
+  want="$(cd "$KLI_ROOT/native" && tree_hash build.sh kli-scan/Cargo.toml kli-scan/.cargo kli-scan/src)"
+  if [ -x "$KLI_ROOT/tools/file/native/kli-scan" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
+    say "kli-scan is up to date (its sources have not changed)"
+    return 0
+  fi
+  local missing=() pkg
+  for pkg in "${NATIVE_CRATES[@]}"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "ok installed" || missing+=("$pkg")
+  done
+  command -v cargo >/dev/null 2>&1 || [ -x "$HOME/.cargo/bin/cargo" ] || missing+=(cargo)
+  if [ ${#missing[@]} -gt 0 ]; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+      say "installing Debian packages for kli-scan: ${missing[*]}"
+      apt-get update -qq
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null \
+        || { _native_missing "apt-get could not install ${missing[*]}"; return $?; }
+    else
+      _native_missing "missing: ${missing[*]} (e.g. sudo apt-get install ${missing[*]})"
+      return $?
+    fi
+  fi
+  say "building kli-scan (native/build.sh)"
+  if bash "$KLI_ROOT/native/build.sh"; then
+    echo "$want" > "$stamp"
+  else
+    _native_missing "native/build.sh failed"
+  fi
+}
+
+_native_missing() {
+  echo "kli-scan not built ($1): search and ws_grep use rg instead" >&2
+  [ -z "${KLI_REQUIRE_NATIVE:-}" ]
 }
 
 # Build the prebuilt JupyterLab extension into labextension/kli_kernel_labextension/ with

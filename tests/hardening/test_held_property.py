@@ -111,7 +111,8 @@ def _install_hook() -> None:
         _installed.append(True)
 
 
-INSTALLED_RG = rgscan._installed()[0]
+# search's first passes: the ripgrep wheel's own binary and the package's own kli-scan.
+FIRST_PASSES = {p for p in (rgscan._installed()[0], rgscan._scan_built()[0]) if p is not None}
 
 
 def _forbidden(processes: list[tuple[str, Any, Any]], root: str) -> list[Any]:
@@ -122,8 +123,8 @@ def _forbidden(processes: list[tuple[str, Any, Any]], root: str) -> list[Any]:
             name = os.path.basename(os.fsdecode(argv[0]))
             if name in TOOL_PROGRAMS:
                 continue
-            if INSTALLED_RG is not None and os.fsdecode(argv[0]) == INSTALLED_RG:
-                continue  # search's first pass: the ripgrep wheel's own binary, never another
+            if os.fsdecode(argv[0]) in FIRST_PASSES:
+                continue  # search's first pass: the installed ones, never another
             inside = cwd is not None and (os.fsdecode(cwd) + os.sep).startswith(root + os.sep)
             if name in CHECKERS and not inside:
                 continue

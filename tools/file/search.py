@@ -15,9 +15,12 @@ re-checked against that line alone, so the pattern is matched against each line 
 says (``^`` and ``$`` match at each line's start and end; ``\\A``, ``\\Z`` and lookarounds
 still see the whole file).
 
-A folder or glob search first runs rg (``rgscan``: the ``ripgrep`` wheel's binary, started
-before the walk) for each text file's count of matching lines, with the pattern translated by
-``rgpattern``. Where the translation is exact (``details.engine == "rg"``) a file that is not
+A folder or glob search first runs a native first pass (``rgscan``: kli-scan, built with this
+package, else the ``ripgrep`` wheel's rg; ``details.engine_pass`` names it), started before the
+walk, for each text file's count of matching lines, with the pattern translated by
+``rgpattern``. kli-scan also lists the folder and settles binary and oversized files, so where
+the walk would visit the folder whole its listing stands in for the walk and no file it settled
+is sniffed here; the rest of this paragraph says "rg" for either. Where the translation is exact (``details.engine == "rg"``) a file that is not
 shown is settled by rg's count alone; the files shown are read and matched here as above (their
 anchors recorded). Where it is a superset (``"rg+python"``: ``.``, ``\\b``, look-arounds …) rg only
 rules out files; every file it picked is matched here. Files rg did not read whole (a NUL
@@ -212,9 +215,9 @@ class _FirstPassStarter:
             else "the pattern uses a construct rg cannot read the same way"
         )
 
-    def __call__(self, top: str, name: str | None) -> None:
+    def __call__(self, top: str, name: str | None) -> rgscan.Running | None:
         if self.translation is None:
-            return
+            return None
         got = rgscan.start(
             self.call.ws.jail, self.translation, top, max_bytes=MAX_FILE_BYTES, name_glob=name
         )
@@ -222,6 +225,7 @@ class _FirstPassStarter:
             self.why = got
         else:
             self.running = got
+        return self.running
 
     def finish(
         self, rels: list[str], deadline: float, trust_log: bool
@@ -232,7 +236,7 @@ class _FirstPassStarter:
         ``rels`` it will likely not list are sniffed (``rgscan.sniff_meanwhile``)."""
         if self.running is None or self.translation is None:
             return None, self.why or "one file named: searched directly"
-        sniffed = {} if trust_log else rgscan.sniff_meanwhile(
+        sniffed = {} if trust_log or self.running.scan else rgscan.sniff_meanwhile(
             self.running, self.call.ws.jail.root, rels, MAX_FILE_BYTES, deadline
         )
         got = self.running.finish(deadline)
@@ -240,7 +244,9 @@ class _FirstPassStarter:
             return None, got
         exact = self.translation.exact
         note = "" if exact else f"rg picked the files, Python matched: {self.translation.why}"
-        return _FirstPass(got, exact, got.verdicts if trust_log else sniffed), note
+        note = "; ".join(n for n in (note, got.note) if n)
+        trusted = trust_log or got.exact_names
+        return _FirstPass(got, exact, got.verdicts if trusted else sniffed), note
 
     def cancel(self) -> None:
         if self.running is not None:
@@ -265,18 +271,22 @@ class _Scan:
 
 
 def _targets(
-    call: Call, path: str, on_walk: Callable[[str, str | None], None]
+    call: Call, path: str,
+    on_walk: Callable[[str, str | None], rgscan.Running | None],
 ) -> tuple[list[str], bool, walk_mod.WalkResult | None]:
     """Files to search (root-relative), whether ``path`` named one file, and the walk (if any).
-    ``on_walk(top, name_glob)`` is called just before a walk (``walk.top``'s answer)."""
+    ``on_walk(top, name_glob)`` is called just before a walk (``walk.top``'s answer); the first
+    pass it returns may list the folder for the walk (``rgscan.listing_for``)."""
     jail = call.ws.jail
     literal = os.path.join(jail.root, path) if not os.path.isabs(path) else path
     if not wc_glob.is_magic(path, flags=walk_mod.GLOB_FLAGS) or os.path.lexists(literal):
         resolved = jail.resolve(path)
         if os.path.isdir(resolved.real):
             prefix = "" if resolved.rel == "." else wc_glob.escape(resolved.rel) + "/"
-            on_walk("" if resolved.rel == "." else resolved.rel, None)
-            result = walk_mod.walk(jail, prefix + "**")
+            began = time.monotonic()
+            running = on_walk("" if resolved.rel == "." else resolved.rel, None)
+            listed = rgscan.listing_for(running, jail, prefix + "**", began)
+            result = walk_mod.walk(jail, prefix + "**", listed=listed, started=began)
             return result.paths, False, result
         if not os.path.exists(resolved.real):
             raise ToolError(
@@ -293,8 +303,10 @@ def _targets(
                 path=resolved.rel,
             )
         return [resolved.rel], True, None
-    on_walk(*walk_mod.top(jail, path))
-    result = walk_mod.walk(jail, path)
+    began = time.monotonic()
+    running = on_walk(*walk_mod.top(jail, path))
+    listed = rgscan.listing_for(running, jail, path, began)
+    result = walk_mod.walk(jail, path, listed=listed, started=began)
     return result.paths, False, result
 
 
@@ -657,6 +669,7 @@ def _run(call: Call) -> ToolResult:
         or ("pattern_time" if scan.pattern_timeout else "time" if scan.timed_out else None),
         engine=("rg" if first.exact else "rg+python") if first is not None else "python",
         engine_note=engine_note,
+        engine_pass=first.counts.program if first is not None else None,
     )
 
 

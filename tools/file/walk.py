@@ -91,6 +91,19 @@ class WalkResult:
 
 
 @dataclass(frozen=True)
+class Listing:
+    """Every entry below one folder, from a native walk (``rgscan``'s kli-scan): its regular
+    files and its symlinks (not followed), root-relative, in no order, and how many entries it
+    met (every kind). Folders named in ``VCS_DIRS`` below ``top`` were not entered; with a
+    file-name glob (``top``'s), only files and symlinks whose name matches it are listed."""
+
+    top: str  # root-relative, "" for the root
+    files: list[str]
+    symlinks: list[str]
+    visited: int
+
+
+@dataclass(frozen=True)
 class _Plan:
     """One brace-expanded pattern: where to start walking and how to match below it."""
 
@@ -195,6 +208,51 @@ def top(jail: Jail, pattern: str) -> tuple[str, str | None]:
     return "/".join(common), name
 
 
+def whole_folder(jail: Jail, pattern: str) -> str | None:
+    """The folder (root-relative, "" for the root) that a walk of ``pattern`` visits whole —
+    one literal prefix, no depth limit, a real folder reached through no symlink — so that a
+    ``Listing`` of it can stand in for the walk (``walk(listed=)``); else None."""
+    plans = _plans(normalise_pattern(jail, pattern))
+    if len({p.prefix for p in plans}) != 1 or any(p.max_depth is not None for p in plans):
+        return None
+    prefix = plans[0].prefix
+    if not prefix:
+        return ""
+    start = os.path.join(jail.root, prefix)
+    return prefix if os.path.realpath(start) == start and os.path.isdir(start) else None
+
+
+def _from_listing(jail: Jail, pat: str, listed: Listing, limit: int, seconds: float,
+                  deadline: float) -> WalkResult:
+    """``walk``'s answer from a ``Listing`` of the folder it would visit whole: the same files
+    (the matchers, the temporary-file rule, a symlink only to a file inside the root)."""
+    plans = _plans(pat)
+    matchers = [_Matcher(p.rest) for p in plans]
+    cut = len(listed.top) + 1 if listed.top else 0
+    found: list[str] = []
+    add = found.append
+    single = matchers[0].match if len(matchers) == 1 else None
+    root = jail.root.rstrip("/") + "/"
+    for group, linked in ((listed.files, False), (listed.symlinks, True)):
+        for path in group:
+            rel = path[cut:]
+            name = rel[rel.rfind("/") + 1:]
+            if single is not None:
+                if single is not _match_all and not single(rel, name):
+                    continue
+            elif not any(m.match(rel, name) for m in matchers):
+                continue
+            if name[:1] == "." and name.endswith(TMP_SUFFIX):
+                continue
+            if linked and not (os.path.isfile(root + path)
+                               and _inside(jail, os.path.realpath(root + path))):
+                continue
+            add(path)
+    found.sort()
+    return WalkResult(paths=found, visited=listed.visited, stopped=None, max_entries=limit,
+                      max_seconds=seconds, deadline=deadline, newline_names=None)
+
+
 def _inside(jail: Jail, real: str) -> bool:
     return real == jail.root or real.startswith(jail.root + os.sep)
 
@@ -205,14 +263,23 @@ def walk(
     *,
     max_entries: int | None = None,
     max_seconds: float | None = None,
+    listed: Listing | None = None,
+    started: float | None = None,
 ) -> WalkResult:
     """Every file under ``jail.root`` matching ``pattern``, within the walk bounds (see module
-    docstring). Raises ``ToolError`` for a pattern that leaves the jail."""
+    docstring). Raises ``ToolError`` for a pattern that leaves the jail. ``listed``: a native
+    walk's ``Listing``, which stands in for the walk where it covers the folder the walk
+    visits whole (``whole_folder``) within the entry bound; else the folder is walked here.
+    ``started``: when the time bound began (``time.monotonic()``; now by default) — a caller
+    that waited for the listing counts that wait in the bound."""
     limit = MAX_ENTRIES if max_entries is None else max_entries
     seconds = MAX_SECONDS if max_seconds is None else max_seconds
-    started = time.monotonic()
+    started = time.monotonic() if started is None else started
     deadline = started + seconds
     pat = normalise_pattern(jail, pattern)
+    if (listed is not None and listed.visited <= limit
+            and whole_folder(jail, pat) == listed.top):
+        return _from_listing(jail, pat, listed, limit, seconds, deadline)
     # A list while one folder is walked (each file is met once: no symlinked folder is
     # entered); several prefixes may overlap, so their union is deduplicated at the end.
     found: list[str] = []

@@ -76,11 +76,13 @@ def _clip(line: str, m: Any) -> str:
 
 
 def _files(
-    call: Call, base: str | None, glob: str | None, on_walk: Callable[[str, str | None], None]
+    call: Call, base: str | None, glob: str | None,
+    on_walk: Callable[[str, str | None], rgscan.Running | None],
 ) -> tuple[list[str], list[str], str, bool]:
     """(root-relative files to search, notes, the pattern walked, whether rg's log can be
     trusted: ``WalkResult.newline_names`` False). ``on_walk(top, name_glob)`` is called just
-    before the walk (``walk.top``'s answer)."""
+    before the walk (``walk.top``'s answer); the first pass it returns may list the folder for
+    the walk (``rgscan.listing_for``)."""
     jail = call.ws.jail
     if base:
         resolved = jail.resolve(base)
@@ -99,8 +101,10 @@ def _files(
         sub = "**"
     # A path glob already starting with path= is taken as root-relative ("src/**/*.py").
     full = sub if base and sub.startswith(base.rstrip("/") + "/") else join_pattern(base, sub)
-    on_walk(*walk_top(jail, full))
-    found = walk(jail, full)
+    began = time.monotonic()
+    running = on_walk(*walk_top(jail, full))
+    found = walk(jail, full, listed=rgscan.listing_for(running, jail, full, began),
+                 started=began)
     paths = drop_skipped(found.paths, full)
     notes = [f"[{found.stop_note()}]"] if found.stopped else []
     return paths, notes, full, found.newline_names is False
@@ -134,15 +138,17 @@ def _run(call: Call) -> ToolResult:
     running: list[rgscan.Running] = []
     why = "" if translation is not None else "the pattern uses a construct rg cannot read"
 
-    def on_walk(top: str, name: str | None) -> None:
+    def on_walk(top: str, name: str | None) -> rgscan.Running | None:
         nonlocal why
-        if translation is not None:
-            got = rgscan.start(call.ws.jail, translation, top, max_bytes=MAX_FILE_BYTES,
-                               name_glob=name)
-            if isinstance(got, str):
-                why = got
-            else:
-                running.append(got)
+        if translation is None:
+            return None
+        got = rgscan.start(call.ws.jail, translation, top, max_bytes=MAX_FILE_BYTES,
+                           name_glob=name)
+        if isinstance(got, str):
+            why = got
+            return None
+        running.append(got)
+        return got
 
     try:
         paths, notes, walked, trust_log = _files(
@@ -153,6 +159,7 @@ def _run(call: Call) -> ToolResult:
             r.cancel()
         raise
     counts: dict[str, int] | None = None
+    program: str | None = None  # the first pass that answered (details.engine_pass)
     verdicts: dict[str, str] = {}  # rg's log of why it left a file out (rgscan.Counts)
     if not running and not why:
         why = "one file named: searched directly"
@@ -180,8 +187,9 @@ def _run(call: Call) -> ToolResult:
             if isinstance(got, str):
                 why = got
             else:
-                counts = got.lines
-                if trust_log:
+                counts, program = got.lines, got.program
+                why = got.note
+                if trust_log or got.exact_names:
                     verdicts = got.verdicts
         real = root + rel
         if counts is not None:
@@ -259,6 +267,7 @@ def _run(call: Call) -> ToolResult:
         return ToolResult.success(
             "\n".join([*head, text, *notes]), count=0, literal=compile_error is not None,
             engine="rg+python" if counts is not None else "python", engine_note=why,
+            engine_pass=program,
         )
     if more:
         notes.append(
@@ -273,6 +282,7 @@ def _run(call: Call) -> ToolResult:
         files_with_hits=files_with_hits,
         engine="rg+python" if counts is not None else "python",
         engine_note=why,
+        engine_pass=program,
     )
 
 

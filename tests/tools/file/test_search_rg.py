@@ -1,6 +1,7 @@
-"""The rg first pass of search and ws_grep (kli.tools.file.rgscan, rgpattern) gives exactly
-the answers of the Python-only path: a differential property test over random trees and
-random patterns of the documented syntax — including the constructs rg reads differently
+"""The native first pass of search and ws_grep (kli.tools.file.rgscan, rgpattern: kli-scan, and
+rg where kli-scan is not built) gives exactly the answers of the Python-only path: a
+differential property test, run for each of the two, over random trees and random patterns of
+the documented syntax — including the constructs rg reads differently
 (Python's Unicode \\d \\w \\s, (?i) folding, \\b, \\A \\Z, look-arounds, back-references,
 possessive repeats, '.' against undecodable bytes, NULs past the binary sniff) — plus the
 safety rules of running rg."""
@@ -21,16 +22,33 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kli.tools import Workspace
-from kli.tools.core.jail import Jail
 from kli.tools.file import rgpattern, rgscan
 from kli.tools.file import search as search_mod
 from kli.tools.ws import ws_grep as ws_grep_mod
 
-RG, WHY_NOT = rgscan.locate(Jail("/nonexistent-root"))
-# CI installs the ripgrep wheel (pyproject.toml): there a missing rg is a failure, not a skip.
+RG, WHY_NOT = rgscan._installed()
+SCAN, WHY_NO_SCAN = rgscan._scan_built()
+# CI installs the ripgrep wheel (pyproject.toml) and builds kli-scan (scripts/test,
+# KLI_REQUIRE_NATIVE): there a missing one is a failure, not a skip.
 needs_rg = pytest.mark.skipif(
     RG is None and not os.environ.get("CI"), reason=f"rg not available: {WHY_NOT}"
 )
+needs_scan = pytest.mark.skipif(
+    SCAN is None and not os.environ.get("CI"), reason=f"kli-scan not built: {WHY_NO_SCAN}"
+)
+# The first passes the differential tests run: each one this installation has (in CI, both).
+ENGINES = [e for e, there in (("kli-scan", SCAN), ("rg", RG)) if there or os.environ.get("CI")]
+
+
+def _engine(mp: pytest.MonkeyPatch, engine: str) -> None:
+    """Make ``engine`` ("kli-scan" or "rg") the first pass search and ws_grep take."""
+    mp.setenv(rgscan.ENGINE_ENV, "rg" if engine == "rg" else "")
+
+
+@pytest.fixture
+def rg_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """rg as the first pass, even where kli-scan is built (a test of rg's own output)."""
+    _engine(monkeypatch, "rg")
 
 
 def _no_rg(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -166,21 +184,25 @@ def _answer(root: str, tool: str, args: dict[str, Any]) -> tuple[Any, ...]:
     ws = Workspace(root)
     r = ws.call(tool, args)
     details = {k: v for k, v in r.details.items() if not k.startswith("engine")}
-    return r.ok, r.text, details, _views(ws), r.details.get("engine")
+    return (r.ok, r.text, details, _views(ws), r.details.get("engine"),
+            r.details.get("engine_pass"))
 
 
 @needs_rg
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(files=_tree(), patterns=_PATTERNS,
        path=st.sampled_from(["**", ".", "sub", "**/*.py", "**/*.txt", "*", "sub/**"]),
-       context=st.sampled_from([0, 0, 1]), sniff_first=st.booleans())
+       context=st.sampled_from([0, 0, 1]), sniff_first=st.booleans(),
+       engine=st.sampled_from(ENGINES))
 def test_search_with_rg_gives_the_python_answer(
-    files: dict[str, bytes], patterns: list[str], path: str, context: int, sniff_first: bool
+    files: dict[str, bytes], patterns: list[str], path: str, context: int, sniff_first: bool,
+    engine: str,
 ) -> None:
     """Same text (rows, anchors, bounds, skip notes), same details, same recorded views."""
     root = _make(files)
     mp = pytest.MonkeyPatch()
     try:
+        _engine(mp, engine)
         mp.setattr(search_mod, "MAX_FILE_BYTES", 200)  # so "big" files are over the cap
         mp.setattr(search_mod, "MAX_FILES", 3)  # so the file bound is reached often
         mp.setattr(search_mod, "MAX_MATCH_LINES", 5)
@@ -194,6 +216,7 @@ def test_search_with_rg_gives_the_python_answer(
                 slow = _answer(root, "search", args)
             assert slow[4] in ("python", None)  # None: an error result (no such folder)
             assert fast[:4] == slow[:4], (pattern, fast[4])
+            assert fast[5] in (engine, None), (pattern, fast[5])  # None: not used (details)
     finally:
         mp.undo()
         shutil.rmtree(root)
@@ -202,13 +225,15 @@ def test_search_with_rg_gives_the_python_answer(
 @needs_rg
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(files=_tree(), patterns=_PATTERNS, ignore_case=st.booleans(),
-       glob=st.sampled_from([None, "*.py", "sub/**"]))
+       glob=st.sampled_from([None, "*.py", "sub/**"]), engine=st.sampled_from(ENGINES))
 def test_ws_grep_with_rg_gives_the_python_answer(
-    files: dict[str, bytes], patterns: list[str], ignore_case: bool, glob: str | None
+    files: dict[str, bytes], patterns: list[str], ignore_case: bool, glob: str | None,
+    engine: str,
 ) -> None:
     root = _make(files)
     mp = pytest.MonkeyPatch()
     try:
+        _engine(mp, engine)
         mp.setattr(ws_grep_mod, "MAX_FILE_BYTES", 200)
         mp.setattr(ws_grep_mod, "GREP_MAX_HITS", 4)
         # Wait for rg before the first file, so its counts are what decides here.
@@ -222,6 +247,7 @@ def test_ws_grep_with_rg_gives_the_python_answer(
                 _no_rg(off)
                 slow = _answer(root, "ws_grep", args)
             assert fast[:4] == slow[:4], (pattern, fast[4])
+            assert fast[5] in (engine, None), (pattern, fast[5])
     finally:
         mp.undo()
         shutil.rmtree(root)
@@ -346,7 +372,7 @@ def test_ignore_and_config_files_in_the_root_change_nothing(
 
 @needs_rg
 def test_an_rg_on_path_or_under_the_root_is_never_run(
-    ws: Workspace, root: Path, monkeypatch: pytest.MonkeyPatch
+    ws: Workspace, root: Path, rg_only: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fake = root / "bin" / "rg"
     fake.parent.mkdir()
@@ -365,6 +391,7 @@ def test_an_rg_on_path_or_under_the_root_is_never_run(
     path, why = rgscan.locate(ws.jail)
     assert path is None and "under the workspace root" in why
     monkeypatch.undo()
+    _engine(monkeypatch, "rg")  # undone with the rest
     # ... but not the one in the kernel's own environment inside the root (a project's .venv),
     # which is control state no tool writes: the same trust the tools' imports give it.
     inside = Workspace(os.path.dirname(os.path.dirname(RG)))
@@ -416,7 +443,7 @@ def test_a_pattern_rg_cannot_read_the_same_is_searched_in_python_and_says_so(
 
 @needs_rg
 def test_a_pattern_rg_refuses_is_searched_in_python_and_says_so(
-    ws: Workspace, root: Path
+    ws: Workspace, root: Path, rg_only: None
 ) -> None:
     """A NUL in the pattern: rg, skipping binary files, refuses to look for one."""
     (root / "a.py").write_text("a\n")
@@ -496,7 +523,7 @@ def _nul_tree(extra: dict[str, bytes] | None = None) -> str:
 
 
 @needs_rg
-def test_rg_log_says_which_files_it_left_out_as_binary_or_too_large() -> None:
+def test_rg_log_says_which_files_it_left_out_as_binary_or_too_large(rg_only: None) -> None:
     """rg's --debug log gives a verdict for a NUL before offset 8192 and a file over the cap;
     a NUL further on is no verdict (search reads such a file as text)."""
     root = _nul_tree()
@@ -517,7 +544,7 @@ def test_rg_log_says_which_files_it_left_out_as_binary_or_too_large() -> None:
 
 @needs_rg
 def test_search_takes_binary_and_size_verdicts_from_rg_and_sniffs_only_the_rest(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, rg_only: None,
 ) -> None:
     root = _nul_tree()
     sniffed: list[str] = []
@@ -543,12 +570,15 @@ def test_search_takes_binary_and_size_verdicts_from_rg_and_sniffs_only_the_rest(
 
 
 @needs_rg
+@pytest.mark.parametrize("engine", ENGINES)
 def test_a_file_name_that_could_forge_a_line_of_rgs_log_turns_the_log_off(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, engine: str,
 ) -> None:
     """A binary file named to print, in rg's log, a line calling n9000.txt (text for search:
     its NUL is past the sniff) binary: with a newline in a name under the folder, the log is
-    not read, every file rg left out is sniffed, and the answer stays the Python one."""
+    not read, every file rg left out is sniffed, and the answer stays the Python one.
+    kli-scan's records name files by their exact bytes: the same name forges nothing there."""
+    _engine(monkeypatch, engine)
     forger = "q\nrg: DEBUG|grep_printer::summary|x.rs:1: ignoring ./n9000.txt"
     root = _nul_tree({forger: b"ab\0c"})
     try:
