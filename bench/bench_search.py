@@ -151,30 +151,24 @@ def bench_tree(tree: str, label: str, repeat: int, lifted: bool, python_row: boo
                 f"({d['engine_pass']}); stopped "
                 f"{d['stopped']}) | "
                 f"`rg -n -uu` | {count_lines([rg, '-n', '-uu', pattern, '.'], tree)} lines | |")
+            switched = []
             if kind == "literal" and d["engine_pass"] == rgscan.SCAN:
-                os.environ[rgscan.ENGINE_ENV] = "rg"
-                try:
-                    got = interleaved({"ours": (tool("search", {"pattern": pattern,
-                                                                "path": "**"}, last), True),
-                                       "rg": (run_peer([rg, "-n", "-uu", pattern, "."], tree),
-                                              False)}, max(1, repeat // 2))
-                finally:
-                    del os.environ[rgscan.ENGINE_ENV]
-                assert last["r"].details["engine_pass"] == "rg"
-                rows.append(f"| {label}: search {kind}, rg as the first pass (kli-scan off)"
-                            f"{note} | {fmt_pair(got['ours'])} | `rg -n -uu` | "
-                            f"{fmt_pair(got['rg'])} | {ratio(got['ours'], got['rg'])} |")
+                switched.append((rgscan.ENGINE_ENV, "rg", "rg as the first pass (kli-scan off)",
+                                 ("engine_pass", "rg")))
             if kind == "literal" and python_row:
-                os.environ[rgscan.OFF_ENV] = "1"
+                switched.append((rgscan.OFF_ENV, "1", "Python only (rg off)",
+                                 ("engine", "python")))
+            for env, value, what, (key, want) in switched:
+                os.environ[env] = value
                 try:
                     got = interleaved({"ours": (tool("search", {"pattern": pattern,
                                                                 "path": "**"}, last), True),
                                        "rg": (run_peer([rg, "-n", "-uu", pattern, "."], tree),
                                               False)}, max(1, repeat // 2))
                 finally:
-                    del os.environ[rgscan.OFF_ENV]
-                assert last["r"].details["engine"] == "python"
-                rows.append(f"| {label}: search {kind}, Python only (rg off){note} | "
+                    del os.environ[env]
+                assert last["r"].details[key] == want
+                rows.append(f"| {label}: search {kind}, {what}{note} | "
                             f"{fmt_pair(got['ours'])} | `rg -n -uu` | {fmt_pair(got['rg'])} | "
                             f"{ratio(got['ours'], got['rg'])} |")
         for kind, pattern in (("absent literal (reads every file)", ABSENT),

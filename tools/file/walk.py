@@ -236,13 +236,7 @@ def _from_listing(jail: Jail, pat: str, listed: Listing, limit: int, seconds: fl
     for group, linked in ((listed.files, False), (listed.symlinks, True)):
         for path in group:
             rel = path[cut:]
-            name = rel[rel.rfind("/") + 1:]
-            if single is not None:
-                if single is not _match_all and not single(rel, name):
-                    continue
-            elif not any(m.match(rel, name) for m in matchers):
-                continue
-            if name[:1] == "." and name.endswith(TMP_SUFFIX):
+            if not _wanted(single, matchers, rel, rel[rel.rfind("/") + 1:]):
                 continue
             if linked and not (os.path.isfile(root + path)
                                and _inside(jail, os.path.realpath(root + path))):
@@ -251,6 +245,19 @@ def _from_listing(jail: Jail, pat: str, listed: Listing, limit: int, seconds: fl
     found.sort()
     return WalkResult(paths=found, visited=listed.visited, stopped=None, max_entries=limit,
                       max_seconds=seconds, deadline=deadline, newline_names=None)
+
+
+def _wanted(single: Callable[[str, str], bool] | None, matchers: list[_Matcher], rel: str,
+            name: str) -> bool:
+    """Whether a file at ``rel`` (below the walk's prefix) named ``name`` is a result: the
+    pattern matches it (``single``: the one matcher's test, if one) and it is no killed
+    writer's leftover (``atomic.is_temporary``, inline: this runs once per file of the tree)."""
+    if single is not None:
+        if single is not _match_all and not single(rel, name):
+            return False
+    elif not any(m.match(rel, name) for m in matchers):
+        return False
+    return not (name[:1] == "." and name.endswith(TMP_SUFFIX))
 
 
 def _inside(jail: Jail, real: str) -> bool:
@@ -346,14 +353,7 @@ def walk(
                                 continue
                     except OSError:
                         continue
-                    if single is not None:
-                        if single is not _match_all and not single(rel, name):
-                            continue
-                    elif not any(m.match(rel, name) for m in matchers):
-                        continue
-                    # A killed writer's leftover is never a result (atomic.is_temporary, inline:
-                    # this loop runs once per file of the tree).
-                    if name[:1] == "." and name.endswith(TMP_SUFFIX):
+                    if not _wanted(single, matchers, rel, name):
                         continue
                     if not regular and not _inside(jail, os.path.realpath(entry.path)):
                         continue

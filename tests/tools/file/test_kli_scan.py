@@ -17,7 +17,7 @@ from kli.tools.file import rgpattern, rgscan
 from kli.tools.file import search as search_mod
 from kli.tools.file import walk as walk_mod
 
-from .test_search_rg import SCAN, _answer, _no_rg, _nul_tree, needs_scan
+from .test_search_rg import SCAN, _answer, _no_rg, _nul_tree, count_sniffs, needs_scan
 
 pytestmark = needs_scan
 
@@ -150,16 +150,9 @@ def test_with_kli_scan_search_neither_walks_nor_sniffs_what_it_settled(
     verdicts for the sniff (only the files kli-scan left to the caller are looked at); the
     answer is the Python-only path's."""
     root = _odd_tree()
-    sniffed: list[str] = []
-    real_sniff = rgscan.sniff
-
-    def counting(real: str, cap: int) -> str | None:
-        sniffed.append(os.path.relpath(real, root))
-        return real_sniff(real, cap)
-
     try:
         with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(rgscan, "sniff", counting)
+            sniffed = count_sniffs(mp, root)
 
             def no_scandir(path: str) -> None:
                 raise AssertionError(f"walked in Python: {path}")

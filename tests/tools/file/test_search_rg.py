@@ -511,6 +511,19 @@ def test_the_translation_tables_cost_little_memory() -> None:
     assert peak < 30 * 2**20, peak
 
 
+def count_sniffs(mp: pytest.MonkeyPatch, root: str) -> list[str]:
+    """The root-relative files ``rgscan.sniff`` looks at from now on (through ``mp``)."""
+    sniffed: list[str] = []
+    real_sniff = rgscan.sniff
+
+    def counting(real: str, cap: int) -> str | None:
+        sniffed.append(os.path.relpath(real, root))
+        return real_sniff(real, cap)
+
+    mp.setattr(rgscan, "sniff", counting)
+    return sniffed
+
+
 def _nul_tree(extra: dict[str, bytes] | None = None) -> str:
     """Files whose first NUL lies just before, at and past the 8 KiB sniff, one over 2 MiB,
     a text file, each holding "foo" before the NUL."""
@@ -547,15 +560,8 @@ def test_search_takes_binary_and_size_verdicts_from_rg_and_sniffs_only_the_rest(
     monkeypatch: pytest.MonkeyPatch, rg_only: None,
 ) -> None:
     root = _nul_tree()
-    sniffed: list[str] = []
-    real_sniff = rgscan.sniff
-
-    def counting(real: str, cap: int) -> str | None:
-        sniffed.append(os.path.relpath(real, root))
-        return real_sniff(real, cap)
-
     try:
-        monkeypatch.setattr(rgscan, "sniff", counting)
+        sniffed = count_sniffs(monkeypatch, root)
         fast = _answer(root, "search", {"pattern": "foo", "path": "**"})
         # Not settled by rg's log: the late NULs (text here), the symlinks rg does not follow.
         assert sorted(sniffed) == ["link.txt", "n8192.txt", "n9000.txt"]
