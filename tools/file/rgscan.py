@@ -274,7 +274,10 @@ def start(
     scan = os.path.basename(rg) == SCAN
     passed_by = why
     if scan:
-        args = [rg, "--max-filesize", str(max_bytes), "--sniff", str(BINARY_SNIFF)]
+        # Past the walk's entry bound the caller walks itself (and stops there): no need to
+        # read the rest of a huge tree first.
+        args = [rg, "--max-filesize", str(max_bytes), "--sniff", str(BINARY_SNIFF),
+                "--max-entries", str(walk_mod.MAX_ENTRIES)]
         for name in sorted(VCS_DIRS):
             args += ["--skip-dir", name]
         if name_glob:

@@ -2,7 +2,8 @@
 //!
 //! Usage (the working directory is the workspace root):
 //!
-//!     kli-scan --max-filesize N --sniff N [--name GLOB] [--skip-dir NAME]... --regexp PATTERN -- TOP
+//!     kli-scan --max-filesize N --sniff N [--max-entries N] [--name GLOB] [--skip-dir NAME]...
+//!              --regexp PATTERN -- TOP
 //!
 //! It walks TOP the way `rg -uu` does (no ignore file of any kind, hidden files included,
 //! no symlink followed; the `ignore` crate), never entering a folder named by `--skip-dir`
@@ -20,7 +21,11 @@
 //! - `U` a regular file it did not settle (a NUL further on, or it could not be opened or
 //!   read): the caller reads it itself;
 //! - `S` a symlink (NUMBER 0), not followed: the caller decides where it leads;
-//! - `V` (PATH empty), last: NUMBER entries the walk met below TOP, every kind and name. The pattern is read by the
+//! - `V` (PATH empty), last: NUMBER entries the walk met below TOP, every kind and name.
+//!
+//! With `--max-entries N` the walk stops soon after meeting more than N entries (V then says
+//! more than N, and the records cover only part of TOP: the caller's own walk stops at that
+//! bound too, and uses none of them). The pattern is read by the
 //! `grep-regex` crate as rg reads `--regexp` (line terminator `\n`, no encoding: the bytes as
 //! they are). Exit status: 0 (done), 2 (bad arguments or a pattern the engine refuses: the
 //! reason on stderr, one line).
@@ -46,6 +51,7 @@ const FLUSH_AT: usize = 64 * 1024;
 struct Args {
     max_bytes: u64,
     sniff: usize,
+    max_entries: u64,
     name: Option<String>,
     skip_dirs: Vec<String>,
     pattern: String,
@@ -61,6 +67,7 @@ fn parse_args() -> Args {
     let mut it = std::env::args().skip(1);
     let (mut max_bytes, mut sniff, mut name, mut skip_dirs, mut pattern) =
         (None, None, None, Vec::new(), None);
+    let mut max_entries = u64::MAX;
     let number = |v: Option<String>, flag: &str| -> u64 {
         v.and_then(|s| s.parse().ok()).unwrap_or_else(|| fail(&format!("{} needs a number", flag)))
     };
@@ -68,6 +75,7 @@ fn parse_args() -> Args {
         match it.next().as_deref() {
             Some("--max-filesize") => max_bytes = Some(number(it.next(), "--max-filesize")),
             Some("--sniff") => sniff = Some(number(it.next(), "--sniff") as usize),
+            Some("--max-entries") => max_entries = number(it.next(), "--max-entries"),
             Some("--name") => name = Some(it.next().unwrap_or_else(|| fail("--name needs a glob"))),
             Some("--skip-dir") => skip_dirs.push(it.next().unwrap_or_else(|| fail("--skip-dir needs a name"))),
             Some("--regexp") => pattern = Some(it.next().unwrap_or_else(|| fail("--regexp needs a pattern"))),
@@ -80,6 +88,7 @@ fn parse_args() -> Args {
     Args {
         max_bytes: max_bytes.unwrap_or_else(|| fail("missing --max-filesize")),
         sniff: sniff.unwrap_or_else(|| fail("missing --sniff")),
+        max_entries,
         name,
         skip_dirs,
         pattern: pattern.unwrap_or_else(|| fail("missing --regexp")),
@@ -234,7 +243,9 @@ fn main() {
                 if entry.depth() == 0 {
                     return WalkState::Continue;
                 }
-                visited.fetch_add(1, Ordering::Relaxed);
+                if visited.fetch_add(1, Ordering::Relaxed) >= args.max_entries {
+                    return WalkState::Quit; // past the caller's bound: it walks itself
+                }
                 let kind = match entry.file_type() {
                     Some(kind) => kind,
                     None => return WalkState::Continue,

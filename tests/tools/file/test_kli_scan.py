@@ -212,3 +212,23 @@ def test_a_pattern_kli_scan_refuses_is_searched_in_python_and_says_so(
     r = ws.call("search", {"pattern": "a", "path": "**"})
     assert r.ok and r.details["engine"] == "python" and r.details["files_matched"] == 1
     assert r.details["engine_note"].startswith("kli-scan refused the pattern")
+
+
+def test_kli_scan_stops_past_the_walks_entry_bound_and_the_walk_takes_over(
+    ws: Workspace, root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tree larger than the walk's entry bound is not read whole first: kli-scan quits soon
+    after the bound, the walk runs here and stops at it, and the search says so."""
+    for i in range(400):
+        (root / f"f{i:03}.txt").write_text("needle\n")
+    monkeypatch.setattr(walk_mod, "MAX_ENTRIES", 10)
+    counts = _scan(str(root))
+    assert counts.listing is not None and counts.listing.visited > 10
+    assert len(counts.lines) < 200  # quit early (two walker threads may each finish a few)
+    r = ws.call("search", {"pattern": "needle", "path": "**"})
+    assert r.details["stopped"] == "entries" and r.details["files_matched"] == 10
+    assert "walk stopped" in r.details["engine_note"]
+    monkeypatch.setattr(walk_mod, "MAX_ENTRIES", 400)  # exactly the bound: the listing serves
+    counts = _scan(str(root))
+    assert counts.listing is not None and counts.listing.visited == 400
+    assert walk_mod.walk(ws.jail, "**", listed=counts.listing).stopped is None
