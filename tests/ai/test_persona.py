@@ -111,13 +111,29 @@ def test_stop_in_the_chat_ends_a_long_bash_in_the_kernel_within_two_seconds(
     assert took < 2.0, f"Stop took {took:.2f} s"
     assert "stopped during bash" in chat.replies()
     # the command itself is gone: nothing of sleep 60 is left in the kernel's process tree
+    # within 3 s of the Stop. The chat's reply can come first: the kernel's bash sees the
+    # cancel on its next 50 ms poll and then kills its process group (a clean-clone run
+    # found both processes still there at the moment the reply arrived).
     import psutil
 
-    kernels = [p for p in psutil.process_iter(["cmdline"])
-               if "kli.kernel" in " ".join(p.info["cmdline"] or [])]
-    sleeping = [c for k in kernels for c in k.children(recursive=True)
-                if "sleep" in " ".join(c.cmdline() or [])]
-    assert not sleeping, sleeping
+    def sleeping() -> list[psutil.Process]:
+        kernels = [p for p in psutil.process_iter(["cmdline"])
+                   if "kli.kernel" in " ".join(p.info["cmdline"] or [])]
+        found = []
+        for k in kernels:
+            for c in k.children(recursive=True):
+                try:
+                    if "sleep" in " ".join(c.cmdline() or []) and c.status() != "zombie":
+                        found.append(c)
+                except psutil.NoSuchProcess:
+                    pass
+        return found
+
+    left = sleeping()
+    while left and time.monotonic() - started < 3.0:
+        time.sleep(0.05)
+        left = sleeping()
+    assert not left, (left, f"{time.monotonic() - started:.2f} s after Stop")
     assert len(server.script.requests) == 1  # the model was not asked again
 
 
