@@ -18,6 +18,7 @@ target="${CARGO_TARGET_DIR:-$here/kli-scan/target}"
 out="$root/tools/file/native"
 mkdir -p "$out"
 tmp="$(mktemp "$out/.kli-scan.XXXXXX")"
+trap 'rm -f "$tmp"' EXIT  # a failed copy leaves no temporary file beside the binary
 cp "$target/release/kli-scan" "$tmp"
 chmod 755 "$tmp"
 mv -f "$tmp" "$out/kli-scan"

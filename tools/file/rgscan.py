@@ -80,7 +80,7 @@ from kli.tools.file.walk import VCS_DIRS, Listing
 
 # The version-control folders the walk skips (kli.tools.file.walk.VCS_DIRS): rg skips them
 # too, so it does not read what the walk never gives.
-_VCS_GLOBS = ("!.git/", "!.hg/", "!.svn/", "!.bzr/", "!_darcs/")
+_VCS_GLOBS = tuple(f"!{name}/" for name in sorted(VCS_DIRS))
 # Set in the environment (to anything but "" or "0"), search and ws_grep run without rg.
 OFF_ENV = "KLI_SEARCH_NO_RG"
 # Set to "rg", search and ws_grep take rg even where kli-scan was built.
@@ -165,13 +165,13 @@ class Running:
     """An rg started by ``start``; ``finish`` waits for its counts."""
 
     def __init__(self, proc: subprocess.Popen[bytes], out: Any, log: Any, top: str,
-                 started: float, max_bytes: int, scan: bool = False):
+                 started: float, max_bytes: int, scan: bool = False, note: str = ""):
         self.proc, self.out, self.log, self.top = proc, out, log, top
         self.started, self.max_bytes = started, max_bytes
         self.scan = scan  # kli-scan's records, not rg's counts and log
         self.name = SCAN if scan else "rg"
         self._result: Counts | str | None = None
-        self.note = ""  # why kli-scan did not serve (``locate``), when this is rg
+        self.note = note  # why kli-scan did not serve (``locate``), when this is rg
 
     def finish(self, deadline: float) -> Counts | str:
         """rg's counts, or why there are none (its error, out of time: it is then killed).
@@ -272,7 +272,6 @@ def start(
     if rg is None:
         return why
     scan = os.path.basename(rg) == SCAN
-    passed_by = why
     if scan:
         # Past the walk's entry bound the caller walks itself (and stops there): no need to
         # read the rest of a huge tree first.
@@ -306,9 +305,7 @@ def start(
         out.close()
         log.close()
         return f"rg could not start ({exc})"
-    running = Running(proc, out, log, top, time.monotonic(), max_bytes, scan)
-    running.note = passed_by
-    return running
+    return Running(proc, out, log, top, time.monotonic(), max_bytes, scan, why)
 
 
 _RECORD = re.compile(r"([^\0]*)\0([0-9]+)\n")
