@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kli.tools.core import await_decision, undo
 from kli.tools.core.registry import Profile, Tool
 from kli.tools.file import cells, edit, find, read, search, write
 from kli.tools.image import (
@@ -30,6 +29,7 @@ from kli.tools.process import (
     run_cells,
 )
 from kli.tools.process import eval as eval_
+from kli.tools.review import await_decision, changes, redo, undo
 from kli.tools.ws import (
     git_diff,
     git_status,
@@ -55,7 +55,7 @@ _KLI: list[Tool] = [
     eval_.TOOL, eval_frame.TOOL, eval_continue.TOOL, eval_abort.TOOL, redefine.TOOL,
     read.TOOL, find.TOOL, search.TOOL, write.TOOL, edit.TOOL, cells.TOOL, run_cells.TOOL,
     image_summary.TOOL, inspect_object.TOOL, trace.TOOL, untrace.TOOL, trace_read.TOOL,
-    await_decision.TOOL, undo.CHANGES_TOOL, undo.UNDO_TOOL, undo.REDO_TOOL,
+    await_decision.TOOL, changes.TOOL, undo.TOOL, redo.TOOL,
 ]
 
 # -- slmcode profile ---------------------------------------------------------------------------

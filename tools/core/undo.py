@@ -47,10 +47,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from kli.tools.core import approval, atomic, checkpoints, interrupts, snapshot
+from kli.tools.core import atomic, checkpoints, interrupts, snapshot
 from kli.tools.core.changes import count_changes, file_change
 from kli.tools.core.checkpoints import LIVE, Checkpoint
-from kli.tools.core.registry import GATE_WRITE, Call, Tool
+from kli.tools.core.registry import Call
 from kli.tools.core.result import ToolError, ToolResult
 from kli.tools.core.settings import is_control_name
 from kli.tools.core.textfile import NotText, decode, read_bytes
@@ -641,49 +641,13 @@ def timeline_json(root: str, session: str | None = None, limit: int = LIST_MAX
     """The newest ``limit`` changes (of ``session``) as JSON, with counts and undo state, and
     how many there are in all. One home for the ``changes`` tool and the panel's timeline."""
     every = timeline(root)
-    found = [c for c in every if _of_session(c, session)]
+    found = [c for c in every if of_session(c, session)]
     taken, later = undone_by(every), _later(every)
     return [c.to_json(root, taken, later) for c in found[:limit]], len(found)
 
 
-def _of_session(change: Change, session: str | None) -> bool:
+def of_session(change: Change, session: str | None) -> bool:
     return session is None or session in (change.session, change.session_label)
-
-
-def _since(value: Any) -> float:
-    """``since`` as a time: epoch seconds, ``HH:MM[:SS]`` today (local), or ISO 8601."""
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
-    text = str(value).strip()
-    import datetime as dt
-
-    with contextlib.suppress(ValueError):
-        return float(text)
-    try:
-        if len(text) <= 8 and ":" in text:
-            clock = dt.time.fromisoformat(text)
-            return dt.datetime.combine(dt.date.today(), clock).timestamp()
-        return dt.datetime.fromisoformat(text).timestamp()
-    except ValueError:
-        raise ToolError(f"undo: since={text!r} is not a time; give HH:MM (today), an ISO 8601 "
-                        "time, or epoch seconds.", error="bad_arguments") from None
-
-
-def run_changes(call: Call) -> ToolResult:
-    session = call.args.get("session")
-    limit = int(call.args.get("limit", LIST_MAX))
-    found = [c for c in timeline(call.ws.root) if _of_session(c, session)]
-    if not found:
-        return ToolResult.success("(no recorded changes" + (f" of session {session}" if session else "")
-                                  + "; every change made through the tools is recorded)", changes=[])
-    shown, _total = timeline_json(call.ws.root, session, limit)
-    taken = {c["id"]: c["undone_by"] for c in shown if c["undone_by"]}
-    text = f"{len(found)} change(s), newest first:\n" + "\n".join(
-        c.line() + (f"  [undone by {taken[c.id]}]" if c.id in taken else "")
-        for c in found[:limit])
-    text += "\nUndo one with undo change=<id>; everything of a session since a time with " \
-            "undo session=<session id, in parentheses> since=HH:MM."
-    return ToolResult.success(text, changes=shown)
 
 
 PANEL_TEXT = "panel_text"  # details key: a result's words for the person at the panel
@@ -894,100 +858,9 @@ def _undo_changes(call: Call, targets: list[Change], force: bool, verb: str,
     return ToolResult.success(text, files=files, undoes=ids[0] if len(ids) == 1 else None, undone=ids)
 
 
-def run_undo(call: Call) -> ToolResult:
-    args = call.args
-    all_changes = timeline(call.ws.root)
-    if args.get("change"):
-        targets = [c for c in all_changes if c.id == args["change"]]
-        if not targets:
-            raise ToolError(f"undo: no recorded change {args['change']!r}; list them with changes.",
-                            error="not_found")
-    elif args.get("since") is not None or args.get("session"):
-        if args.get("since") is None or not args.get("session"):
-            raise ToolError("undo: since needs session too (whose changes to take back), e.g. "
-                            "undo session=agent since=10:30.", error="bad_arguments")
-        start = _since(args["since"])
-        taken = undone_by(all_changes)  # what is undone already is not taken back twice
-        targets = [c for c in all_changes if _of_session(c, args["session"]) and c.time >= start
-                   and c.id not in taken]
-        named = {c.session: c for c in targets}  # the newest change of each session
-        if len(named) > 1:  # one label, several sessions (two kernels' magics on one root)
-            since = args["since"]
-            raise ToolError(
-                f"undo: session={args['session']!r} names {len(named)} sessions, whose changes "
-                "would all be taken back. Nothing was undone; repeat with the id of the one "
-                "you mean:\n" + "\n".join(
-                    f"  undo session={sid} since={since}   # {c.who()}"
-                    for sid, c in sorted(named.items())),
-                error="ambiguous", sessions=sorted(named))
-    else:
-        raise ToolError("undo needs change=<id>, or session=<label> since=<time>. List the "
-                        "changes with changes.", error="bad_arguments")
-    return _undo_changes(call, targets, bool(args.get("force")), "undo")
-
-
-def run_redo(call: Call) -> ToolResult:
-    wanted = call.args["change"]
-    all_changes = timeline(call.ws.root)
-    undo_id = undone_by(all_changes).get(wanted)
-    undo = next((c for c in all_changes if c.id == undo_id), None)
-    if undo is None:
-        raise ToolError(f"redo: change {wanted!r} has not been undone (or its undo was evicted); "
-                        "list them with changes.", error="not_found")
-    return _undo_changes(call, [undo], bool(call.args.get("force")), "redo", wanted)
-
-
-_FORCE = {"type": "boolean", "description": "Undo even though a file changed since (a person confirmed)."}
-
-CHANGES_TOOL = Tool(
-    name="changes",
-    profile="kli",
-    gate=None,
-    description="List the recorded changes to files (every edit, write, delete, move, cell edit, "
-    "and files a bash/ws_shell/eval call changed), newest first, optionally of one session.",
-    parameters={"type": "object", "properties": {
-        "session": {"type": "string", "description": "Session id or label (a label may name "
-                    "several sessions)."},
-        "limit": {"type": "integer", "minimum": 1, "maximum": 500},
-    }, "additionalProperties": False},
-    run=run_changes,
-    main_arg="session",
-    touches_image=False,
-)
-
-UNDO_TOOL = Tool(
-    name="undo",
-    profile="kli",
-    gate=GATE_WRITE,
-    description="Take back a recorded change (change=<id> from changes), or everything a session "
-    "did since a time (session=<id or label> since=HH:MM; changes names each session's id, which "
-    "a label shared by several sessions needs). Refused, naming the file, when a file "
-    "changed since; force=true overrides. An undo is itself a change (redo takes it back).",
-    parameters={"type": "object", "properties": {
-        "change": {"type": "string", "description": "A change id (ch-…)."},
-        "session": {"type": "string", "description": "Session id or label (with since)."},
-        "since": {"type": "string", "description": "HH:MM today, ISO 8601, or epoch seconds."},
-        "force": _FORCE,
-    }, "additionalProperties": False},
-    run=run_undo,
-    main_arg="change",
-    mutates=True,
-    touches_image=False,
-    action=approval.FILE,
-)
-
-REDO_TOOL = Tool(
-    name="redo",
-    profile="kli",
-    gate=GATE_WRITE,
-    description="Put back a change that undo took back (change=<the undone change's id>).",
-    parameters={"type": "object", "properties": {
-        "change": {"type": "string", "description": "The id of the change that was undone."},
-        "force": _FORCE,
-    }, "required": ["change"], "additionalProperties": False},
-    run=run_redo,
-    main_arg="change",
-    mutates=True,
-    touches_image=False,
-    action=approval.FILE,
-)
+def take_back(call: Call, targets: list[Change], force: bool, verb: str,
+              redone: str = "") -> ToolResult:
+    """Take back the changes ``targets`` (newest first) as one recorded change of ``call``
+    (``verb``: ``undo``, or ``redo`` of the undo of change ``redone``): the ``undo`` and
+    ``redo`` tools (``kli.tools.review``). Refused, touching nothing, as ``_undo_changes`` says."""
+    return _undo_changes(call, targets, force, verb, redone)
