@@ -1,0 +1,548 @@
+"""What a call changed in the live image, recorded so that undo takes it back (issue 33).
+
+The image cannot be written to disk and read back, so a record lives in this process's memory
+and is linked to the change id the file checkpoints use (``kli.tools.core.undo`` calls this
+module as a *participant*: ``begin`` before a call, ``end`` after it, ``check`` / ``apply`` on
+an undo). What a record costs and why (docs/live-image.md, "Undo and the image"):
+
+- **Names, on every call: a shallow map.** Before and after the call, ``{name: object}`` of each
+  namespace the call runs in (``Tool.image_scope``: ``__main__``, a module, a class). Names
+  created, deleted and rebound are found by identity (``is``). The map holds references only
+  while the call runs; a record keeps the old object of a rebound or deleted name (so undo
+  puts back *the same object*) and the new one (so undo can tell whether the person rebound
+  the name since).
+- **Contents, only for what the code may change in place: a copy.** The source the call runs
+  is parsed; a name it stores into (``x[k] = …``, ``x.a = …``, ``x += …``, ``del x[k]``),
+  calls a method of (``lst.append``), or passes to a call is a *candidate*, and so are the
+  globals a function it calls reads (two levels). Each candidate is pickled before the call
+  and again after; different bytes mean it was changed in place, and the bytes before are kept
+  to put its contents back — in the same object where the type allows (list, dict, set,
+  bytearray, deque, an array of the same shape, an object's ``__dict__``: a pandas frame), so
+  other references see it. A module or class candidate gets a shallow map of its attributes
+  instead (a redefined module attribute, a replaced method).
+- **Bounded.** An object larger than ``image_undo_object_mb`` (estimated without copying:
+  ``nbytes``, ``memory_usage``, ``len``) is not copied, nor is one that cannot be pickled (a
+  socket, a lock, a GPU tensor's device memory); a record says so, and undo names it with the
+  cell that made it. All records together hold at most ``image_undo_budget_mb`` (copies plus
+  the estimated size of the old objects they keep alive) and ``MAX_RECORDS``; the oldest go
+  first, and an undo of an evicted one says its image part is gone.
+- **Not a fork.** A copy-on-write ``fork()`` snapshot would copy the whole process cheaply, but
+  it lives in another process: restoring from it gives new objects, never *the same objects*
+  other references point to, and a kernel's threads, sockets and GPU state do not survive a
+  fork. So it does not serve undo.
+
+A name the person rebound or changed after the call (not as the call left it) makes the undo
+refuse, naming it (``check``), unless ``force``. An undo's own restore is recorded the same way
+(``restore`` returns the record of what it changed), so redo puts the image back as the call
+left it.
+
+Nothing here imports Jupyter.
+"""
+
+from __future__ import annotations
+
+import ast
+import collections
+import contextlib
+import hashlib
+import itertools
+import os
+import pickle
+import re
+import sys
+import threading
+import types
+import uuid
+from collections.abc import Container, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+MB = 1024 * 1024
+OBJECT_MAX_MB = 64  # setting image_undo_object_mb: an object larger is not copied
+BUDGET_MB = 512  # setting image_undo_budget_mb: what every record together may hold
+MAX_RECORDS = 500  # records kept (oldest dropped first)
+FOLLOW_DEPTH = 2  # levels of called functions whose globals are candidates too
+MAX_CANDIDATES = 200  # candidates per call (the rest are named as not checked)
+KIND = "image"  # the checkpoint kind of a change's image part
+PROCESS = uuid.uuid4().hex[:12]  # this process: a record is found only in the one that made it
+
+# Calls that never change their arguments (a name passed to them is not a candidate).
+PURE_CALLS = frozenset({
+    "len", "print", "repr", "str", "type", "isinstance", "issubclass", "id", "hash", "sum",
+    "min", "max", "sorted", "list", "tuple", "set", "frozenset", "dict", "bool", "int", "float",
+    "abs", "round", "any", "all", "enumerate", "zip", "range", "format", "hasattr", "getattr",
+    "callable", "iter", "reversed", "map", "filter", "vars", "dir", "display",
+})
+# Methods that only read their object (a call of one does not make its object a candidate).
+PURE_METHODS = frozenset({
+    "head", "tail", "describe", "info", "copy", "get", "keys", "values", "items", "count",
+    "index", "mean", "sum", "min", "max", "std", "var", "median", "nunique", "unique",
+    "value_counts", "to_string", "to_dict", "to_list", "tolist", "to_numpy", "startswith",
+    "endswith", "format", "join", "split", "strip", "lower", "upper", "groupby", "agg",
+    "isna", "notna", "any", "all", "query", "filter", "loc", "iloc", "at", "iat", "sample",
+    "equals", "astype", "reshape", "transpose", "dot", "round", "argmax", "argmin", "nbytes",
+})
+_IPYTHON_CACHE = re.compile(r"^(_+\d*|_i+\d*|_(oh|ih|dh))$")  # IPython's output history names
+_IMMUTABLE = (int, float, complex, str, bytes, bool, type(None), tuple, frozenset, range,
+              types.FunctionType, types.BuiltinFunctionType, types.MethodType, property,
+              staticmethod, classmethod)
+_ids = itertools.count(1)
+
+
+# -- what a call reads and writes ------------------------------------------------------------
+def _root(node: ast.AST) -> str | None:
+    """The name at the root of ``a.b[c].d``; None when it is not a plain name."""
+    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Starred)):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def candidates_of(source: str) -> dict[str, str]:
+    """The names ``source`` may change in place, each with how: ``store`` (it stores into,
+    deletes from or augments the object: certain) or ``call`` (it calls a method of it, or
+    passes it to a call: possible); and ``load`` for every other name it reads (followed into
+    functions, never copied). A source that does not parse gives {}."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return {}
+    found: dict[str, str] = {}
+    rank = {"load": 0, "call": 1, "store": 2}
+
+    def note(name: str | None, how: str) -> None:
+        if name is not None and rank[how] > rank.get(found.get(name, ""), -1):
+            found[name] = how
+
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            note(_root(node), "store")
+        elif isinstance(node, ast.AugAssign):
+            note(_root(node.target), "store")
+        elif isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Attribute) and func.attr not in PURE_METHODS:
+                note(_root(func.value), "call")
+            pure = isinstance(func, ast.Name) and func.id in PURE_CALLS
+            for arg in [*node.args, *(k.value for k in node.keywords)]:
+                note(_root(arg), "load" if pure else "call")
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            note(node.id, "load")
+    return found
+
+
+def _code_names(code: types.CodeType, depth: int = 0) -> set[str]:
+    names = set(code.co_names)
+    if depth < 4:
+        for const in code.co_consts:
+            if isinstance(const, types.CodeType):
+                names |= _code_names(const, depth + 1)
+    return names
+
+
+def _followed(found: dict[str, str], namespace: dict[str, Any]) -> dict[str, str]:
+    """``found`` plus the globals of ``namespace`` that the functions it reads read, up to
+    ``FOLLOW_DEPTH`` levels (a call of ``add_item()`` that appends to a global list)."""
+    out = dict(found)
+    frontier = list(found)
+    for _level in range(FOLLOW_DEPTH):
+        nxt: list[str] = []
+        for name in frontier:
+            fn = namespace.get(name)
+            if isinstance(fn, types.FunctionType) and fn.__globals__ is namespace:
+                for inner in _code_names(fn.__code__):
+                    if inner in namespace and inner not in out:
+                        out[inner] = "call"
+                        nxt.append(inner)
+        frontier = nxt
+    return out
+
+
+# -- sizes and copies ------------------------------------------------------------------------
+def estimate(obj: Any, depth: int = 0) -> int:
+    """Bytes ``obj`` holds, estimated without copying it: arrays and frames by their data,
+    containers by their items (the first 1,000, scaled), anything else shallowly."""
+    try:
+        module = type(obj).__module__.split(".")[0]
+        if module in ("numpy", "torch", "cupy", "jax", "xarray", "dask") and hasattr(obj, "nbytes"):
+            return int(obj.nbytes)
+        if module == "pandas" and hasattr(obj, "memory_usage"):
+            usage = obj.memory_usage(deep=False)
+            return int(usage.sum() if hasattr(usage, "sum") else usage)
+        if module == "polars" and hasattr(obj, "estimated_size"):
+            return int(obj.estimated_size())
+        size = sys.getsizeof(obj)
+        if depth < 3 and isinstance(obj, (list, tuple, set, frozenset, dict, collections.deque)):
+            items = list(itertools.islice(obj.items() if isinstance(obj, dict) else obj, 1000))
+            sub = sum(estimate(i, depth + 1) for i in items)
+            if len(items) and len(obj) > len(items):
+                sub = sub * len(obj) // len(items)
+            size += sub
+        elif depth < 3 and hasattr(obj, "__dict__") and not isinstance(obj, (type, types.ModuleType)):
+            size += estimate(vars(obj), depth + 1)
+        return size
+    except Exception:
+        return 0
+
+
+def _pickle(obj: Any) -> bytes:
+    return pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _put_back(live: Any, old: Any) -> bool:
+    """Put ``old``'s contents into ``live`` (the same object); False when its type does not
+    allow it (then the caller rebinds the name to ``old``)."""
+    if type(live) is not type(old):
+        return False
+    try:
+        if isinstance(live, list):
+            live[:] = old
+        elif isinstance(live, dict):
+            live.clear()
+            live.update(old)
+        elif isinstance(live, set):
+            live.clear()
+            live.update(old)
+        elif isinstance(live, bytearray):
+            live[:] = old
+        elif isinstance(live, collections.deque):
+            live.clear()
+            live.extend(old)
+        elif type(live).__module__.split(".")[0] == "numpy" and hasattr(live, "shape"):
+            if live.shape != old.shape or live.dtype != old.dtype or not live.flags.writeable:
+                return False
+            live[...] = old
+            return True
+        elif not hasattr(live, "__dict__"):
+            return False
+        if hasattr(live, "__dict__") and not isinstance(live, (type, types.ModuleType)):
+            state = vars(old)
+            vars(live).clear()
+            vars(live).update(state)
+        return True
+    except Exception:
+        return False
+
+
+# -- a namespace or an object's attributes ---------------------------------------------------
+@dataclass
+class Place:
+    """Where names live: a namespace dict, or an object (module, class) whose attributes are
+    its names. ``prefix`` is how a name here is shown (``""`` for ``__main__``, ``mod.``)."""
+
+    label: str
+    target: Any
+    prefix: str = ""
+    hidden: Container[str] = ()
+
+    def names(self) -> dict[str, Any]:
+        space = self.target if isinstance(self.target, dict) else _attrs(self.target)
+        hidden = self.hidden
+        return {k: v for k, v in list(space.items()) if isinstance(k, str)
+                and not (k.startswith("__") and k.endswith("__")) and k not in hidden
+                and not _IPYTHON_CACHE.match(k)}
+
+    def get(self, name: str, default: Any) -> Any:
+        if isinstance(self.target, dict):
+            return self.target.get(name, default)
+        return _attrs(self.target).get(name, default)
+
+    def set(self, name: str, value: Any) -> None:
+        if isinstance(self.target, dict):
+            self.target[name] = value
+        else:
+            setattr(self.target, name, value)
+
+    def delete(self, name: str) -> None:
+        if isinstance(self.target, dict):
+            self.target.pop(name, None)
+        else:
+            with contextlib.suppress(AttributeError):
+                delattr(self.target, name)
+
+
+def _attrs(obj: Any) -> dict[str, Any]:
+    try:
+        return dict(vars(obj))
+    except TypeError:
+        return {}
+
+
+_MISSING = object()
+
+
+@dataclass
+class Copy:
+    """A candidate's contents before the call (``blob``), or why they were not kept."""
+
+    place: Place
+    name: str
+    obj: Any
+    how: str
+    blob: bytes | None = None
+    why: str | None = None  # not copied: too large, cannot be pickled
+    size: int = 0
+
+
+@dataclass
+class Token:
+    """What ``begin`` took: each place's names before, and the candidates' copies."""
+
+    places: list[tuple[Place, dict[str, Any]]]
+    copies: list[Copy]
+    notes: list[str]
+    object_max: int
+    cell_of: Any = None  # name -> the notebook cell that binds it (for the notes), lazily
+
+
+@dataclass
+class Record:
+    """What one call changed in the image. ``names``: (place, name, before, after), each
+    ``_MISSING`` when unbound; ``mutated``: (place, name, object, blob before, digest after);
+    ``notes``: what could not be kept, for the person."""
+
+    names: list[tuple[Place, str, Any, Any]] = field(default_factory=list)
+    mutated: list[tuple[Place, str, Any, bytes, str]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    held: int = 0  # bytes this record keeps alive (estimated)
+    change: str | None = None
+
+    def empty(self) -> bool:
+        return not (self.names or self.mutated or self.notes)
+
+    def summary(self) -> dict[str, Any]:
+        """The record as JSON, for the change's checkpoint (the timeline shows it)."""
+        def shown(p: Place, n: str) -> str:
+            return f"{p.prefix}{n}"
+        out: dict[str, Any] = {
+            "created": [shown(p, n) for p, n, b, _a in self.names if b is _MISSING],
+            "deleted": [shown(p, n) for p, n, _b, a in self.names if a is _MISSING],
+            "rebound": [shown(p, n) for p, n, b, a in self.names
+                        if b is not _MISSING and a is not _MISSING],
+            "mutated": [shown(p, n) for p, n, *_ in self.mutated],
+            "not_kept": list(self.notes),
+            "process": PROCESS, "pid": os.getpid(), "held_bytes": self.held,
+        }
+        return out
+
+    def text(self) -> str:
+        """One line: what the call changed in the image, then what cannot be taken back."""
+        s = self.summary()
+        parts = [f"{w} {', '.join(s[k][:8])}{' …' if len(s[k]) > 8 else ''}"
+                 for k, w in (("created", "created"), ("rebound", "rebound"),
+                              ("deleted", "deleted"), ("mutated", "changed in place"))
+                 if s[k]]
+        text = "; ".join(parts)
+        if self.notes:
+            text += ("; " if text else "") + "; ".join(self.notes[:3]) + (
+                " …" if len(self.notes) > 3 else "")
+        return text
+
+
+# -- recording -------------------------------------------------------------------------------
+def begin(places: Iterable[Place], code: Iterable[str], object_max: int,
+          extra: dict[str, str] | None = None) -> Token:
+    """Before a call: each place's names, and a copy of each candidate of ``code`` (or of
+    ``extra``: name -> how, for an undo's own restore)."""
+    taken = [(p, p.names()) for p in places]
+    wanted: dict[str, str] = dict(extra or {})
+    for source in code:
+        for name, how in candidates_of(source).items():
+            if name not in wanted or how == "store":
+                wanted[name] = how
+    copies: list[Copy] = []
+    notes: list[str] = []
+    seen: set[int] = set()
+    more: list[tuple[Place, dict[str, Any]]] = []
+    for place, before in taken:
+        names = _followed(wanted, place.target) if isinstance(place.target, dict) else dict(wanted)
+        for name, how in names.items():
+            obj = before.get(name, _MISSING)
+            if obj is _MISSING or id(obj) in seen:
+                continue
+            if isinstance(obj, (types.ModuleType, type)):
+                if how != "load":  # its attributes, by a shallow map
+                    seen.add(id(obj))
+                    sub = Place(f"{place.label}:{name}", obj, _dotted(place, name, obj))
+                    more.append((sub, sub.names()))
+                continue
+            if how == "load" or isinstance(obj, _IMMUTABLE):
+                continue
+            if len(copies) >= MAX_CANDIDATES:
+                notes.append(f"{place.prefix}{name}: not checked for changes in place (the call "
+                             f"reads more than {MAX_CANDIDATES} objects)")
+                continue
+            seen.add(id(obj))
+            copies.append(_copy(place, name, obj, how, object_max))
+    return Token(taken + more, copies, notes, object_max)
+
+
+def _dotted(place: Place, name: str, obj: Any) -> str:
+    if isinstance(obj, types.ModuleType):
+        return f"{obj.__name__}."
+    return f"{place.prefix}{name}."
+
+
+def _copy(place: Place, name: str, obj: Any, how: str, object_max: int) -> Copy:
+    size = estimate(obj)
+    if size > object_max:
+        return Copy(place, name, obj, how, why=f"too large to restore ({_mb(size)}; an undo "
+                    f"copies objects up to {_mb(object_max)})", size=size)
+    try:
+        blob = _pickle(obj)
+    except Exception as exc:
+        return Copy(place, name, obj, how, why=f"cannot be copied ({type(exc).__name__}: "
+                    f"{_short(exc)})", size=size)
+    if len(blob) > object_max:
+        return Copy(place, name, obj, how, why=f"too large to restore ({_mb(len(blob))}; an "
+                    f"undo copies objects up to {_mb(object_max)})", size=len(blob))
+    return Copy(place, name, obj, how, blob=blob, size=len(blob))
+
+
+def end(token: Token, cell_of: Any = None) -> Record:
+    """After the call: what it changed (``Record``; empty when nothing). ``cell_of(name)``
+    names the cell that binds a name, for the note on an object not kept."""
+    record = Record(notes=list(token.notes))
+    for place, before in token.places:
+        after = place.names()
+        for name in before.keys() | after.keys():
+            b, a = before.get(name, _MISSING), after.get(name, _MISSING)
+            if b is a:
+                continue
+            size = estimate(b) if b is not _MISSING else 0
+            if size > token.object_max:  # keeping it would hold it alive: said, not kept
+                what = "deleted" if a is _MISSING else "rebound (it keeps the call's value)"
+                record.notes.append(f"{place.prefix}{name} was {what} and its old value is too "
+                                    f"large to keep ({_mb(size)})" + _rerun(cell_of, name))
+                continue
+            record.names.append((place, name, b, a))
+            record.held += size
+    for c in token.copies:
+        now = c.place.get(c.name, _MISSING)
+        if now is not c.obj:
+            continue  # rebound or deleted: the old object itself is kept by ``names``
+        if c.blob is None:
+            if c.how == "store":
+                record.notes.append(f"{c.place.prefix}{c.name} was changed in place and is "
+                                    f"{c.why}" + _rerun(cell_of, c.name))
+            else:
+                record.notes.append(f"{c.place.prefix}{c.name} may have been changed in place "
+                                    f"(the call used it) and is {c.why}" + _rerun(cell_of, c.name))
+            continue
+        try:
+            after = _pickle(c.obj)
+        except Exception as exc:
+            record.notes.append(f"{c.place.prefix}{c.name} cannot be compared after the call "
+                                f"({type(exc).__name__}: {_short(exc)})")
+            continue
+        if after != c.blob:
+            record.mutated.append((c.place, c.name, c.obj, c.blob, _digest(after)))
+            record.held += len(c.blob)
+    return record
+
+
+def _rerun(cell_of: Any, name: str) -> str:
+    if cell_of is None:
+        return ""
+    try:
+        cell = cell_of(name)
+    except Exception:
+        cell = None
+    return f": re-run cell {cell}" if cell else ": re-run the code that made it"
+
+
+def _mb(size: int) -> str:
+    return f"{size / MB:,.1f} MB" if size < 1024 * MB else f"{size / 1024 / MB:,.1f} GB"
+
+
+def _short(exc: BaseException) -> str:
+    try:
+        text = str(exc)
+    except Exception:
+        text = ""
+    return text[:120]
+
+
+# -- undo ------------------------------------------------------------------------------------
+def problems(record: Record) -> list[str]:
+    """What is no longer as the call left it (a person rebound or changed it since), one
+    phrase per name; [] when the undo may go ahead."""
+    out: list[str] = []
+    for place, name, _b, a in record.names:
+        now = place.get(name, _MISSING)
+        if now is not a:
+            what = ("is bound again" if a is _MISSING else
+                    "was deleted" if now is _MISSING else "was rebound")
+            out.append(f"{place.prefix}{name} {what}")
+    for place, name, obj, _blob, digest in record.mutated:
+        now = place.get(name, _MISSING)
+        if now is not obj:
+            out.append(f"{place.prefix}{name} was "
+                       f"{'deleted' if now is _MISSING else 'rebound'}")
+            continue
+        try:
+            same = _digest(_pickle(obj)) == digest
+        except Exception:
+            same = False
+        if not same:
+            out.append(f"{place.prefix}{name} was changed")
+    return out
+
+
+def restore(record: Record) -> list[str]:
+    """Put back what ``record`` changed: rebound and deleted names get their old objects,
+    created ones are removed, mutated objects get their old contents (in place where the type
+    allows). Returns notes for the person (what could not be put back, or only as a copy)."""
+    notes: list[str] = []
+    for place, name, obj, blob, _digest_after in reversed(record.mutated):
+        try:
+            old = pickle.loads(blob)
+        except Exception as exc:
+            notes.append(f"{place.prefix}{name} could not be put back ({type(exc).__name__}: "
+                         f"{_short(exc)})")
+            continue
+        live = place.get(name, _MISSING)
+        target = live if live is not _MISSING else obj
+        if not _put_back(target, old):
+            place.set(name, old)
+            notes.append(f"{place.prefix}{name} was put back as a copy (a {type(obj).__name__} "
+                         "cannot be changed in place): other references still see the changed "
+                         "object")
+    for place, name, before, _after in reversed(record.names):
+        if before is _MISSING:
+            place.delete(name)
+        else:
+            place.set(name, before)
+    return notes + [n for n in record.notes if "not checked" not in n]
+
+
+# -- the records of this process ---------------------------------------------------------------
+class Records:
+    """Records by change id, oldest first, within ``budget`` bytes and ``MAX_RECORDS``."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.by_change: collections.OrderedDict[str, Record] = collections.OrderedDict()
+        self.evicted: set[str] = set()
+
+    def add(self, change: str, record: Record, budget: int) -> None:
+        with self.lock:
+            record.change = change
+            self.by_change[change] = record
+            while len(self.by_change) > 1 and (
+                    len(self.by_change) > MAX_RECORDS or self.held() > budget):
+                old, _r = self.by_change.popitem(last=False)
+                self.evicted.add(old)
+
+    def get(self, change: str) -> Record | None:
+        with self.lock:
+            return self.by_change.get(change)
+
+    def held(self) -> int:
+        return sum(r.held for r in self.by_change.values())
+
+
+RECORDS = Records()
