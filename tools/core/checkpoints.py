@@ -82,6 +82,9 @@ class Checkpoint:
     # known, or recorded before counts were kept; ``undo.file_counts`` then counts later).
     added: int | None = None
     removed: int | None = None
+    # A participant's part of a change (kind = its kind, e.g. the live image's "image"): what
+    # it recorded, as JSON (``kli.tools.core.participants``); no bytes are kept for it here.
+    part: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -90,6 +93,7 @@ class Checkpoint:
         stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(self.time))
         what = (f"symlink → {self.link}" if self.kind == "symlink" else
                 f"live notebook cells {', '.join(self.cells or [])}" if self.kind == LIVE else
+                f"{self.kind} part of change {self.change}" if self.part is not None else
                 f"{self.size} bytes")
         return f"{self.id}  {self.path}  ({what}, {self.reason} by {self.tool}, {stamp})"
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     from kli.tools.core.result import ToolResult
@@ -33,6 +33,16 @@ class Call:
     tool: Tool
     args: dict[str, Any]
     source: str = "api"
+
+
+class ImageScope(NamedTuple):
+    """Where a call runs code in the live image (``Tool.image_scope``): ``places``, each
+    (label, a namespace dict or an object whose attributes are its names: a module, a class),
+    and ``code``, the sources it runs (what they store into or call is what they may change in
+    place). The live image's undo records these (``kli.tools.image.record``)."""
+
+    places: list[tuple[str, Any]]
+    code: list[str]
 
 
 # A derived title (``Tool.annotations``) is at most this long: the description's first clause.
@@ -88,6 +98,9 @@ class Tool:
     action: str | None = None
     waits: bool = False
     sources: Callable[[Call], list[dict[str, Any]]] | None = None
+    # A tool that runs code in the live image says where (``ImageScope``), so its changes to
+    # the image are recorded with the call's change and undone with it; None: it does not.
+    image_scope: Callable[[Call], ImageScope] | None = None
     # MCP tool annotations (``annotations()``) are derived from the facts above; an entry
     # states one of these only where the derivation would be wrong for it.
     title: str | None = None

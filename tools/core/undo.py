@@ -47,7 +47,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from kli.tools.core import atomic, checkpoints, interrupts, snapshot
+from kli.tools.core import atomic, checkpoints, interrupts, participants, snapshot
 from kli.tools.core.changes import count_changes, file_change
 from kli.tools.core.checkpoints import LIVE, Checkpoint
 from kli.tools.core.registry import Call
@@ -69,6 +69,11 @@ class Tracker:
     before: snapshot.Tree | None
     after: snapshot.Tree | None = None  # the tree after the call (a background job's start)
     live: list[tuple[str, Any, Any]] = field(default_factory=list)  # ``live_notes``
+    # Participants' tokens (``participants.begin_all``), the parts added while the call ran
+    # (an undo's own restore), and what failed to record.
+    tokens: list[tuple[Any, Any]] = field(default_factory=list)
+    parts: list[participants.Part] = field(default_factory=list)
+    part_errors: list[str] = field(default_factory=list)
 
 
 def _enabled(settings: dict[str, Any], name: str, default: bool) -> bool:
@@ -117,7 +122,8 @@ def track(call: Call, settings: dict[str, Any]) -> Iterator[Tracker]:
     tracker = Tracker({}, before)
     _live.notes = tracker.live
     try:
-        with atomic.observing() as seen:
+        tracker.tokens, tracker.part_errors = participants.begin_all(call, settings)
+        with atomic.observing() as seen, participants.collecting(tracker.parts):
             tracker.seen = seen
             yield tracker
     finally:
@@ -191,8 +197,11 @@ def _finish(call: Call, tracker: Tracker, result: ToolResult, settings: dict[str
             if kind == "deleted":
                 cache.drop(path)
         details["detection"] = _detection(tracker.before, after)
+    parts, errors = participants.end_all(call, tracker.tokens, settings)
+    if tracker.part_errors or errors:
+        details["part_errors"] = tracker.part_errors + errors
     return _record(call, befores, detected, result, details, settings, "this call",
-                   _live_changes(tracker.live))
+                   _live_changes(tracker.live), [*parts, *tracker.parts])
 
 
 def _live_changes(notes: list[tuple[str, Any, Any]]) -> dict[str, tuple[Any, Any]]:
@@ -253,7 +262,8 @@ def _detection(before: snapshot.Tree, after: snapshot.Tree) -> dict[str, Any]:
 
 def _record(call: Call, befores: dict[str, Any], detected: list[tuple[str, str, bytes | None]],
             result: ToolResult, details: dict[str, Any], settings: dict[str, Any],
-            who: str, live: dict[str, tuple[Any, Any]] | None = None) -> ToolResult:
+            who: str, live: dict[str, tuple[Any, Any]] | None = None,
+            parts: list[participants.Part] | None = None) -> ToolResult:
     """Record ``befores`` (each real path's bytes before the change), the ``detected`` files
     and the ``live`` notebook documents (before, after) as one change of ``call``; ``details``
     (the result's, plus the detection) get the detected files and the change id, the text a
@@ -269,7 +279,7 @@ def _record(call: Call, befores: dict[str, Any], detected: list[tuple[str, str, 
             entries.append((real, rel, data))
     documents = [(real, rel, pair) for real, pair in (live or {}).items()
                  if (rel := _under_root(ws, real)) is not None and pair[0] != pair[1]]
-    if (not entries and not documents) or not record:
+    if (not entries and not documents and not parts) or not record:
         if entries and detected:
             details["files"] = [*(details.get("files") or []), *(
                 file_change(ws.jail.rel(p), _text(b) if k != "created" else None, None if k == "deleted"
@@ -323,10 +333,27 @@ def _record(call: Call, befores: dict[str, Any], detected: list[tuple[str, str, 
         )
         checkpoints.save(ws.root, cp, raw, keep, budget)
         recorded.append(rel)
+    for part in parts or []:  # the image: its record stays in memory, bound to the change id
+        cp = Checkpoint(
+            id=checkpoints.new_id(), path=part.path, reason="change", tool=call.tool.name,
+            session=call.session.id, time=now, size=0, sha256=hashlib.sha256(b"").hexdigest(),
+            mode=0o644, kind=part.kind, change=change_id, session_label=call.session.label,
+            undoes=undoes if isinstance(undoes, str) else None,
+            undone=[str(u) for u in undone] if isinstance(undone, list) else None,
+            notebook=ws.notebook, part=part.summary,
+        )
+        checkpoints.save(ws.root, cp, b"", keep, budget)
+        part.bind(change_id)
+        recorded.append(part.path)
     if not recorded:
         return ToolResult(result.ok, result.text, details) if details != result.details else result
     details["change"] = change_id
     text = result.text
+    if parts:
+        details["image"] = [p.summary for p in parts]
+        if "undoes" not in details:
+            text += "".join(f"\n[{p.text} — change {change_id}; undo it with undo "
+                            f"change={change_id}]" for p in parts)
     if detected:
         files = list(details.get("files") or [])
         names: list[str] = []
@@ -534,6 +561,8 @@ class Change:
                 entry["added"], entry["removed"] = f.added, f.removed
             if f.kind == LIVE:  # a live notebook's change: the cells (counted over their sources)
                 entry.update(kind=LIVE, cells=list(f.cells or []))
+            elif f.part is not None:  # a participant's part (the image): what it recorded
+                entry.update(kind=f.kind, part=f.part)
             elif root is not None and "added" not in entry:
                 counts = file_counts(root, f, (later or {}).get(f.path, []))
                 if counts is not None:
@@ -788,8 +817,12 @@ def _undo_changes(call: Call, targets: list[Change], force: bool, verb: str,
                         "with changes.", error="not_found")
     newest: dict[str, Checkpoint] = {}
     live: dict[str, list[Checkpoint]] = {}  # a live notebook's changes, newest first
+    parted: dict[str, list[Checkpoint]] = {}  # participants' parts (the image), newest first
     for change in targets:  # newest first: a file's newest change is what must be on disk
         for cp in change.files:
+            if cp.part is not None:
+                parted.setdefault(cp.kind, []).append(cp)
+                continue
             if cp.kind == LIVE:
                 live.setdefault(cp.path, []).append(cp)
             else:
@@ -819,10 +852,11 @@ def _undo_changes(call: Call, targets: list[Change], force: bool, verb: str,
                 "(what is there now is kept, so that can be undone too).", paths=changed)
         documents = {path: _reverted(call, path, live_reals[path], cps, force, verb)
                      for path, cps in live.items()}  # every check before anything is changed
+        plans, part_notes = _check_parts(call, parted, force, verb)
         datas: dict[str, bytes | None] = {}
         for change in targets:  # newest first; the oldest change's "before" is written last
             for cp in change.files:
-                if cp.kind != LIVE:
+                if cp.kind != LIVE and cp.part is None:
                     datas[cp.path] = checkpoints.data_of(ws.root, cp) if cp.existed else None
         files: list[dict[str, Any]] = []
         for path, (loaded, target) in documents.items():  # through the live document
@@ -844,8 +878,9 @@ def _undo_changes(call: Call, targets: list[Change], force: bool, verb: str,
             files.append(file_change(path, _text(now), _text(data),
                                      "deleted" if data is None else "written"))
         datas.update(dict.fromkeys(documents))
+        part_names = _apply_parts(call, plans, part_notes)
     ids = [c.id for c in targets]
-    names = ", ".join(sorted(datas))
+    names = ", ".join([*sorted(datas), *part_names])
     if verb == "redo":
         text = (f"redo: {names} back as change {redone} left it (took back its undo "
                 f"{ids[0]}). This is itself a change (see changes).")
@@ -855,7 +890,50 @@ def _undo_changes(call: Call, targets: list[Change], force: bool, verb: str,
     else:
         text = (f"undo: took back {len(ids)} changes ({', '.join(ids[:5])}{' …' if len(ids) > 5 else ''}), "
                 f"newest first; {names} as before the oldest. This is itself a change (see changes).")
-    return ToolResult.success(text, files=files, undoes=ids[0] if len(ids) == 1 else None, undone=ids)
+    if part_notes:
+        text += "\nNot taken back: " + "; ".join(part_notes) + "."
+    return ToolResult.success(text, files=files, undoes=ids[0] if len(ids) == 1 else None,
+                              undone=ids, **({"not_restored": part_notes} if part_notes else {}))
+
+
+def _check_parts(call: Call, parted: dict[str, list[Checkpoint]], force: bool,
+                 verb: str) -> tuple[list[tuple[participants.Participant, Any]], list[str]]:
+    """Each participant's plan for its parts of the changes (the image), after its check: a
+    name changed since the change is a refusal naming it, unless ``force``. A part no
+    participant here can take back (recorded by another process) is a note."""
+    plans: list[tuple[participants.Participant, Any]] = []
+    notes: list[str] = []
+    for kind, cps in parted.items():
+        p = participants.of_kind(kind)
+        if p is None:
+            notes.append(f"the {kind} part of change {cps[0].change} ({cps[0].path}): nothing "
+                         "here records it")
+            continue
+        problems, plan = p.check(call, cps, force)
+        if problems and not force:
+            raise changed_refusal(
+                f"{verb} refused: in the live image, {', '.join(problems)} since change "
+                f"{cps[0].change} (changed after it). Nothing was changed.",
+                "Look at it first (inspect it); to put the old values back anyway, repeat with "
+                "force=true",
+                "Look at it first; to put the old values back anyway, press Undo anyway",
+                "(what is there now is recorded, so that can be undone too).", names=problems)
+        plans.append((p, plan))
+    return plans, notes
+
+
+def _apply_parts(call: Call, plans: list[tuple[participants.Participant, Any]],
+                 notes: list[str]) -> list[str]:
+    """Carry the plans out; each part of what they changed joins this call's change (so it can
+    be undone too); ``notes`` gets what they could not put back. Returns how to name them."""
+    names: list[str] = []
+    for p, plan in plans:
+        part, said = p.apply(call, plan)
+        notes.extend(said)
+        if part is not None:
+            participants.add(part)
+            names.append(part.path)
+    return names
 
 
 def take_back(call: Call, targets: list[Change], force: bool, verb: str,

@@ -433,13 +433,13 @@ def end(token: Token, cell_of: Any = None) -> Record:
                                     f"(the call used it) and is {c.why}" + _rerun(cell_of, c.name))
             continue
         try:
-            after = _pickle(c.obj)
+            blob_after = _pickle(c.obj)
         except Exception as exc:
             record.notes.append(f"{c.place.prefix}{c.name} cannot be compared after the call "
                                 f"({type(exc).__name__}: {_short(exc)})")
             continue
-        if after != c.blob:
-            record.mutated.append((c.place, c.name, c.obj, c.blob, _digest(after)))
+        if blob_after != c.blob:
+            record.mutated.append((c.place, c.name, c.obj, c.blob, _digest(blob_after)))
             record.held += len(c.blob)
     return record
 
@@ -467,29 +467,42 @@ def _short(exc: BaseException) -> str:
 
 
 # -- undo ------------------------------------------------------------------------------------
-def problems(record: Record) -> list[str]:
+Key = tuple[int, str]  # (id of the place's target, name): one name of one place
+
+
+def problems(record: Record, skip: Container[Key] = ()) -> list[tuple[Key, str]]:
     """What is no longer as the call left it (a person rebound or changed it since), one
-    phrase per name; [] when the undo may go ahead."""
-    out: list[str] = []
+    phrase per name (names in ``skip`` left out: a newer change of them is checked instead);
+    [] when the undo may go ahead."""
+    out: list[tuple[Key, str]] = []
     for place, name, _b, a in record.names:
+        key = (id(place.target), name)
         now = place.get(name, _MISSING)
-        if now is not a:
+        if key not in skip and now is not a:
             what = ("is bound again" if a is _MISSING else
                     "was deleted" if now is _MISSING else "was rebound")
-            out.append(f"{place.prefix}{name} {what}")
+            out.append((key, f"{place.prefix}{name} {what}"))
     for place, name, obj, _blob, digest in record.mutated:
+        key = (id(place.target), name)
+        if key in skip:
+            continue
         now = place.get(name, _MISSING)
         if now is not obj:
-            out.append(f"{place.prefix}{name} was "
-                       f"{'deleted' if now is _MISSING else 'rebound'}")
+            out.append((key, f"{place.prefix}{name} was "
+                        f"{'deleted' if now is _MISSING else 'rebound'}"))
             continue
         try:
             same = _digest(_pickle(obj)) == digest
         except Exception:
             same = False
         if not same:
-            out.append(f"{place.prefix}{name} was changed")
+            out.append((key, f"{place.prefix}{name} was changed"))
     return out
+
+
+def keys(record: Record) -> set[Key]:
+    return {(id(p.target), n) for p, n, *_ in record.names} | \
+        {(id(p.target), n) for p, n, *_ in record.mutated}
 
 
 def restore(record: Record) -> list[str]:
@@ -546,3 +559,154 @@ class Records:
 
 
 RECORDS = Records()
+
+
+# -- the participant: how core's recording and undo reach the image ---------------------------
+def _setting(settings: dict[str, Any], name: str, default: float) -> float:
+    value = settings.get(name, default)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        return default
+    return float(value)
+
+
+def _cell_finder(ws: Any) -> Any:
+    """``cell_of(name)``: the id of the last code cell of the host's notebook that binds
+    ``name`` at its top level (what to re-run to make it again); None when none is known."""
+    found: dict[str, str | None] = {}
+    cells: list[tuple[str, str]] | None = None
+
+    def load() -> list[tuple[str, str]]:
+        notebook = getattr(ws, "notebook", None)
+        if not notebook:
+            return []
+        loaded = ws.notebooks.load(ws.jail.resolve(notebook).real)
+        out = []
+        for cell in loaded.data.get("cells") or []:
+            if cell.get("cell_type") == "code":
+                src = cell.get("source")
+                out.append((str(cell.get("id") or ""), "".join(src) if isinstance(src, list) else str(src or "")))
+        return out
+
+    def cell_of(name: str) -> str | None:
+        nonlocal cells
+        if name in found:
+            return found[name]
+        if cells is None:
+            try:
+                cells = load()
+            except Exception:
+                cells = []
+        hit = None
+        for cid, source in cells:
+            if cid and name in source and name in _top_bound(source):
+                hit = cid
+        found[name] = hit
+        return hit
+
+    return cell_of
+
+
+def _top_bound(source: str) -> set[str]:
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return set()
+    out: set[str] = set()
+    for stmt in tree.body:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                out.add(node.id)
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(stmt.name)
+        elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            out |= {(a.asname or a.name).split(".")[0] for a in stmt.names}
+    return out
+
+
+class ImageParticipant:
+    """The live image as a participant in recorded changes (``kli.tools.core.participants``):
+    a call of a tool with an ``image_scope`` is recorded (setting ``image_undo``, default
+    true); an undo takes its record back with the change's files."""
+
+    kind = KIND
+
+    def __init__(self, records: Records | None = None) -> None:
+        self.records = records or RECORDS
+        self.object_max = OBJECT_MAX_MB * MB
+        self.budget = BUDGET_MB * MB
+
+    def begin(self, call: Any, settings: dict[str, Any]) -> Token | None:
+        scope_of = getattr(call.tool, "image_scope", None)
+        if scope_of is None or settings.get("image_undo", True) is False:
+            return None
+        self.object_max = int(_setting(settings, "image_undo_object_mb", OBJECT_MAX_MB) * MB)
+        self.budget = int(_setting(settings, "image_undo_budget_mb", BUDGET_MB) * MB)
+        try:
+            scope = scope_of(call)
+        except Exception:  # the tool itself refuses (an unknown module, a missing park)
+            return None
+        main = call.ws.namespace
+        places = [Place(label, target, "" if target is main else f"{label}.",
+                        call.ws.hidden_names() if target is main else ())
+                  for label, target in scope.places]
+        token = begin(places, scope.code, self.object_max)
+        token.cell_of = _cell_finder(call.ws)
+        return token
+
+    def end(self, call: Any, token: Token, settings: dict[str, Any]) -> Any:
+        rec = end(token, token.cell_of)
+        return None if rec.empty() else self._part(rec, "this call changed the live image")
+
+    def _part(self, rec: Record, who: str) -> Any:
+        from kli.tools.core.participants import Part
+
+        s = rec.summary()
+        named = [*s["created"], *s["rebound"], *s["deleted"], *s["mutated"]]
+        path = "image: " + (", ".join(named[:6]) + (" …" if len(named) > 6 else "") if named
+                            else "not kept")
+        budget = self.budget
+        return Part(KIND, path, s, f"{who}: {rec.text()}",
+                    lambda change: self.records.add(change, rec, budget))
+
+    def check(self, call: Any, cps: list[Any], force: bool) -> tuple[list[str], Any]:
+        recs: list[Record] = []
+        notes: list[str] = []
+        seen: set[Key] = set()
+        found: list[str] = []
+        for cp in cps:  # newest first: a name's newest change is what must be in the image
+            rec = self.records.get(cp.change or "")
+            if rec is None:
+                part = cp.part or {}
+                why = ("its record was dropped to stay within the memory bound "
+                       f"(image_undo_budget_mb, {self.budget // MB} MB)"
+                       if cp.change in self.records.evicted else
+                       "it was recorded by another kernel process (this one restarted since, or "
+                       "it is another notebook's)" if part.get("process") != PROCESS else
+                       "its record is not kept")
+                notes.append(f"the live image part of change {cp.change} ({cp.path}): {why}")
+                continue
+            found += [phrase for _key, phrase in problems(rec, seen)]
+            seen |= keys(rec)
+            recs.append(rec)
+        return found, (recs, notes)
+
+    def apply(self, call: Any, plan: Any) -> tuple[Any, list[str]]:
+        recs, notes = plan
+        if not recs:
+            return None, list(notes)
+        places: dict[int, Place] = {}
+        copies: list[Copy] = []
+        for rec in recs:
+            for place, *_ in [*rec.names, *rec.mutated]:
+                places.setdefault(id(place.target), place)
+            for place, name, obj, _blob, _digest in rec.mutated:
+                copies.append(_copy(place, name, obj, "store", self.object_max))
+        token = Token([(p, p.names()) for p in places.values()], copies, [], self.object_max)
+        out = list(notes)
+        for rec in recs:  # newest first
+            out += restore(rec)
+        back = end(token)
+        return (None if back.empty() else self._part(back, "the undo changed the live image")), out
+
+
+PARTICIPANT = ImageParticipant()

@@ -35,7 +35,7 @@ import types
 from typing import Any
 
 from kli.tools.core import approval
-from kli.tools.core.registry import GATE_EVAL, Call, Tool
+from kli.tools.core.registry import GATE_EVAL, Call, ImageScope, Tool
 from kli.tools.core.result import ToolError, ToolResult
 from kli.tools.core.textfile import read_bytes
 from kli.tools.image import stale
@@ -307,6 +307,25 @@ def _reload(call: Call, name: str, prior: dict[str, str],
     return f"module {name} (reloaded from {path})", outcome
 
 
+def image_scope(call: Call) -> ImageScope:
+    """Where a ``redefine`` changes the image — its module's namespace, the owner of
+    ``target`` (a class, a module), the namespace of a reloaded module — and the code it runs,
+    for the image's undo record."""
+    module_name, namespace = eval_._namespace(call)
+    places: list[tuple[str, Any]] = [(module_name, namespace)]
+    target, reload_name = call.args.get("target"), call.args.get("reload")
+    if target:
+        owner = resolve(call, target).owner
+        if owner is not None and owner is not namespace:
+            label = target.rsplit(".", 1)[0]
+            places.append((label, owner if not isinstance(owner, types.ModuleType) else vars(owner)))
+    if reload_name:
+        module = call.ws.modules().get(reload_name)
+        if isinstance(module, types.ModuleType) and vars(module) is not namespace:
+            places.append((reload_name, vars(module)))
+    return ImageScope(places, [call.args.get("definition") or "", call.args.get("code") or ""])
+
+
 TOOL = Tool(
     name="redefine",
     profile="kli",
@@ -318,4 +337,5 @@ TOOL = Tool(
     mutates=True,
     action=approval.EVAL,
     sources=review_sources,
+    image_scope=image_scope,
 )

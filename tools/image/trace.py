@@ -4,7 +4,7 @@ image). See ``tracing`` for what is recorded and the limits."""
 from __future__ import annotations
 
 from kli.tools.core import approval
-from kli.tools.core.registry import GATE_EVAL, Call, Tool
+from kli.tools.core.registry import GATE_EVAL, Call, ImageScope, Tool
 from kli.tools.core.result import ToolError, ToolResult
 from kli.tools.image import tracing
 from kli.tools.image.names import resolve
@@ -41,6 +41,15 @@ def _run(call: Call) -> ToolResult:
         "untrace.", function=trace.dotted)
 
 
+def image_scope(call: Call) -> ImageScope:
+    """The owner of the traced name (the namespace, a module, a class), for the image's undo
+    record: trace replaces an attribute there."""
+    owner = resolve(call, call.args["function"].strip()).owner
+    label = call.args["function"].strip().rsplit(".", 1)[0] if "." in call.args["function"] \
+        else "__main__"
+    return ImageScope([(label, owner)] if owner is not None else [], [])
+
+
 TOOL = Tool(
     name="trace",
     profile="kli",
@@ -55,4 +64,5 @@ TOOL = Tool(
     # what this session's trace replaced, is not.
     action=approval.EVAL,
     destructive=False, open_world=False,  # reversible (untrace), inside the image
+    image_scope=image_scope,
 )

@@ -4,7 +4,7 @@ ones."""
 
 from __future__ import annotations
 
-from kli.tools.core.registry import GATE_EVAL, Call, Tool
+from kli.tools.core.registry import GATE_EVAL, Call, ImageScope, Tool
 from kli.tools.core.result import ToolError, ToolResult
 from kli.tools.image import tracing
 
@@ -39,6 +39,16 @@ def _run(call: Call) -> ToolResult:
                               function=name, calls=trace.calls, restored=restored)
 
 
+def image_scope(call: Call) -> ImageScope:
+    """Where the trace put its wrapper (the owner it puts the original back on), for the
+    image's undo record."""
+    name = call.args["function"].strip()
+    trace = tracing.session_traces(call.session).get(name)
+    if trace is None:
+        return ImageScope([], [])
+    return ImageScope([(name.rsplit(".", 1)[0] if "." in name else "__main__", trace.owner)], [])
+
+
 TOOL = Tool(
     name="untrace",
     profile="kli",
@@ -49,4 +59,5 @@ TOOL = Tool(
     main_arg="function",
     mutates=True,
     destructive=False, idempotent=True, open_world=False,  # restores the original
+    image_scope=image_scope,
 )

@@ -55,7 +55,7 @@ from types import CodeType, FrameType, TracebackType
 from typing import Any
 
 from kli.tools.core import approval, imports
-from kli.tools.core.registry import GATE_EVAL, Call, Tool
+from kli.tools.core.registry import GATE_EVAL, Call, ImageScope, Tool
 from kli.tools.core.result import ToolError, ToolResult
 from kli.tools.process import memguard
 from kli.tools.process.bash import CAPTURE_TAIL, DEFAULT_TIMEOUT, MAX_TIMEOUT, clamp_timeout
@@ -471,6 +471,13 @@ def _run(call: Call) -> ToolResult:
     return report(call, outcome, clamp_note=clamp_note, extra=extra)
 
 
+def image_scope(call: Call) -> ImageScope:
+    """Where an ``eval`` runs (its module's namespace) and what (its code), for the image's
+    undo record; raises ToolError for an unknown module, as the call itself does."""
+    name, namespace = _namespace(call)
+    return ImageScope([(name, namespace)], [call.args.get("code") or ""])
+
+
 TOOL = Tool(
     name="eval",
     profile="kli",
@@ -482,4 +489,6 @@ TOOL = Tool(
     aliases={"package": "module", "form": "code"},
     mutates=True,
     action=approval.EVAL,
+    detects_changes=True,
+    image_scope=image_scope,
 )

@@ -8,7 +8,7 @@ import ast
 from typing import Any
 
 from kli.tools.core import approval
-from kli.tools.core.registry import GATE_EVAL, Call, Tool
+from kli.tools.core.registry import GATE_EVAL, Call, ImageScope, Tool
 from kli.tools.core.result import ToolError, ToolResult
 from kli.tools.process import eval as eval_
 from kli.tools.process import parked
@@ -115,6 +115,14 @@ def _assign_code(expression: str) -> ast.Module:
     return ast.fix_missing_locations(tree)
 
 
+def image_scope(call: Call) -> ImageScope:
+    """The parked evaluation's namespace and the statements it would run (and a value), for
+    the image's undo record."""
+    p = parked.find(call)
+    code = [ast.unparse(stmt) for stmt in p.statements[p.index:]]
+    return ImageScope([(p.module, p.namespace)], [*code, str(call.args.get("value") or "")])
+
+
 TOOL = Tool(
     name="eval_continue",
     profile="kli",
@@ -125,4 +133,5 @@ TOOL = Tool(
     main_arg="park",
     mutates=True,
     action=approval.EVAL,  # runs the rest of the evaluation (and a value's code)
+    image_scope=image_scope,
 )

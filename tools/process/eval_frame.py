@@ -4,7 +4,7 @@ image/eval). See ``parked`` for what a frame's namespace is."""
 from __future__ import annotations
 
 from kli.tools.core import approval
-from kli.tools.core.registry import GATE_EVAL, Call, Tool
+from kli.tools.core.registry import GATE_EVAL, Call, ImageScope, Tool
 from kli.tools.core.result import ToolError, ToolResult
 from kli.tools.process import eval as eval_
 from kli.tools.process import parked
@@ -50,6 +50,16 @@ def _run(call: Call) -> ToolResult:
     return type(result)(result.ok, f"in {where}:\n{result.text}", result.details)
 
 
+def image_scope(call: Call) -> ImageScope:
+    """The frame's globals and the code, for the image's undo record (the frame's locals are a
+    copy that has no other reader)."""
+    p = parked.find(call)
+    index = call.args.get("frame")
+    frame = p.frames[len(p.frames) - 1 if index is None else index]
+    return ImageScope([(frame.frame.f_globals.get("__name__", "globals"), frame.frame.f_globals)],
+                      [call.args.get("code") or ""])
+
+
 TOOL = Tool(
     name="eval_frame",
     profile="kli",
@@ -60,4 +70,5 @@ TOOL = Tool(
     main_arg="code",
     mutates=True,
     action=approval.EVAL,  # runs the agent's code in the image
+    image_scope=image_scope,
 )

@@ -25,7 +25,7 @@ from typing import Any
 
 from kli.tools.core import approval, imports
 from kli.tools.core.atomic import Busy, Stale
-from kli.tools.core.registry import GATE_EVAL, Call, Tool
+from kli.tools.core.registry import GATE_EVAL, Call, ImageScope, Tool
 from kli.tools.core.result import ToolError, ToolResult
 from kli.tools.file import cellview
 from kli.tools.notebook import address, outputs
@@ -343,6 +343,12 @@ def _run(call: Call) -> ToolResult:
     return ToolResult.success("\n".join(rows), **details)
 
 
+def image_scope(call: Call) -> ImageScope:
+    """The notebook's namespace and the cells' sources, for the image's undo record."""
+    return ImageScope([("__main__", call.ws.namespace)],
+                      [str(e.get("source") or "") for e in review_sources(call)])
+
+
 TOOL = Tool(
     name="run_cells",
     profile="kli",
@@ -380,4 +386,5 @@ TOOL = Tool(
     touches_image=True,
     action=approval.EVAL,
     sources=review_sources,
+    image_scope=image_scope,
 )

@@ -65,6 +65,11 @@ def _restore(call: Call) -> ToolResult:
             f"ws_checkpoints: {cp.id} records a change of notebook {cp.path} in its live document "
             f"(cells {', '.join(cp.cells or [])}), not a file's bytes; take it back with undo "
             f"change={cp.change}. Nothing was changed.", error="live_change")
+    if cp.part is not None:
+        raise ToolError(
+            f"ws_checkpoints: {cp.id} records the {cp.kind} part of change {cp.change} ({cp.path}), "
+            f"not a file's bytes; take it back with undo change={cp.change}. Nothing was "
+            "changed.", error="live_change")
     data = checkpoints.data_of(root, cp)
     dest = call.ws.jail.resolve(call.args.get("path") or cp.path, write=True)
     with call.ws.writing([dest.real], tool="ws_checkpoints", rel=dest.rel):
