@@ -100,6 +100,7 @@ def _data_files() -> list[tuple[str, list[str]]]:
     """Kernelspec and prebuilt labextension files, each under its share/jupyter target."""
     trees = [
         ("kernel/kernelspec", "share/jupyter/kernels/kli"),
+        ("kernel/kernelspec-sandboxed", "share/jupyter/kernels/kli-sandboxed"),
         ("labextension/kli_kernel_labextension", "share/jupyter/labextensions/kli-kernel"),
     ]
     out: list[tuple[str, list[str]]] = []

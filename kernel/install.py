@@ -1,5 +1,6 @@
-"""Install the ``kli`` kernelspec (the wheel already ships it as shared-data; this is for
-editable installs and for installing into another prefix)."""
+"""Install the ``kli`` kernelspec and ``kli-sandboxed`` (the same kernel started in the box,
+docs/sandbox.md) — the wheel already ships both as shared-data; this is for editable installs
+and for installing into another prefix."""
 
 from __future__ import annotations
 
@@ -9,40 +10,46 @@ import sys
 
 from kli.kernel import KERNEL_NAME
 
-SPEC_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernelspec")
+HERE = os.path.dirname(os.path.abspath(__file__))
+SPEC_DIR = os.path.join(HERE, "kernelspec")
+SANDBOXED_NAME = "kli-sandboxed"
+SPEC_DIRS = {KERNEL_NAME: SPEC_DIR, SANDBOXED_NAME: os.path.join(HERE, "kernelspec-sandboxed")}
 
 
-def spec_source() -> str:
+def spec_source(name: str = KERNEL_NAME) -> str:
     """The kernelspec folder to copy: the source tree's (editable install), else the copy the
     wheel installed as shared-data (a wheel does not carry it inside the package)."""
     from jupyter_core.paths import jupyter_path
 
-    places = [SPEC_DIR, os.path.join(sys.prefix, "share", "jupyter", "kernels", KERNEL_NAME)]
-    places += jupyter_path("kernels", KERNEL_NAME)
+    places = [SPEC_DIRS[name], os.path.join(sys.prefix, "share", "jupyter", "kernels", name)]
+    places += jupyter_path("kernels", name)
     for place in places:
         if os.path.isfile(os.path.join(place, "kernel.json")):
             return place
-    raise FileNotFoundError(f"no {KERNEL_NAME} kernelspec found in {', '.join(places)}")
+    raise FileNotFoundError(f"no {name} kernelspec found in {', '.join(places)}")
 
 
 def install(*, user: bool = False, prefix: str | None = None) -> str:
-    """Install kernelspec ``kli``; returns the installed folder."""
+    """Install kernelspecs ``kli`` and ``kli-sandboxed``; returns the folder of ``kli``."""
     import shutil
     import tempfile
 
     from jupyter_client.kernelspec import KernelSpecManager
 
-    with tempfile.TemporaryDirectory() as tmp:
-        # staged: the source may be the very folder being replaced
-        staged = shutil.copytree(spec_source(), os.path.join(tmp, KERNEL_NAME))
-        return KernelSpecManager().install_kernel_spec(
-            staged, KERNEL_NAME, user=user, prefix=prefix, replace=None
-        )
+    dest = ""
+    for name in (SANDBOXED_NAME, KERNEL_NAME):
+        with tempfile.TemporaryDirectory() as tmp:
+            # staged: the source may be the very folder being replaced
+            staged = shutil.copytree(spec_source(name), os.path.join(tmp, name))
+            dest = KernelSpecManager().install_kernel_spec(
+                staged, name, user=user, prefix=prefix, replace=None
+            )
+    return dest
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m kli.kernel install", description="Install the kli kernelspec."
+        prog="python -m kli.kernel install", description="Install the kli kernelspecs (kli, kli-sandboxed)."
     )
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--user", action="store_true", help="into the user's Jupyter data dir")
@@ -51,5 +58,5 @@ def main(argv: list[str] | None = None) -> int:
     ns = parser.parse_args(argv)
     prefix = sys.prefix if ns.sys_prefix else ns.prefix
     dest = install(user=ns.user, prefix=prefix)
-    print(f"Installed kernelspec {KERNEL_NAME} in {dest}")
+    print(f"Installed kernelspecs {KERNEL_NAME} and {SANDBOXED_NAME} in {os.path.dirname(dest)}")
     return 0

@@ -2,6 +2,7 @@
 
     %kli tools [--profile kli|slmcode|all] | %kli caps | %kli help TOOL
     %kli approval [review|auto [file|shell|eval]] [--keep|--no-keep] | %kli pending
+    %kli sandbox [on|off] [--network off|all] [--no-keep] | %kli status
     %kli accept ID|--all|--session SID|--path PATH
     %kli reject ID|--all|--session SID|--path PATH [NOTE…]
     %kli TOOL [POSITIONAL…] [--name VALUE | --name=VALUE | --flag | --no-flag]…
@@ -37,7 +38,8 @@ if TYPE_CHECKING:
     from kli.tools.core.registry import Tool
     from kli.tools.core.result import ToolResult
 
-SUBCOMMANDS = ("tools", "caps", "help", "approval", "pending", "accept", "reject", "agent")
+SUBCOMMANDS = ("tools", "caps", "help", "approval", "pending", "accept", "reject", "agent",
+               "sandbox", "status")
 TOOLS_PROFILES = PROFILE_CHOICES
 
 # Arguments that hold one word (a path, an id, a name): as a tool's main argument on a magic
@@ -568,6 +570,8 @@ class KliMagics(Magics):
             self._print(self._caps())
         elif head in ("approval", "pending", "accept", "reject") and cell is None:
             self._review(head, rest)
+        elif head in ("sandbox", "status") and cell is None:
+            self._box(head, rest)
         elif head == "agent":
             self._agent(rest, cell)
         elif head == "help" and cell is None:
@@ -694,6 +698,59 @@ class KliMagics(Magics):
             result = approval.reject(ws, first, "magic", note)
         self._print(result.text, error=not result.ok)
 
+    def _box(self, head: str, rest: str) -> None:
+        """``%kli sandbox`` switches the box (docs/sandbox.md), kept per project as approval is;
+        ``%kli status`` shows review and the box, with what the box stops and does not."""
+        from kli.tools.core import approval, sandbox
+
+        ws = self.hub.ws
+        words = rest.split()
+        usage = "Usage: %kli sandbox [on|off] [--network off|all] [--no-keep]"
+        if head == "status" and words:
+            self._print(f"%kli status: takes no arguments (got {rest!r}).", error=True)
+            return
+        if head == "sandbox" and words:
+            if approval.by_agent():
+                self._print("%kli sandbox was run by an agent's call, not typed by a person: "
+                            "only a person switches the box. Nothing was changed.", error=True)
+                return
+            keep = "--no-keep" not in words
+            words = [w for w in words if w != "--no-keep"]
+            network = None
+            if "--network" in words:
+                at = words.index("--network")
+                if at + 1 >= len(words):
+                    self._print(usage, error=True)
+                    return
+                network = words[at + 1]
+                del words[at:at + 2]
+            if len(words) > 1 or (words and words[0] not in sandbox.MODES):
+                self._print(usage, error=True)
+                return
+            try:
+                sandbox.set_choice(ws, words[0] if words else None, network, keep)
+            except approval.KeepError as exc:
+                self._print(f"%kli sandbox: {exc}", error=True)
+            except ValueError as exc:
+                self._print(f"%kli sandbox: {exc}.\n{usage}", error=True)
+                return
+        box = sandbox.describe(ws)
+        lines = []
+        if head == "status":
+            current, problem = approval.modes(ws.settings)
+            lines.append("approval: " + (problem or ", ".join(
+                f"{k} {v}" for k, v in current.items())
+                + f" ({approval.origin(ws).words(ws.root)})"))
+        word = "NOT made" if box["state"] in ("failed", "unavailable") else box["state"]
+        lines.append(f"box: {box['said']}" if word != "NOT made" else f"box: NOT made — "
+                     f"{box['said']}")
+        if box.get("problem"):
+            lines.append(box["problem"])
+        if box["state"] in ("kernel", "commands"):
+            lines.append("  it stops: " + "; ".join(box["stops"]))
+        lines.append("  it does not stop: " + "; ".join(box["does_not_stop"]))
+        self._print("\n".join(lines), error=box["state"] in ("failed", "unavailable"))
+
     def _agent(self, rest: str, cell: str | None) -> None:
         """``%kli agent [OPTIONS] TASK`` / ``%%kli agent [OPTIONS]`` (the body is the task): the
         agent loop on this kernel's Workspace, its steps shown in the cell (docs/agent.md)."""
@@ -732,6 +789,8 @@ class KliMagics(Magics):
             "%kli approval [MODE [KIND]] [--keep|--no-keep]  show or switch approval mode "
             "(review|auto), kept in a settings file or for this kernel only\n"
             "%kli pending          pending proposals and repair previews\n"
+            "%kli sandbox [on|off] [--network off|all]  show or switch the box (docs/sandbox.md)\n"
+            "%kli status           review and the box: what each lets through\n"
             "%kli accept|reject ID accept or reject one (or --all, --session S, --path P)\n"
             "%kli agent TASK       run an agent on this kernel (--model, --profile, --steps)\n"
             "%kli help TOOL        a tool's description and usage\n"

@@ -19,7 +19,7 @@ import types
 from collections.abc import Callable, Container, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from kli.tools.core import approval, atomic, imports, interrupts, suggest, undo
+from kli.tools.core import approval, atomic, imports, interrupts, sandbox, suggest, undo
 from kli.tools.core.atomic import permission_hint
 from kli.tools.core.jail import Jail
 from kli.tools.core.proposal import DISCARDED, KERNEL, REJECTED, Decision, Proposal
@@ -342,6 +342,9 @@ class Workspace:
             return ToolResult.error(denied_text(tool.name, tool.gate, "agent"), error="denied",
                                     gate=tool.gate)
         call = Call(ws=self, session=session, tool=tool, args=cleaned, source=source)
+        boxed = sandbox.refusal(call, settings)  # an agent's shell or eval the box forbids
+        if boxed is not None:
+            return boxed
         profile = REGISTRY.profiles[tool.profile]
         outermost = not getattr(_depth, "n", 0)
         _depth.n = getattr(_depth, "n", 0) + 1

@@ -32,7 +32,7 @@ import errno
 import os
 import signal
 
-from kli.tools.core import approval
+from kli.tools.core import approval, sandbox
 from kli.tools.core.programs import trusted_path, trusted_which
 from kli.tools.core.registry import GATE_EXEC, Call, Tool
 from kli.tools.core.result import ToolError, ToolResult
@@ -162,9 +162,11 @@ def _run(call: Call) -> ToolResult:
     if call.args.get("run_in_background"):
         return _start_background(call, command, shell, cwd)
     try:
+        argv, executable = sandbox.command(call.ws, [shell, "-c", command],
+                                           _which(shell, call.ws.root))
         outcome = run_command(
-            [shell, "-c", command],
-            executable=_which(shell, call.ws.root),
+            argv,
+            executable=executable,
             cwd=cwd,
             input_text=call.args.get("input") or "",
             timeout=timeout,
@@ -281,11 +283,13 @@ def _start_background(call: Call, command: str, shell: str, cwd: str) -> ToolRes
         if given > jobs.MAX_JOB_TIMEOUT:
             note = f" [timeout {given} s was clamped to the maximum {jobs.MAX_JOB_TIMEOUT} s]"
     try:
+        argv, executable = sandbox.command(call.ws, [shell, "-c", command],
+                                           _which(shell, call.ws.root))
         job = jobs.start_job(
             call.session,
-            [shell, "-c", command],
+            argv,
             command=command,
-            executable=_which(shell, call.ws.root),
+            executable=executable,
             cwd=cwd,
             input_text=call.args.get("input") or "",
             timeout=timeout,
@@ -329,4 +333,5 @@ TOOL = Tool(
     mutates=True,
     touches_image=False,
     action=approval.SHELL,
+    detects_changes=True,
 )

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 
-from kli.tools.core import approval, scratch
+from kli.tools.core import approval, sandbox, scratch
 from kli.tools.core.programs import trusted_which
 from kli.tools.core.registry import GATE_EXEC, Call, Tool
 from kli.tools.core.result import ToolError, ToolResult
@@ -96,8 +96,9 @@ def _run(call: Call) -> ToolResult:
     env = dict(os.environ)
     env.update(_ENV)
     try:
+        argv, _exe = sandbox.command(call.ws, [shell, "-c", command])
         out = run_command(
-            [shell, "-c", command],
+            argv,
             cwd=cwd,
             timeout=timeout,
             cap=SHELL_CAPTURE_CHARS,
@@ -183,4 +184,5 @@ TOOL = Tool(
     aliases={"cmd": "command", "script": "command", "cwd": "path", "dir": "path"},
     touches_image=False,
     action=approval.SHELL,
+    detects_changes=True,
 )
