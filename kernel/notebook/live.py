@@ -36,7 +36,7 @@ from typing import Any
 from kli.kernel.notebook import server as srv
 from kli.kernel.notebook.openmodel import MODEL, NotOpen, OpenModels
 from kli.kernel.notebook.room import Room, RoomError, Rooms
-from kli.tools.core import undo
+from kli.tools.core import serverfiles, undo
 from kli.tools.core.atomic import Stale
 from kli.tools.core.jail import Jail
 from kli.tools.notebook.disk import DiskNotebooks
@@ -105,6 +105,24 @@ class LiveNotebooks:
         """Whether changes of notebook ``real`` go to a live document now (its room joined, or
         it was loaded from a tab's open model that still has it)."""
         return self.rooms.get(real) is not None or self._from_tab(real)
+
+    def owner(self, real: str) -> str | None:
+        """Which program of the running Jupyter server that started this kernel owns file
+        ``real`` now (``kli.tools.core.serverfiles``): its chats, document store and
+        checkpoints by their names, and a notebook open there (a session or a joined room),
+        whose file the server saves from the live document. None: no server, or not its file."""
+        server = self.server()
+        rel = server.rel(real) if server is not None else None
+        if server is None or rel is None:
+            return None
+        by_name = serverfiles.owner_by_name(rel)
+        if by_name is not None:
+            return f"{by_name} of the running Jupyter server"
+        if real.lower().endswith(".ipynb") and (
+                self.rooms.get(real) is not None or real == srv.session_notebook(server, self._env)
+                or real in self._open_set(server)):
+            return "the running Jupyter server, which has the notebook open and saves its live document"
+        return None
 
     def _from_tab(self, real: str) -> bool:
         route = self.routes.get(real)

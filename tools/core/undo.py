@@ -47,7 +47,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from kli.tools.core import atomic, checkpoints, interrupts, participants, snapshot
+from kli.tools.core import atomic, checkpoints, interrupts, participants, serverfiles, snapshot
 from kli.tools.core.changes import count_changes, file_change
 from kli.tools.core.checkpoints import LIVE, Checkpoint
 from kli.tools.core.registry import Call
@@ -192,7 +192,8 @@ def _finish(call: Call, tracker: Tracker, result: ToolResult, settings: dict[str
         after = snapshot.take(ws.root)
         tracker.after = after
         detected = [d for d in snapshot.compare(tracker.before, after, cache)
-                    if d[0] not in befores and d[0] not in inner and not _live_file(ws, d[0])]
+                    if d[0] not in befores and d[0] not in inner and not _live_file(ws, d[0])
+                    and not _server_file(ws, d[0])]
         for path, kind, _b in detected:
             if kind == "deleted":
                 cache.drop(path)
@@ -248,6 +249,13 @@ def _live_file(ws: Workspace, real: str) -> bool:
     changing is not the call's change; the document's changes are recorded themselves."""
     is_live = getattr(ws.notebooks, "is_live", None)
     return real.endswith(".ipynb") and callable(is_live) and bool(is_live(real))
+
+
+def _server_file(ws: Workspace, real: str) -> bool:
+    """Whether ``real`` is a file a Jupyter server or its extensions write on their own (a
+    chat, the collaboration store, checkpoints, an open notebook's autosave:
+    ``serverfiles``): never a call's change."""
+    return serverfiles.owner(ws, real, ws.jail.rel(real)) is not None
 
 
 def _detection(before: snapshot.Tree, after: snapshot.Tree) -> dict[str, Any]:
@@ -504,7 +512,7 @@ def _stretch(w: Watch, ok: bool, text: str, details: dict[str, Any], who: str,
             detected: list[tuple[str, str, bytes | None]] = []
             for path, kind, data in snapshot.compare(w.before, after, w.cache):
                 rel = _under_root(ws, path)
-                if rel is None or _live_file(ws, path):
+                if rel is None or _live_file(ws, path) or _server_file(ws, path):
                     continue
                 other = explained.get(rel)
                 if other is None:
@@ -833,6 +841,16 @@ def _undo_changes(call: Call, targets: list[Change], force: bool, verb: str,
                     f"kept (over {atomic.OBSERVE_MAX_BYTES} bytes, or unseen). Nothing was "
                     "changed.", error="not_kept", path=cp.path, change=change.id)
     reals = {p: ws.jail.resolve(p, write=True).real for p in newest}
+    owned = {p: o for p, r in reals.items() if (o := serverfiles.running_owner(ws, r))}
+    if owned and len(owned) == len(newest) and not live and not parted:
+        path = next(iter(owned))
+        raise ToolError(
+            f"{verb} refused: {', '.join(owned)} is written by {owned[path]}, which is running: "
+            "writing it under the server would be undone by it, or lose what it holds. Nothing "
+            "was changed; take it back there (in the chat, in the notebook).",
+            error="server_owned", paths=sorted(owned), owner=owned[path])
+    for path in owned:  # left as they are, and said
+        del newest[path], reals[path]
     live_reals = {p: ws.jail.resolve(p, write=True).real for p in live}
     everything = sorted(set(reals) | set(live_reals))
     with ws.writing([*reals.values(), *live_reals.values()], tool=verb, rel=", ".join(everything)):
@@ -856,7 +874,7 @@ def _undo_changes(call: Call, targets: list[Change], force: bool, verb: str,
         datas: dict[str, bytes | None] = {}
         for change in targets:  # newest first; the oldest change's "before" is written last
             for cp in change.files:
-                if cp.kind != LIVE and cp.part is None:
+                if cp.kind != LIVE and cp.part is None and cp.path not in owned:
                     datas[cp.path] = checkpoints.data_of(ws.root, cp) if cp.existed else None
         files: list[dict[str, Any]] = []
         for path, (loaded, target) in documents.items():  # through the live document
@@ -890,6 +908,8 @@ def _undo_changes(call: Call, targets: list[Change], force: bool, verb: str,
     else:
         text = (f"undo: took back {len(ids)} changes ({', '.join(ids[:5])}{' …' if len(ids) > 5 else ''}), "
                 f"newest first; {names} as before the oldest. This is itself a change (see changes).")
+    part_notes += [f"{p} (written by {o}, which is running: left as it is)"
+                   for p, o in owned.items()]
     if part_notes:
         text += "\nNot taken back: " + "; ".join(part_notes) + "."
     return ToolResult.success(text, files=files, undoes=ids[0] if len(ids) == 1 else None,

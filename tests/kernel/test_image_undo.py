@@ -1,0 +1,127 @@
+"""Undo takes back what an agent's call changed in the live image, in a real kernel (through
+jupyter_client): each kind of change — in place, rebound, created, deleted, a module
+attribute, too large, not copyable — taken back by the person's ``%kli undo`` or the panel's
+undo request, and not taken back over a value the person set after the call unless forced
+(docs/live-image.md, "Undo and the image")."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.kernel
+
+
+def _text(outputs: list[dict[str, Any]]) -> str:
+    parts = []
+    for m in outputs:
+        c = m["content"]
+        parts.append(c.get("text") or (c.get("data") or {}).get("text/plain", "")
+                     or "\n".join(c.get("traceback") or []))
+    return "\n".join(parts)
+
+
+def value(kernel: Any, expr: str) -> str:
+    """``repr(expr)`` in the kernel, as the person's cell sees it."""
+    _reply, out = kernel.execute(f"print(repr(({expr})))")
+    return _text(out).strip()
+
+
+def test_an_agents_eval_is_taken_back_in_the_image_names_and_contents(kernel: Any) -> None:
+    kernel.execute("items = [1, 2]\nalias = items\nold_df_like = {'a': 1}\nx = 'before'\n"
+                   "gone = 'kept'")
+    agent, _ = kernel.open_comm("kli.agent", {"label": "image-bot"})
+    r = kernel.call(agent, "eval", {"code": "items.append(3)\nold_df_like['b'] = 2\n"
+                                            "x = 'agent'\nmade = 42\ndel gone"})
+    assert r["ok"], r["text"]
+    change = r["details"]["change"]
+    assert "this call changed the live image" in r["text"]
+    [image] = r["details"]["image"]
+    assert image["created"] == ["made"] and image["rebound"] == ["x"]
+    assert image["deleted"] == ["gone"] and sorted(image["mutated"]) == ["items", "old_df_like"]
+    listed = _text(kernel.execute("%kli changes image-bot")[1])
+    assert change in listed and "image:" in listed
+    _reply, out = kernel.execute(f"%kli undo {change}")
+    assert "took back change" in _text(out), _text(out)
+    assert value(kernel, "items, alias is items, old_df_like") == "([1, 2], True, {'a': 1})"
+    assert value(kernel, "x, gone, 'made' in dir()") == "('before', 'kept', False)"
+    _reply, out = kernel.execute(f"%kli redo {change}")
+    assert value(kernel, "items, x, made, 'gone' in dir()") == "([1, 2, 3], 'agent', 42, False)"
+    kernel.close_comm(agent)
+
+
+def test_the_panels_undo_puts_a_dataframe_back_in_the_same_object(kernel: Any) -> None:
+    kernel.execute("import pandas as pd\ndf = pd.DataFrame({'a': [1, 2, 3]})\nview = df")
+    agent, _ = kernel.open_comm("kli.agent", {"label": "frame-bot"})
+    ui, _ = kernel.open_comm("kli.ui", {"replay": 0})
+    r = kernel.call(agent, "eval", {"code": "df['b'] = df['a'] * 10\ndf.loc[0, 'a'] = 99"})
+    assert r["ok"] and r["details"]["image"][0]["mutated"] == ["df"], r["text"]
+    reply = kernel.request(ui, {"op": "undo", "change": r["details"]["change"]})
+    assert reply["ok"], reply["text"]
+    assert value(kernel, "list(df.columns), df['a'].tolist(), view is df") == "(['a'], [1, 2, 3], True)"
+    kernel.close_comm(agent)
+    kernel.close_comm(ui)
+
+
+def test_a_module_attribute_the_agent_redefined_is_put_back(kernel: Any, kroot: Path) -> None:
+    (kroot / "calc_mod.py").write_text("def add(a, b):\n    return a + b\n")
+    kernel.execute("import calc_mod")
+    agent, _ = kernel.open_comm("kli.agent", {"label": "module-bot"})
+    r = kernel.call(agent, "eval", {"code": "calc_mod.add = lambda a, b: a - b"})
+    assert r["ok"] and "calc_mod.add" in r["details"]["image"][0]["rebound"], r["text"]
+    r2 = kernel.call(agent, "redefine", {"definition": "def add(a, b):\n    return a * b\n",
+                                         "target": "calc_mod.add", "code": "calc_mod.add(2, 3)"})
+    assert r2["ok"] and "[line 1] 6" in r2["text"], r2["text"]
+    assert value(kernel, "calc_mod.add(2, 3)") == "6"
+    _reply, out = kernel.execute("%kli undo --session module-bot --since 00:00")
+    assert "took back 2 changes" in _text(out), _text(out)
+    assert value(kernel, "calc_mod.add(2, 3)") == "5"
+    kernel.close_comm(agent)
+
+
+def test_what_is_too_large_or_cannot_be_copied_is_named_when_recorded_and_undone(
+        kernel: Any, kroot: Path) -> None:
+    settings = kroot / ".kli" / "settings.json"
+    settings.parent.mkdir(exist_ok=True)
+    before = settings.read_text() if settings.exists() else None
+    settings.write_text(json.dumps({"image_undo_object_mb": 1}))
+    try:
+        kernel.execute("import socket\nbig = bytearray(2 * 1024 * 1024)\nsock = socket.socket()")
+        agent, _ = kernel.open_comm("kli.agent", {"label": "large-bot"})
+        r = kernel.call(agent, "eval", {"code": "big[0] = 7\nsock.settimeout(3)\nsmall = 1"})
+        assert r["ok"], r["text"]
+        notes = r["details"]["image"][0]["not_kept"]
+        assert any(n.startswith("big was changed in place and is too large to restore") for n in notes)
+        assert any(n.startswith("sock may have been changed in place") and "cannot be copied" in n
+                   for n in notes), notes
+        _reply, out = kernel.execute(f"%kli undo {r['details']['change']}")
+        said = _text(out)
+        assert "Not taken back: " in said and "big was changed in place" in said, said
+        assert "re-run" in said
+        assert value(kernel, "big[0], 'small' in dir()") == "(7, False)"
+        kernel.execute("sock.close()")
+        kernel.close_comm(agent)
+    finally:
+        if before is None:
+            settings.unlink()
+        else:
+            settings.write_text(before)
+
+
+def test_a_name_the_person_changed_after_the_call_is_not_overwritten_unless_forced(kernel: Any) -> None:
+    kernel.execute("count = 1\nlog = ['a']")
+    agent, _ = kernel.open_comm("kli.agent", {"label": "late-bot"})
+    r = kernel.call(agent, "eval", {"code": "count = 2\nlog.append('agent')"})
+    change = r["details"]["change"]
+    kernel.execute("count = 3\nlog.append('person')")
+    _reply, out = kernel.execute(f"%kli undo {change}")
+    said = _text(out)
+    assert "undo refused: in the live image, count was rebound, log was changed" in said, said
+    assert value(kernel, "count, log") == "(3, ['a', 'agent', 'person'])"
+    _reply, out = kernel.execute(f"%kli undo {change} --force")
+    assert "took back change" in _text(out), _text(out)
+    assert value(kernel, "count, log") == "(1, ['a'])"
+    kernel.close_comm(agent)

@@ -1,0 +1,82 @@
+"""A call is charged only with what it did, in a real kernel a real Jupyter server (with
+jupyter-collaboration) started: while an agent's ``bash`` runs, the server saves the notebook's
+live document (a person types in it) and the server's own files change — a chat file, the
+collaboration store, a notebook checkpoint — and the call records only the file it wrote; an
+undo of a change that holds a file the running server owns leaves that file alone and says
+which program owns it (docs/review.md, "Files the server writes")."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from kli import client
+from tests.notebook_live.conftest import SAVE_DELAY, CollabServer, Person
+
+pytestmark = [pytest.mark.kernel, pytest.mark.notebook_live]
+
+
+@pytest.fixture(scope="module")
+def served(collab: CollabServer) -> Iterator[tuple[str, Any, Person]]:
+    name = collab.new_notebook("charged.ipynb", [("one", "a = 1")])
+    kernel_id = collab.start_session(name)
+    agent = client.connect_server(collab.url, kernel_id=kernel_id, timeout=120)
+    person = Person(collab, name)
+    try:
+        yield name, agent, person
+    finally:
+        person.close()
+        agent.close()
+
+
+def test_a_bash_call_is_not_charged_with_what_the_server_saves_while_it_runs(
+    collab: CollabServer, served: tuple[str, Any, Person]
+) -> None:
+    name, agent, person = served
+    nb_file = collab.root / name
+    saved_before = nb_file.read_bytes()
+    # The server's own files, as its extensions write them while the call runs: Jupyter AI's
+    # chat document, the collaboration store's journal, a notebook checkpoint.
+    chat = collab.root / "untitled.chat"
+    store = collab.root / ".jupyter_ystore.db-journal"
+    checkpoint = collab.root / ".ipynb_checkpoints" / "charged-checkpoint.ipynb"
+    checkpoint.parent.mkdir(exist_ok=True)
+    chat.write_text('{"messages": []}')
+
+    def server_side() -> None:
+        time.sleep(0.3)
+        person.type_into(0, 0, "# typed while the agent ran\n")  # the server saves it
+        chat.write_text('{"messages": [{"body": "hello"}]}')
+        store.write_bytes(b"journal")
+        checkpoint.write_bytes(saved_before)
+
+    writer = threading.Thread(target=server_side)
+    writer.start()
+    r = agent.call("bash", {"command": f"sleep {SAVE_DELAY * 4 + 1} && echo mine > agent.txt"})
+    writer.join()
+    assert r.ok, r.text
+    assert nb_file.read_bytes() != saved_before  # the server did save the notebook meanwhile
+    assert [f["path"] for f in r.details["files"]] == ["agent.txt"], r.details["files"]
+    assert "untitled.chat" not in r.text and name not in r.text
+    changes = agent.call("changes", {})
+    recorded = next(c for c in changes.details["changes"] if c["id"] == r.details["change"])
+    assert [f["path"] for f in recorded["files"]] == ["agent.txt"]
+
+
+def test_undo_never_writes_a_file_the_running_server_owns_and_names_the_owner(
+    collab: CollabServer, served: tuple[str, Any, Person]
+) -> None:
+    _name, agent, _person = served
+    # A change that holds the chat file (a tool's own write of it is recorded, as a bash
+    # of an earlier version charged the chat's save) and a file of its own.
+    w = agent.call("write", {"path": "talk.chat", "content": '{"messages": [1]}'})
+    assert w.ok, w.text
+    u = agent.call("undo", {"change": w.details["change"]})
+    assert not u.ok and u.details["error"] == "server_owned", u.text
+    assert "talk.chat is written by the chat (jupyterlab-chat, Jupyter AI) of the running " \
+           "Jupyter server" in u.text
+    assert (collab.root / "talk.chat").read_text() == '{"messages": [1]}'

@@ -1,0 +1,61 @@
+"""Files a Jupyter server and its extensions write on their own: never a tool call's change.
+
+While a call runs, the server that hosts the kernel keeps saving its own files: Jupyter AI's
+chats (``*.chat``, jupyterlab-chat's documents), jupyter-collaboration's document store
+(``.jupyter_ystore.db``), the notebooks' checkpoints (``.ipynb_checkpoints/``) and the autosave
+of a notebook open there, which carries only the live document's state. Change detection
+(``kli.tools.core.undo``) leaves them out, whatever the call, so a ``bash`` is charged only with
+what it did; and undo never writes a file a running server owns (it would be overwritten from
+the server's memory, or overwrite what the server holds: a chat showing 12 messages with 10 on
+disk). Which files a *running* server owns now is the host's to say (``owner``: the kernel's
+notebook store knows its server); the names below are the server's whatever runs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+CHECKPOINTS_DIR = ".ipynb_checkpoints"
+YSTORE = ".jupyter_ystore.db"  # and its -journal / -wal / -shm siblings
+CHAT_SUFFIX = ".chat"
+
+
+def owner_by_name(rel: str) -> str | None:
+    """Which program writes ``rel`` (root-relative, POSIX) on its own, by its name; None when
+    its name says nothing (an ordinary file)."""
+    parts = rel.split("/")
+    base = parts[-1]
+    if CHECKPOINTS_DIR in parts[:-1]:
+        return "the Jupyter server's notebook checkpoints (.ipynb_checkpoints)"
+    if base.startswith(YSTORE):
+        return "jupyter-collaboration's document store"
+    if base.endswith(CHAT_SUFFIX):
+        return "the chat (jupyterlab-chat, Jupyter AI)"
+    return None
+
+
+def owner(ws: Any, real: str, rel: str) -> str | None:
+    """Which running program owns ``real`` now (the host's store says, ``owner``), else which
+    one writes it by its name; None for a file only tools and people write."""
+    host = getattr(ws.notebooks, "owner", None)
+    if callable(host):
+        try:
+            said = host(real)
+        except Exception:
+            said = None
+        if isinstance(said, str) and said:
+            return said
+    return owner_by_name(rel)
+
+
+def running_owner(ws: Any, real: str) -> str | None:
+    """The running server's program that owns ``real`` (undo refuses to write it); None when
+    no running server owns it (the host knows none, or none runs)."""
+    host = getattr(ws.notebooks, "owner", None)
+    if not callable(host):
+        return None
+    try:
+        said = host(real)
+    except Exception:
+        return None
+    return said if isinstance(said, str) and said else None
