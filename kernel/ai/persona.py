@@ -47,6 +47,7 @@ from kli.kernel.ai.turns import (
     step_line,
     strip_mention,
 )
+from kli.kernel.ai.undoreply import undo_reply
 from kli.tools.agent import Event, Finished, bounded, run_agent_async, system_prompt
 from kli.tools.agentmodels import MODEL_VAR
 
@@ -372,18 +373,7 @@ class KliPersona(BasePersona):
                                                  "since": f"{turn.since:.3f}"})
         finally:
             await asyncio.to_thread(client.close)
-        if result.ok:
+        said, taken = undo_reply(turn.number, turn.label, result.ok, result.text, result.details)
+        if taken:
             self._turns.pop()
-            self.send_message(f"Took back turn {turn.number} ({turn.label}): "
-                              f"{bounded(result.text, 400)}\n")
-        elif result.details.get("error") == "not_found":
-            self._turns.pop()
-            self.send_message(f"Turn {turn.number} ({turn.label}) changed nothing that is not "
-                              "undone already: nothing to take back. `@kli undo` again takes "
-                              "back the turn before it.\n")
-        elif result.details.get("status") == "pending":
-            self.send_message(f"The undo of turn {turn.number} waits for your review as "
-                              f"{result.details.get('proposal')}: Accept it in the kli panel.\n")
-        else:
-            self.send_message(f"Turn {turn.number} ({turn.label}) was not undone: "
-                              f"{bounded(result.text, 400)}\n")
+        self.send_message(said)

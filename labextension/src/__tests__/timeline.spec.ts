@@ -213,6 +213,30 @@ describe('changesKey', () => {
   });
 });
 
+describe('an image part', () => {
+  it('says in the note what undo cannot put back', () => {
+    const entry = toEntry(
+      change('c9', 40, {
+        files: [
+          {
+            path: 'image: df, x',
+            existed: true,
+            kept: true,
+            after_exists: true,
+            checkpoint: 'cp-c9',
+            kind: 'image',
+            part: { not_kept: ['df was changed in place and is too large to restore: re-run cell c3'] }
+          }
+        ]
+      })
+    );
+    expect(entry.note).toBe(
+      'undo cannot put back: df was changed in place and is too large to restore: re-run cell c3'
+    );
+    expect(entry.files.map(f => f.path)).toEqual(['image: df, x']);
+  });
+});
+
 describe('wholeSession', () => {
   it('offers to undo a chat turn whole, from its oldest change', () => {
     const [group] = groupBySession([
@@ -223,6 +247,19 @@ describe('wholeSession', () => {
     expect(whole.words).toBe('Undo this turn');
     expect(whole.scope).toEqual({ session: 's9', since: '10' });
     expect(whole.title).toMatch(/chat team\.chat turn 2 changed, in one step/);
+  });
+
+  it('offers nothing for a turn whose every change is undone already', () => {
+    const [group] = groupBySession([
+      change('c7', 30, { session: 's9', session_label: 'chat team.chat turn 2', undone_by: 'u2' }),
+      change('c5', 10, { session: 's9', session_label: 'chat team.chat turn 2', undone_by: 'u2' })
+    ]);
+    expect(wholeSession(group).scope).toBeNull();
+    const [half] = groupBySession([
+      change('c7', 30, { session: 's9', session_label: 'chat team.chat turn 2' }),
+      change('c5', 10, { session: 's9', session_label: 'chat team.chat turn 2', undone_by: 'u1' })
+    ]);
+    expect(wholeSession(half).scope).toEqual({ session: 's9', since: '10' });
   });
 
   it('calls any other session a session', () => {

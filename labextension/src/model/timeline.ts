@@ -54,6 +54,14 @@ function kindOf(f: IChangeInfo['files'][number]): ITimelineFile['kind'] {
   return !f.existed ? 'created' : !f.after_exists ? 'deleted' : 'modified';
 }
 
+/** What an image part of a change (a ChangeFile of kind `image`: `part.not_kept`) says undo
+ * cannot put back, e.g. "df was changed in place and is too large to restore: re-run cell c3". */
+export function notKept(f: IChangeInfo['files'][number]): string[] {
+  const part = f.kind === 'image' ? f.part : null;
+  const said = part && typeof part === 'object' ? (part as { not_kept?: unknown }).not_kept : null;
+  return Array.isArray(said) ? said.filter((n): n is string => typeof n === 'string') : [];
+}
+
 function countText(added: number, removed: number): string {
   return `+${added} −${removed}`;
 }
@@ -90,6 +98,10 @@ export function toEntry(change: IChangeInfo): ITimelineEntry {
   }
   if (undoneBy) {
     parts.push(`undone by ${undoneBy}`);
+  }
+  const lost = change.files.flatMap(notKept);
+  if (lost.length) {
+    parts.push(`undo cannot put back: ${lost.join('; ')}`);
   }
   return {
     id: change.id,
@@ -223,7 +235,8 @@ const CHAT_TURN = /^chat .+ turn \d+$/;
 
 /**
  * The header button that takes back everything one session did (its oldest change onwards):
- * "Undo this turn" for a chat turn's session, "Undo this session" for any other.
+ * "Undo this turn" for a chat turn's session, "Undo this session" for any other. None (a null
+ * scope) when every change of the session is undone already: nothing is left to take back.
  */
 export function wholeSession(group: ISessionTimeline): {
   words: string;
@@ -237,7 +250,7 @@ export function wholeSession(group: ISessionTimeline): {
     title: turn
       ? `Take back everything ${group.label} changed, in one step (refused naming any file or cell changed since)`
       : `Take back everything ${group.label} changed (refused naming any file or cell changed since)`,
-    scope: first ? sinceScope(group, first) : null
+    scope: first && !group.entries.every(e => e.undoneBy) ? sinceScope(group, first) : null
   };
 }
 
