@@ -29,6 +29,7 @@ from kli.tools.agent import (
     Event,
     Held,
     Outcome,
+    Reply,
     SessionHost,
     bounded,
     run_agent_async,
@@ -59,6 +60,8 @@ class StepsView:
             self.lines.append(event.line())
         elif isinstance(event, Outcome | Held) and event.turn in self._started:
             self.lines[self._started.pop(event.turn)] = event.line()
+        elif isinstance(event, Reply) and not event.calls:
+            return  # the model's answer: the run's last line (Finished) shows it, in full
         else:
             self.lines.append(event.line())
         self._publish(update=True)

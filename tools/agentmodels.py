@@ -13,7 +13,9 @@ endpoints are each provider's own variables (``OPENAI_API_KEY``, ``OPENAI_BASE_U
 (``pip install "kli-kernel[ai]"``); it is imported on the first call, never when ``kli.tools``
 is, and with ``LITELLM_LOCAL_MODEL_COST_MAP=True`` so it never fetches its price list.
 
-A recorded model answers with no key and no network: ``replay:PATH`` (``ReplayModel``) plays
+The keyless demo model, ``kli/demo`` (``kli.tools.demomodel``), is a script that carries the
+tour's chat task (a bug in a notebook cell) with no key and no network. A recorded model answers
+with no key and no network too: ``replay:PATH`` (``ReplayModel``) plays
 the replies a ``RecordingModel`` saved from a real run of the loop, in order, and refuses when
 the run departs from the recording. ``agent_model(id)`` picks the one an id names.
 """
@@ -24,15 +26,29 @@ import inspect
 import json
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kli.tools.demomodel import DEMO_ID, DemoModel
+
 MODEL_VAR = "KLI_AGENT_MODEL"
+# "1" or "0": the model takes images, or not, whatever litellm's model list says (a local
+# vision model behind an OpenAI-compatible server is unknown to it).
+VISION_VAR = "KLI_AGENT_VISION"
+MODELS_VAR = "KLI_AGENT_MODELS"  # more litellm ids offered (the chat's model picker), comma-separated
+# A provider's key set in the environment sets up its model: (key variable, litellm id).
+KEYED_MODELS = (
+    ("OPENAI_API_KEY", "openai/gpt-4.1-mini"),
+    ("ANTHROPIC_API_KEY", "anthropic/claude-sonnet-4-5"),
+    ("GEMINI_API_KEY", "gemini/gemini-2.5-flash"),
+)
 NO_MODEL = (
-    "no model is set: set KLI_AGENT_MODEL to a litellm model id (openai/gpt-4.1-mini, "
-    "anthropic/claude-sonnet-4-5, ollama/qwen2.5-coder, openai/<name> with OPENAI_BASE_URL for an "
-    "OpenAI-compatible server), or pass one (%kli agent --model ID)"
+    "no model is set up: set a provider's key (OPENAI_API_KEY, ANTHROPIC_API_KEY or "
+    "GEMINI_API_KEY) or KLI_AGENT_MODEL (a litellm model id: openai/gpt-4.1-mini, "
+    "ollama/qwen2.5-coder, openai/<name> with OPENAI_BASE_URL for an OpenAI-compatible server) "
+    "in the environment the kernel or server starts from, or pass one (%kli agent --model ID); "
+    "--model kli/demo runs the keyless demo model (a script: no key, no network)"
 )
 NO_LITELLM = (
     "the agent's model client is litellm, which is not installed: pip install "
@@ -54,9 +70,28 @@ def load_litellm() -> Any:
     return litellm
 
 
+def models_set_up(environ: Mapping[str, str] | None = None) -> list[tuple[str, str]]:
+    """The models set up in ``environ`` (default ``os.environ``), in order, each with what set
+    it up: ``KLI_AGENT_MODEL``, then ``KLI_AGENT_MODELS``, then one model per provider key that
+    is set (``KEYED_MODELS``). The keyless demo (``kli/demo``) is not among them."""
+    env = os.environ if environ is None else environ
+    found: dict[str, str] = {}
+    first = env.get(MODEL_VAR, "").strip()
+    if first:
+        found[first] = MODEL_VAR
+    for extra in env.get(MODELS_VAR, "").split(","):
+        if extra.strip():
+            found.setdefault(extra.strip(), MODELS_VAR)
+    for key, model in KEYED_MODELS:
+        if env.get(key, "").strip():
+            found.setdefault(model, f"{key} is set")
+    return list(found.items())
+
+
 def model_id(model: str | None = None) -> str:
-    """``model``, else ``KLI_AGENT_MODEL``; ValueError saying how to set one."""
-    chosen = model or os.environ.get(MODEL_VAR, "").strip()
+    """``model``, else the first model set up (``models_set_up``: ``KLI_AGENT_MODEL``, or a
+    provider's key); ValueError saying how to set one up, and naming the keyless demo."""
+    chosen = model or next((m for m, _ in models_set_up()), "")
     if not chosen:
         raise ValueError(NO_MODEL)
     return chosen
@@ -70,14 +105,37 @@ class LitellmModel:
     (``stream_options.include_usage``; asked again without it when the provider refuses the
     option), and rebuilds the message and its tool calls with ``litellm.stream_chunk_builder``;
     ``on_text`` receives each piece of text as it arrives. ``options`` go to litellm as they
-    are (``api_base``, ``api_key``, ``temperature``, ``timeout``…)."""
+    are (``api_base``, ``api_key``, ``temperature``, ``timeout``…).
+
+    ``vision`` says whether the model takes images (a tool result's, ``look``); None asks
+    ``KLI_AGENT_VISION``, then litellm (``supports_vision``)."""
 
     def __init__(self, model: str | None = None, *, stream: bool = True,
-                 on_text: Callable[[str], None] | None = None, **options: Any) -> None:
+                 on_text: Callable[[str], None] | None = None, vision: bool | None = None,
+                 **options: Any) -> None:
         self.model = model_id(model)
         self.stream = stream
         self.on_text = on_text
+        self.vision = vision
         self.options = options
+
+    def takes_images(self) -> tuple[bool, str]:
+        """(True, "") when the model is sent images; else (False, why), the note the model
+        reads in their place."""
+        if self.vision is not None:
+            return self.vision, "" if self.vision else f"{self.model} is set not to take images"
+        flag = os.environ.get(VISION_VAR, "").strip()
+        if flag in ("0", "1"):
+            return flag == "1", "" if flag == "1" else f"{VISION_VAR}=0 says {self.model} " \
+                "does not take images"
+        litellm = load_litellm()
+        try:
+            sees = bool(litellm.supports_vision(model=self.model))
+        except Exception:
+            sees = False
+        return sees, "" if sees else (
+            f"{self.model} does not take images (litellm's model list does not say it does; "
+            f"{VISION_VAR}=1 marks it as taking them)")
 
     async def __call__(self, messages: list[dict[str, Any]],
                        tools: list[dict[str, Any]] | None) -> dict[str, Any]:
@@ -121,14 +179,18 @@ def litellm_model(model: str | None = None, **options: Any) -> LitellmModel:
     return LitellmModel(model, **options)
 
 
-def agent_model(model: str | None = None, **options: Any) -> LitellmModel | ReplayModel:
-    """The model an id names (default ``KLI_AGENT_MODEL``): ``replay:PATH`` is the recording
-    at PATH (``ReplayModel``, relative to the working directory; ``options`` are not used),
-    any other id a litellm model. ValueError when no id is set or the recording is unusable;
+def agent_model(model: str | None = None, **options: Any
+                ) -> LitellmModel | ReplayModel | DemoModel:
+    """The model an id names (default: the first set up, ``model_id``): ``replay:PATH`` is the
+    recording at PATH (``ReplayModel``, relative to the working directory; ``options`` are not
+    used), ``kli/demo`` the keyless demo model (``kli.tools.demomodel``), any other id a litellm
+    model. ValueError when no id is set or the recording is unusable;
     ImportError naming the extra when litellm is needed and missing (on the first call)."""
     chosen = model_id(model)
     if chosen.startswith(REPLAY_PREFIX):
         return ReplayModel(chosen[len(REPLAY_PREFIX):])
+    if chosen == DEMO_ID:
+        return DemoModel()
     return LitellmModel(chosen, **options)
 
 

@@ -49,10 +49,10 @@ from kli.kernel.ai.turns import (
 )
 from kli.kernel.ai.undoreply import undo_reply
 from kli.tools.agent import Event, Finished, bounded, run_agent_async, system_prompt
-from kli.tools.agentmodels import MODEL_VAR
+from kli.tools.agentmodels import LitellmModel, models_set_up
+from kli.tools.demomodel import DEMO_ABOUT, DEMO_ID, DEMO_NAME
 
 AVATAR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kli.svg")
-MODELS_VAR = "KLI_AGENT_MODELS"  # more litellm ids offered in the model picker, comma-separated
 KERNEL_NAME = "kli"
 DESCRIPTION = ("kli's coding agent, working on the live notebook through its kli kernel: "
                "anchored cell edits, review and undo.")
@@ -141,14 +141,16 @@ class KliPersona(BasePersona):
         self._bad_setting: str | None = None
         self._starting: asyncio.Task[Any] | None = None  # a turn not yet running its loop
         self._stopped_early = False
-        self._model: str | None = os.environ.get(MODEL_VAR, "").strip() or None
+        # The first model set up (KLI_AGENT_MODEL, or a provider's key), else the keyless demo.
+        self._model: str | None = next((m for m, _ in models_set_up()), DEMO_ID)
         try:
             self._settings = Settings.from_env()
             self._settings_problem: str | None = None
         except ValueError as exc:
             self._settings, self._settings_problem = Settings(), str(exc)
         self._report_configuration()
-        _import_litellm()
+        if self._model != DEMO_ID:
+            _import_litellm()
 
     @property
     def defaults(self) -> PersonaDefaults:
@@ -157,10 +159,13 @@ class KliPersona(BasePersona):
 
     # -- model and settings, as Jupyter AI offers them ------------------------------------------
     def _report_configuration(self) -> None:
-        extra = [m.strip() for m in os.environ.get(MODELS_VAR, "").split(",") if m.strip()]
-        models = list(dict.fromkeys([*([self._model] if self._model else []), *extra]))
-        self.report_model_configuration(ModelConfiguration(
-            current=self._model, options=[ModelOption(id=m) for m in models]))
+        # The models set up in the server's environment, then the keyless demo, always there.
+        options = [ModelOption(id=m, description=why) for m, why in models_set_up()]
+        options.append(ModelOption(id=DEMO_ID, name=DEMO_NAME, description=DEMO_ABOUT))
+        if self._model and self._model not in {o.id for o in options}:
+            options.insert(0, ModelOption(id=self._model))
+        self.report_model_configuration(ModelConfiguration(current=self._model,
+                                                           options=options))
         current = self._settings.current()
         self.report_settings_configuration([
             SettingConfiguration(
@@ -171,7 +176,7 @@ class KliPersona(BasePersona):
             for key in Settings.CHOICES])
 
     async def update_model(self, model_id: str) -> None:
-        self._model = model_id.strip() or None
+        self._model = (model_id or "").strip() or next((m for m, _ in models_set_up()), DEMO_ID)
 
     async def update_settings(self, settings: dict[str, str | None]) -> None:
         """A setting chosen in the chat (or sent in a message's metadata); one that does not
@@ -208,8 +213,10 @@ class KliPersona(BasePersona):
         try:
             model = agent_model(self._model)  # replay:PATH is a recording, named as one
         except ValueError as exc:
-            self.send_message(f"I have no model to think with: {exc}. Pick one in the chat's "
-                              "model picker, or set KLI_AGENT_MODEL for the server.\n")
+            self.send_message(f"The model `{self._model}` cannot be used: {exc}. Choose "
+                              "another in the model menu under the chat's input — "
+                              f"`{DEMO_ID}` is the keyless demo — or see docs/agent.md for the "
+                              "variables that set one up (then restart the server).\n")
             return
         self._count += 1
         chat = os.path.basename(str(self.get_chat_path(relative=True))) or "chat"
@@ -259,13 +266,14 @@ class KliPersona(BasePersona):
                     label: str) -> None:
         settings = self._settings
         since = time.time()
-        self.set_status("is loading its model client…")
-        try:
-            await asyncio.wrap_future(_import_litellm())
-        except ImportError as exc:
-            self.clear_status()
-            self.send_message(f"I have no model client: {exc}\n")
-            return
+        if isinstance(model, LitellmModel):  # a recording or the demo needs no model client
+            self.set_status("is loading its model client…")
+            try:
+                await asyncio.wrap_future(_import_litellm())
+            except ImportError as exc:
+                self.clear_status()
+                self.send_message(f"I have no model client: {exc}\n")
+                return
         self.set_status("is attaching to the kernel…")
         try:
             client = await self._connect(kernel_id, label)
