@@ -287,6 +287,27 @@ FILE = Shape("FileChange", "One file's change (`kli.tools.core.changes.file_chan
           "from 1 (where it was, for a deleted cell)", required=False),
 ), extra=True)
 
+IMAGE = Shape("Image", "An image a result hands a model that takes images (`look`): its bytes as "
+              "base64 here (the JSON transport), never in the result's `text`.", (
+    Field("mime", STR, "`image/png` or `image/jpeg` (the encoding sent)"),
+    Field("width", INT, "pixels sent"),
+    Field("height", INT, "pixels sent"),
+    Field("label", STR, "what it shows, e.g. `nb.ipynb#ID output [2]`, `fig`"),
+    Field("data", STR, "the image, base64"),
+    Field("thumbnail", STR, "a small PNG (at most 160 px), base64", required=False),
+    Field("thumbnail_mime", STR, "the thumbnail's type", required=False),
+))
+
+EVENT_IMAGE = Shape("EventImage", "What a call event says of an image the model was handed "
+                    "(`look`): its size and a thumbnail for the panel, never the image.", (
+    Field("mime", STR),
+    Field("width", INT),
+    Field("height", INT),
+    Field("bytes", INT, "bytes of the image the model was sent"),
+    Field("label", STR, "what it shows"),
+    Field("thumbnail", STR, "a `data:` URL of a small PNG (at most 160 px)", required=False),
+))
+
 EVENT = Shape("ToolEvent", "One tool call, from any source.", (
     Field("kind", Lit("call")),
     Field("id", STR, "event id (`e17`)"),
@@ -302,6 +323,8 @@ EVENT = Shape("ToolEvent", "One tool call, from any source.", (
           "the id of the recorded change (undo); `detection`: the tree walk's bounds and whether "
           "it was complete", required=False),
     Field("duration_ms", NUM, required=False),
+    Field("images", ListOf(Ref("EventImage")), "the images the result handed the model "
+          "(`look`)", required=False),
 ))
 
 HELD_SOURCE = Shape("HeldSource", "What a held shell or eval call runs beyond its arguments "
@@ -437,6 +460,8 @@ RESULT = Shape("ResultMsg", "A tool's result (`Workspace.call`), naming the requ
     Field("ok", BOOL),
     Field("text", STR),
     Field("details", MapOf(ANY)),
+    Field("images", ListOf(Ref("Image")), "images for a model that takes them (`look`); absent "
+          "when there are none", required=False),
 ), op="result")
 
 SPECS = Shape("SpecsMsg", "The answer to `list`: the registry's function-calling specs.", (
@@ -693,7 +718,7 @@ MODEL_REPLY = Shape("ModelReplyMsg", "The tab's answer to `model_read` / `model_
 MODEL_OPS = (OPEN_NOTEBOOKS.op, MODEL_REPLY.op)  # kli.ui ops the open-model store handles
 
 OBJECTS = (MARK, FILE, EVENT, HELD_SOURCE, CANDIDATE, DECISION, SESSION, TOOL_INFO, EDIT_BUNDLE, CHANGE_FILE,
-           CHANGE, AGENT_OPEN, UI_OPEN, CELL_EXPECT, CELL_UPDATE, NOTEBOOK_PLAN)
+           CHANGE, IMAGE, EVENT_IMAGE, AGENT_OPEN, UI_OPEN, CELL_EXPECT, CELL_UPDATE, NOTEBOOK_PLAN)
 MESSAGES = (AGENT_HELLO, UI_HELLO, RESULT, SPECS, PONG, CANCELLED, ERROR, EVENT_MSG, RESOLVED,
             PROPOSED, EXPIRED, APPROVAL, CALL, LIST, PING, CANCEL, ACCEPT, REJECT, REPLAY, BULK,
             SET_APPROVAL, UNDO, CHANGES, CHANGES_REQ, OPEN_NOTEBOOKS, MODEL_READ, MODEL_APPLY,

@@ -55,7 +55,7 @@ from collections.abc import Callable, Coroutine
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from kli.tools.core.formats import absent_nulls, in_format
+from kli.tools.core.formats import absent_nulls, in_format, result_in_format
 from kli.tools.core.result import ToolResult
 from kli.tools.roles import AsyncModel, Host, Model
 from kli.tools.ws.contract import EDIT_CONTRACT, TURN_RULES
@@ -460,6 +460,20 @@ async def call_in_thread(fn: Callable[[], ToolResult]) -> ToolResult:
         raise
 
 
+def takes_images(model: Any) -> tuple[bool, str]:
+    """Whether ``model`` is sent the images of a tool result (``look``), and if not, why (the
+    note the model reads instead): the model's own ``takes_images()`` (``LitellmModel`` asks
+    litellm's ``supports_vision``); a model that does not say is sent none."""
+    probe = getattr(model, "takes_images", None)
+    if callable(probe):
+        try:
+            sees, why = probe()
+            return bool(sees), str(why)
+        except Exception as exc:  # a model that cannot say: text only, and why
+            return False, f"whether the model takes images is unknown ({type(exc).__name__})"
+    return False, "the model does not say that it takes images"
+
+
 # -- the loop ---------------------------------------------------------------------------------
 class _Run:
     """One run's plumbing: how the model and the host are called (``inline``: on this thread,
@@ -469,6 +483,7 @@ class _Run:
                  on_event: Callable[[Event], None] | None) -> None:
         self.model, self.host, self.inline, self.on_event = model, host, inline, on_event
         self.during = "model"
+        self.sees, self.why_not = takes_images(model)
 
     def emit(self, event: Event) -> None:
         if self.on_event is not None:
@@ -595,7 +610,9 @@ async def _loop(
                         stopped_by_review = True
             else:
                 run.emit(outcome_of(turn, name, target, result))
-            messages.append({"role": "tool", "tool_call_id": first.get("id", ""), "content": text})
+            messages.extend(result_in_format(result, "openai", call_id=first.get("id", ""),
+                                             tool=name, text=text, images=run.sees,
+                                             why_not=run.why_not))
             step = Step(turn, name, args, result, dropped)
             steps.append(step)
             if on_step is not None:

@@ -13,6 +13,7 @@ from kli.tools.file import cells, edit, find, read, search, write
 from kli.tools.image import (
     image_summary,
     inspect_object,
+    look,
     redefine,
     trace,
     trace_read,
@@ -54,7 +55,7 @@ _KLI: list[Tool] = [
     bash.TOOL, bash_output.TOOL, bash_kill.TOOL, bash_jobs.TOOL,
     eval_.TOOL, eval_frame.TOOL, eval_continue.TOOL, eval_abort.TOOL, redefine.TOOL,
     read.TOOL, find.TOOL, search.TOOL, write.TOOL, edit.TOOL, cells.TOOL, run_cells.TOOL,
-    image_summary.TOOL, inspect_object.TOOL, trace.TOOL, untrace.TOOL, trace_read.TOOL,
+    image_summary.TOOL, inspect_object.TOOL, look.TOOL, trace.TOOL, untrace.TOOL, trace_read.TOOL,
     await_decision.TOOL, changes.TOOL, undo.TOOL, redo.TOOL,
 ]
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from kli.kernel.mcp.bridge import Bridge
 from kli.kernel.mcp.instructions import describe, instructions
-from kli.tools.core.formats import mcp_tool
+from kli.tools.core.formats import mcp_tool, result_in_format
 from kli.tools.core.result import ToolResult
 
 SERVER_NAME = "kli"
@@ -53,6 +53,13 @@ def result_content(result: ToolResult) -> tuple[str, bool]:
     if note:
         text = f"{text}\n\n{note}"
     return text, not result.ok
+
+
+def result_blocks(result: ToolResult) -> tuple[list[dict[str, Any]], bool]:
+    """The MCP content blocks (wire shape) and ``isError`` of a tool result: its text
+    (``result_content``), then an ``image`` block per image it has (``look``)."""
+    text, is_error = result_content(result)
+    return result_in_format(result, "mcp", text=text), is_error
 
 
 def _client_name(ctx: Any) -> str:
@@ -144,8 +151,10 @@ def build_server(bridge: Bridge) -> Any:
                 await anyio.to_thread.run_sync(lambda: bridge.stop(key))
             raise
         assert result is not None
-        text, is_error = result_content(result)
-        return types.CallToolResult(content=[types.TextContent(text=text)], is_error=is_error)
+        blocks, is_error = result_blocks(result)
+        content: list[Any] = [types.TextContent(text=b["text"]) if b["type"] == "text"
+                              else types.ImageContent.model_validate(b) for b in blocks]
+        return types.CallToolResult(content=content, is_error=is_error)
 
     return Server(SERVER_NAME, version=_version(), instructions=instructions(bridge.profile),
                   get_tool_input_schema=schemas.get,

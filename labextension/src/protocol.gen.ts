@@ -133,6 +133,8 @@ export interface IToolEvent {
   /** the result details; `files`: list of FileChange; `change`: the id of the recorded change (undo); `detection`: the tree walk's bounds and whether it was complete */
   details?: Record<string, unknown>;
   duration_ms?: number;
+  /** the images the result handed the model (`look`) */
+  images?: IEventImage[];
 }
 
 /** What a held shell or eval call runs beyond its arguments (`kli.tools.core.approval.source_entry`): Accept runs exactly this, or is refused naming `what` when it changed since. */
@@ -269,6 +271,37 @@ export interface IChangeInfo {
   [extra: string]: unknown;
 }
 
+/** An image a result hands a model that takes images (`look`): its bytes as base64 here (the JSON transport), never in the result's `text`. */
+export interface IImage {
+  /** `image/png` or `image/jpeg` (the encoding sent) */
+  mime: string;
+  /** pixels sent */
+  width: number;
+  /** pixels sent */
+  height: number;
+  /** what it shows, e.g. `nb.ipynb#ID output [2]`, `fig` */
+  label: string;
+  /** the image, base64 */
+  data: string;
+  /** a small PNG (at most 160 px), base64 */
+  thumbnail?: string;
+  /** the thumbnail's type */
+  thumbnail_mime?: string;
+}
+
+/** What a call event says of an image the model was handed (`look`): its size and a thumbnail for the panel, never the image. */
+export interface IEventImage {
+  mime: string;
+  width: number;
+  height: number;
+  /** bytes of the image the model was sent */
+  bytes: number;
+  /** what it shows */
+  label: string;
+  /** a `data:` URL of a small PNG (at most 160 px) */
+  thumbnail?: string;
+}
+
 /** `data` of the `comm_open` to `kli.agent`. */
 export interface IAgentOpenData {
   v?: number;
@@ -381,6 +414,8 @@ export interface IResultMsg {
   ok: boolean;
   text: string;
   details: Record<string, unknown>;
+  /** images for a model that takes them (`look`); absent when there are none */
+  images?: IImage[];
 }
 
 /** The answer to `list`: the registry's function-calling specs. */

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import dataclasses
 import difflib
 import hashlib
 import itertools
@@ -1052,7 +1053,8 @@ def deliver(session: Session, result: ToolResult, tool: str = "") -> ToolResult:
     if not told:
         return result
     text = result.text + "\n\n[review] " + "\n[review] ".join(told.values())
-    return ToolResult(result.ok, text, {**result.details, "decisions": sorted(told)})
+    return dataclasses.replace(result, text=text,  # keeps its images
+                               details={**result.details, "decisions": sorted(told)})
 
 
 def take_notice(session: Session, proposal_id: str) -> None:

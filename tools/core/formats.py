@@ -14,12 +14,23 @@ return; every format here is derived from it, so a kernel's specs convert the sa
 - ``anthropic``: Messages API ``tools`` entries, ``{"name", "description", "input_schema"}``.
 - ``mcp``: ``tools/list`` entries, ``{"name", "description", "inputSchema"}`` (plus ``title``
   and ``annotations`` when a spec carries them).
+
+A tool result goes back in the same three shapes (``result_in_format``), its images
+(``ToolResult.images``, ``look``) as each API's image block — base64 only inside that block,
+never in the text: ``openai`` a ``tool`` message then a ``user`` message of ``image_url`` parts
+(Chat Completions takes images only in user messages); ``anthropic`` one ``tool_result`` block
+whose content holds ``image`` blocks; ``mcp`` a ``CallToolResult``'s content, ``image`` blocks.
+For a model that does not take images, ``images=False`` leaves them out and the text says why
+(``why_not``): the result's text already describes each image.
 """
 
 from __future__ import annotations
 
+import base64
 import copy
 from typing import Any
+
+from kli.tools.core.result import ImagePart, ToolResult
 
 FORMATS = ("openai", "anthropic", "mcp")
 
@@ -143,3 +154,67 @@ def _absent_nulls_in(value: Any, schema: dict[str, Any]) -> Any:
     if isinstance(value, list) and isinstance(schema.get("items"), dict):
         return [_absent_nulls_in(v, schema["items"]) for v in value]
     return value
+
+
+# -- tool results -----------------------------------------------------------------------------
+IMAGES_FOLLOW = "The {count} image(s) of the {tool} result above ({labels}):"
+IMAGES_LEFT_OUT = ("[{count} image(s) not shown: {why}. The text above describes each "
+                   "image.]")
+
+
+def image_block(part: ImagePart, fmt: str) -> dict[str, Any]:
+    """``part`` as format ``fmt``'s image content block (base64 inside the block)."""
+    data = base64.b64encode(part.data).decode()
+    if fmt == "openai":
+        return {"type": "image_url", "image_url": {"url": f"data:{part.mime};base64,{data}"}}
+    if fmt == "anthropic":
+        return {"type": "image", "source": {"type": "base64", "media_type": part.mime,
+                                            "data": data}}
+    if fmt == "mcp":
+        return {"type": "image", "data": data, "mimeType": part.mime}
+    raise ValueError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
+
+
+def result_text(result: ToolResult, *, text: str | None = None, images: bool = True,
+                why_not: str = "") -> str:
+    """The text a model reads of ``result`` (``text`` replaces ``result.text``): with the note
+    ``IMAGES_LEFT_OUT`` when it has images and they are not sent."""
+    body = result.text if text is None else text
+    if result.images and not images:
+        why = why_not or "this model does not take images"
+        body += "\n" + IMAGES_LEFT_OUT.format(count=len(result.images), why=why)
+    return body
+
+
+def result_in_format(result: ToolResult, fmt: str, *, call_id: str = "", tool: str = "tool",
+                     text: str | None = None, images: bool = True,
+                     why_not: str = "") -> list[dict[str, Any]]:
+    """``result`` as format ``fmt`` hands a tool result to a model (module docstring):
+
+    - ``openai``: the messages to append — ``{"role": "tool", "tool_call_id": call_id,
+      "content": text}``, then, when it has images to send, one ``user`` message with a text
+      part naming them and an ``image_url`` part each;
+    - ``anthropic``: the blocks of the next user message — one ``tool_result`` for
+      ``call_id`` (``is_error`` when not ok), its content the text and an ``image`` block each;
+    - ``mcp``: a ``CallToolResult``'s ``content`` — a ``text`` block, an ``image`` block each.
+
+    ``text`` replaces ``result.text``; ``images=False`` leaves the images out and says why
+    (``why_not``) in the text. ValueError for an unknown format."""
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
+    body = result_text(result, text=text, images=images, why_not=why_not)
+    parts = [image_block(p, fmt) for p in result.images] if images else []
+    if fmt == "openai":
+        out: list[dict[str, Any]] = [{"role": "tool", "tool_call_id": call_id, "content": body}]
+        if parts:
+            labels = "; ".join(p.label or p.mime for p in result.images)
+            head = IMAGES_FOLLOW.format(count=len(parts), tool=tool, labels=labels)
+            out.append({"role": "user", "content": [{"type": "text", "text": head}, *parts]})
+        return out
+    if fmt == "anthropic":
+        block: dict[str, Any] = {"type": "tool_result", "tool_use_id": call_id,
+                                 "content": [{"type": "text", "text": body}, *parts]}
+        if not result.ok:
+            block["is_error"] = True
+        return [block]
+    return [{"type": "text", "text": body}, *parts]

@@ -9,6 +9,7 @@ every decision on a pending proposal (``decide``).
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import itertools
 import sys
@@ -24,7 +25,7 @@ from kli.tools.core.atomic import permission_hint
 from kli.tools.core.jail import Jail
 from kli.tools.core.proposal import DISCARDED, KERNEL, REJECTED, Decision, Proposal
 from kli.tools.core.registry import Call, Tool
-from kli.tools.core.result import ToolError, ToolResult
+from kli.tools.core.result import ImagePart, ToolError, ToolResult
 from kli.tools.core.schema import normalise_aliases, show, validate
 from kli.tools.core.session import Session
 from kli.tools.core.settings import SettingsLoader, granted
@@ -36,6 +37,17 @@ MAX_DECIDED = 500  # decided proposals remembered for await_decision
 _depth = threading.local()  # Workspace.call nesting on this thread (eval code may call tools)
 _event_ids = itertools.count(1)
 
+
+
+def image_event(part: ImagePart) -> dict[str, Any]:
+    """What a ``call`` event says of an image the model was handed (``look``): its size and
+    label, and a thumbnail as a data URL for the activity panel — never the image itself."""
+    out: dict[str, Any] = {"mime": part.mime, "width": part.width, "height": part.height,
+                           "bytes": len(part.data), "label": part.label}
+    if part.thumbnail is not None:
+        out["thumbnail"] = (f"data:{part.thumbnail_mime};base64,"
+                            + base64.b64encode(part.thumbnail).decode())
+    return out
 
 
 def denied_text(tool: str, gate: str | None, reader: str) -> str:
@@ -314,6 +326,7 @@ class Workspace:
                 "text": result.text,
                 "details": result.details,
                 "duration_ms": round(seconds * 1000, 3),
+                **({"images": [image_event(p) for p in result.images]} if result.images else {}),
             }
         )
 

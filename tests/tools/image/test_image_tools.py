@@ -216,7 +216,7 @@ def test_every_tool_says_whether_it_touches_the_image() -> None:
 
     waits = {n for n, t in REGISTRY.tools.items() if t.touches_image}
     assert {"eval", "eval_frame", "eval_continue", "eval_abort", "redefine", "inspect",
-            "image_summary", "trace", "untrace", "run_cells"} == waits
+            "image_summary", "look", "trace", "untrace", "run_cells"} == waits
     assert Tool("x", "kli", None, "", {}, lambda call: None).touches_image  # type: ignore[arg-type,return-value]
 
 
