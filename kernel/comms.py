@@ -56,6 +56,13 @@ def _error(rid: Any, code: str, text: str) -> dict[str, Any]:
     return message(P.ERROR, id=rid, error=code, text=text)
 
 
+def _box(described: dict[str, Any]) -> dict[str, Any]:
+    """``sandbox.describe``'s answer as the protocol's ``Box``."""
+    keys = {f.name for f in P.BOX.fields}
+    return P.build(P.BOX, **{k: v for k, v in described.items()
+                             if k in keys and (v is not None or k not in ("reason", "problem"))})
+
+
 def _origin_fields(origin: Any, kept: Any, said: Any) -> dict[str, str]:
     """An ``approval`` message's ``origin``, ``kept`` and ``said`` (each absent when not known)."""
     fields = {"origin": origin, "kept": kept, "said": said}
@@ -155,7 +162,7 @@ class Hub:
                 self._broadcast(comms, message(P.PROPOSED, candidate=cand))
             return
         event = jsonable(event)
-        if kind in ("resolved", "expired", "approval"):  # not tool calls: not in the ring
+        if kind in ("resolved", "expired", "approval", "sandbox"):  # not tool calls: not in the ring
             with self._lock:
                 comms = list(self.ui_comms.values())
             if kind == "resolved":  # a proposal was decided, by whoever
@@ -164,6 +171,8 @@ class Hub:
                 data = message(P.EXPIRED, candidates=event["candidates"],
                                session=event["session"], session_label=event["session_label"],
                                text=event["text"])
+            elif kind == "sandbox":
+                data = message(P.SANDBOX, box=_box(event))
             else:
                 data = message(P.APPROVAL, approval=event["modes"],
                                **_origin_fields(event.get("origin"), event.get("kept"),
@@ -410,6 +419,7 @@ class Hub:
             **{f"approval_{k}": v for k, v in self._origin().items()},
             root=str(self.ws.root),
             resolved=self._decided(),
+            sandbox=self._box(),
         )
 
     def _origin(self) -> dict[str, str]:
@@ -417,6 +427,11 @@ class Hub:
 
         where = approval.origin(self.ws)
         return _origin_fields(where.where, where.file, where.words(self.ws.root))
+
+    def _box(self) -> dict[str, Any]:
+        from kli.tools.core import sandbox
+
+        return _box(sandbox.describe(self.ws))
 
     def _decided(self) -> list[dict[str, Any]]:
         """How the proposals decided lately ended (``Workspace.decided``), oldest first."""
@@ -519,6 +534,18 @@ class Hub:
             except approval.KeepError as exc:
                 modes, problem = self._modes(), {"problem": str(exc)}
             return message(P.APPROVAL, id=rid, approval=modes, **self._origin(), **problem)
+        if request.op == "sandbox":
+            from kli.tools.core import sandbox
+
+            problem = {}
+            try:
+                sandbox.set_choice(self.ws, data.get("mode"), data.get("network"),
+                                   data.get("keep") is not False)
+            except approval.KeepError as exc:
+                problem = {"problem": str(exc)}
+            except ValueError as exc:
+                return _error(rid, "bad_request", str(exc))
+            return message(P.SANDBOX, id=rid, box=self._box(), **problem)
         if request.op == "changes":  # the panel's timeline: the store, read (no call, no event)
             from kli.tools.core import undo
 

@@ -18,7 +18,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from kli.tools.core import approval, request, undo
+from kli.tools.core import approval, request, sandbox, undo
 from kli.tools.core.changes import STATUSES as FILE_STATUSES
 from kli.tools.core.proposal import DECISION_CODES
 
@@ -254,8 +254,12 @@ ApprovalOrigin = Enum("ApprovalOrigin", approval.ORIGINS)
 ProposalKind = Enum("ProposalKind", ("repair", approval.KIND), open=True)
 BulkAction = Enum("BulkAction", approval.BULK_ACTIONS)
 ModelError = Enum("ModelError", MODEL_ERRORS, open=True)
+SandboxMode = Enum("SandboxMode", sandbox.MODES)
+SandboxNetwork = Enum("SandboxNetwork", sandbox.NETWORKS)
+SandboxState = Enum("SandboxState", sandbox.STATES, open=True)
 ENUMS = (FileStatus, ResolvedStatus, EventSource, ResolvedBy, RequestError, ApprovalMode,
-         ApprovalKind, ApprovalOrigin, ProposalKind, BulkAction, ModelError)
+         ApprovalKind, ApprovalOrigin, ProposalKind, BulkAction, ModelError, SandboxMode,
+         SandboxNetwork, SandboxState)
 
 # -- shapes ---------------------------------------------------------------------------------
 MARK = Shape("Mark", "A character range in FILE.after that a repair changed.", (
@@ -510,6 +514,7 @@ UI_HELLO = Shape("HelloMsg", "The kernel's answer to a `kli.ui` comm_open, and t
           "extension finds the open notebook a `PATH#CELL_ID` names", required=False),
     Field("resolved", ListOf(Ref("ResolvedDecision")), "the proposals decided lately, oldest "
           "first: how each replayed event's proposal ended", required=False),
+    Field("sandbox", Ref("Box"), "the box (as the `sandbox` message's `box`)", required=False),
 ), op="hello", target=UI_TARGET)
 
 EVENT_MSG = Shape("EventMsg", "One tool call, from any source (agent comm, magic, UI, widget).", (
@@ -624,6 +629,41 @@ SET_APPROVAL = Shape("ApprovalRequest", "Switch approval mode for one kind of ac
           "kept in); absent: where they are now", required=False),
 ), op="approval", target=UI_TARGET, sender="client", extra=True)
 
+BOX = Shape("Box", "The box (docs/sandbox.md) as the person sees it: the setting, and what this "
+            "kernel makes of it.", (
+    Field("mode", SandboxMode, "the setting: `on` or `off`"),
+    Field("network", SandboxNetwork, "`off` or `all` (named hosts cannot be enforced with "
+          "bubblewrap alone); in a sandboxed kernel, its box's"),
+    Field("state", SandboxState, "`kernel`: this kernel and all it runs are boxed; `commands`: "
+          "shell commands are boxed, an agent's eval refused (the kernel runs outside); "
+          "`unavailable`: on but cannot be made (an agent's shell and eval refused); `failed`: "
+          "the sandboxed kernel's box could not be made; `off`"),
+    Field("said", STR, "the state in words for a person, as `%kli status` says it"),
+    Field("reason", STR, "`unavailable` / `failed`: why the box cannot be made",
+          required=False),
+    Field("problem", STR, "the setting is not valid: why (the box is taken as on)",
+          required=False),
+    Field("stops", ListOf(STR), "what the box stops, one line each"),
+    Field("does_not_stop", ListOf(STR), "what it does not stop, one line each"),
+))
+
+SANDBOX = Shape("SandboxMsg", "The box changed (the panel's switch, `%kli sandbox`); also the "
+                "reply to a `sandbox` request.", (
+    Field("id", ID, "the `sandbox` request's id", required=False),
+    Field("box", Ref("Box")),
+    Field("problem", STR, "in the reply to a request whose choice could not be kept: why (the "
+          "switch was made, in this kernel only)", required=False),
+), op="sandbox", target=UI_TARGET)
+
+SET_SANDBOX = Shape("SandboxRequest", "Switch the box, kept in the project's settings as "
+                    "approval is; the reply is a `sandbox` message (and every UI gets one).", (
+    Field("id", ID),
+    Field("mode", SandboxMode, "absent: as it is", required=False),
+    Field("network", SandboxNetwork, "absent: as it is", required=False),
+    Field("keep", BOOL, "false: this kernel only; absent or true: kept in a settings file",
+          required=False),
+), op="sandbox", target=UI_TARGET, sender="client", extra=True)
+
 UNDO = Shape("UndoRequest", "Take back a recorded change (`details.change` of a call event), "
              "or everything one session did since a time: the `undo` tool as the person "
              "(docs/review.md); the reply is its `result` (refused, naming the file, when a file "
@@ -718,15 +758,15 @@ MODEL_REPLY = Shape("ModelReplyMsg", "The tab's answer to `model_read` / `model_
 MODEL_OPS = (OPEN_NOTEBOOKS.op, MODEL_REPLY.op)  # kli.ui ops the open-model store handles
 
 OBJECTS = (MARK, FILE, EVENT, HELD_SOURCE, CANDIDATE, DECISION, SESSION, TOOL_INFO, EDIT_BUNDLE, CHANGE_FILE,
-           CHANGE, IMAGE, EVENT_IMAGE, AGENT_OPEN, UI_OPEN, CELL_EXPECT, CELL_UPDATE, NOTEBOOK_PLAN)
+           CHANGE, IMAGE, EVENT_IMAGE, AGENT_OPEN, UI_OPEN, CELL_EXPECT, CELL_UPDATE, NOTEBOOK_PLAN, BOX)
 MESSAGES = (AGENT_HELLO, UI_HELLO, RESULT, SPECS, PONG, CANCELLED, ERROR, EVENT_MSG, RESOLVED,
             PROPOSED, EXPIRED, APPROVAL, CALL, LIST, PING, CANCEL, ACCEPT, REJECT, REPLAY, BULK,
-            SET_APPROVAL, UNDO, CHANGES, CHANGES_REQ, OPEN_NOTEBOOKS, MODEL_READ, MODEL_APPLY,
-            MODEL_REPLY)
+            SET_APPROVAL, UNDO, CHANGES, CHANGES_REQ, SET_SANDBOX, OPEN_NOTEBOOKS, MODEL_READ,
+            MODEL_APPLY, MODEL_REPLY, SANDBOX)
 SHAPES = {s.name: s for s in (*OBJECTS, *MESSAGES)}
 # What the extension receives on kli.ui, as one union (``KernelMsg`` in TypeScript).
 UI_INCOMING = (UI_HELLO, EVENT_MSG, RESOLVED, PROPOSED, EXPIRED, APPROVAL, CHANGES, RESULT,
-               ERROR, MODEL_READ, MODEL_APPLY)
+               ERROR, MODEL_READ, MODEL_APPLY, SANDBOX)
 
 def build(shape: Shape, **fields: Any) -> dict[str, Any]:
     """An object of ``shape`` from ``fields``, which must be the shape's (a misspelt or missing

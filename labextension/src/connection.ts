@@ -17,6 +17,7 @@ import {
   IModelReadMsg,
   IResolvedMsg,
   IResultMsg,
+  ISandboxMsg,
   PROTOCOL_VERSION,
   UI_TARGET,
   parseKernelMsg
@@ -28,7 +29,7 @@ export const REQUEST_TIMEOUT_MS = 60000;
 
 export type ConnectionStatus = 'idle' | 'opening' | 'open' | 'closed';
 
-type Reply = IResultMsg | IErrorMsg | IHelloMsg | IApprovalMsg | IChangesMsg;
+type Reply = IResultMsg | IErrorMsg | IHelloMsg | IApprovalMsg | IChangesMsg | ISandboxMsg;
 
 interface IWaiting {
   resolve: (reply: Reply) => void;
@@ -188,6 +189,19 @@ export class UiConnection {
     return this._request('approval', fields);
   }
 
+  /** Switch the box (docs/sandbox.md): `mode` on / off, `network` off / all (absent: as it
+   * is); kept in the project's settings as approval is. */
+  setSandbox(mode: string | null, network?: string): Promise<Reply> {
+    const fields: Record<string, unknown> = {};
+    if (mode) {
+      fields.mode = mode;
+    }
+    if (network) {
+      fields.network = network;
+    }
+    return this._request('sandbox', fields);
+  }
+
   /** Ask the kernel to replay recent events (answered by a new hello). */
   replay(limit = DEFAULT_REPLAY): Promise<Reply> {
     return this._request('replay', { limit });
@@ -239,7 +253,7 @@ export class UiConnection {
       msg.op === 'result' ||
       msg.op === 'error' ||
       msg.op === 'changes' ||
-      ((msg.op === 'hello' || msg.op === 'approval') && msg.id != null)
+      ((msg.op === 'hello' || msg.op === 'approval' || msg.op === 'sandbox') && msg.id != null)
     ) {
       const id = String(msg.id);
       const waiting = this._waiting.get(id);
@@ -273,6 +287,9 @@ export class UiConnection {
           approval: msg.approval,
           origin: { origin: msg.origin, kept: msg.kept, said: msg.said }
         });
+        break;
+      case 'sandbox':
+        this._dispatch({ type: 'sandbox', box: msg.box });
         break;
       case 'model_read':
       case 'model_apply':

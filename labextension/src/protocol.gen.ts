@@ -68,6 +68,15 @@ export type BulkAction = (typeof BULK_ACTION_VALUES)[number];
 export const MODEL_ERROR_VALUES = ['stale', 'not_open', 'failed'] as const;
 export type ModelError = (typeof MODEL_ERROR_VALUES)[number];
 
+export const SANDBOX_MODE_VALUES = ['off', 'on'] as const;
+export type SandboxMode = (typeof SANDBOX_MODE_VALUES)[number];
+
+export const SANDBOX_NETWORK_VALUES = ['off', 'all'] as const;
+export type SandboxNetwork = (typeof SANDBOX_NETWORK_VALUES)[number];
+
+export const SANDBOX_STATE_VALUES = ['kernel', 'commands', 'unavailable', 'failed', 'off'] as const;
+export type SandboxState = (typeof SANDBOX_STATE_VALUES)[number];
+
 /** A character range in FILE.after that a repair changed. */
 export interface IMark {
   /** offset into `after` in code points (as Python counts) */
@@ -354,6 +363,26 @@ export interface INotebookPlan {
   nbformat_minor?: number;
 }
 
+/** The box (docs/sandbox.md) as the person sees it: the setting, and what this kernel makes of it. */
+export interface IBox {
+  /** the setting: `on` or `off` */
+  mode: SandboxMode;
+  /** `off` or `all` (named hosts cannot be enforced with bubblewrap alone); in a sandboxed kernel, its box's */
+  network: SandboxNetwork;
+  /** `kernel`: this kernel and all it runs are boxed; `commands`: shell commands are boxed, an agent's eval refused (the kernel runs outside); `unavailable`: on but cannot be made (an agent's shell and eval refused); `failed`: the sandboxed kernel's box could not be made; `off` */
+  state: SandboxState | string;
+  /** the state in words for a person, as `%kli status` says it */
+  said: string;
+  /** `unavailable` / `failed`: why the box cannot be made */
+  reason?: string;
+  /** the setting is not valid: why (the box is taken as on) */
+  problem?: string;
+  /** what the box stops, one line each */
+  stops: string[];
+  /** what it does not stop, one line each */
+  does_not_stop: string[];
+}
+
 /** The kernel's answer to a `kli.agent` comm_open. */
 export interface IAgentHelloMsg {
   /** protocol version (absent: 1) */
@@ -402,6 +431,8 @@ export interface IHelloMsg {
   root?: string;
   /** the proposals decided lately, oldest first: how each replayed event's proposal ended */
   resolved?: IResolvedDecision[];
+  /** the box (as the `sandbox` message's `box`) */
+  sandbox?: IBox;
 }
 
 /** A tool's result (`Workspace.call`), naming the request. */
@@ -693,6 +724,21 @@ export interface IChangesRequest {
   limit?: number;
 }
 
+/** Switch the box, kept in the project's settings as approval is; the reply is a `sandbox` message (and every UI gets one). */
+export interface ISandboxRequest {
+  /** protocol version (absent: 1) */
+  v?: number;
+  /** the message kind */
+  op: 'sandbox';
+  id: string | number;
+  /** absent: as it is */
+  mode?: SandboxMode;
+  /** absent: as it is */
+  network?: SandboxNetwork;
+  /** false: this kernel only; absent or true: kept in a settings file */
+  keep?: boolean;
+}
+
 /** The notebooks open in this browser's tabs (every one, sent again whenever one opens, closes or is renamed): the kernel reads and changes them in the tab (`model_read`, `model_apply`) when the server has no jupyter-collaboration. No reply. */
 export interface IOpenNotebooksMsg {
   /** protocol version (absent: 1) */
@@ -746,5 +792,18 @@ export interface IModelReplyMsg {
   saved?: boolean;
 }
 
+/** The box changed (the panel's switch, `%kli sandbox`); also the reply to a `sandbox` request. */
+export interface ISandboxMsg {
+  /** protocol version (absent: 1) */
+  v?: number;
+  /** the message kind */
+  op: 'sandbox';
+  /** the `sandbox` request's id */
+  id?: string | number;
+  box: IBox;
+  /** in the reply to a request whose choice could not be kept: why (the switch was made, in this kernel only) */
+  problem?: string;
+}
+
 /** What the extension receives on `kli.ui`. */
-export type KernelMsg = IHelloMsg | IEventMsg | IResolvedMsg | IProposedMsg | IExpiredMsg | IApprovalMsg | IChangesMsg | IResultMsg | IErrorMsg | IModelReadMsg | IModelApplyMsg;
+export type KernelMsg = IHelloMsg | IEventMsg | IResolvedMsg | IProposedMsg | IExpiredMsg | IApprovalMsg | IChangesMsg | IResultMsg | IErrorMsg | IModelReadMsg | IModelApplyMsg | ISandboxMsg;

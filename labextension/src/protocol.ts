@@ -19,6 +19,7 @@ import type {
   IProposedMsg,
   IResolvedMsg,
   IResultMsg,
+  ISandboxMsg,
   KernelMsg
 } from './protocol.gen';
 
@@ -48,6 +49,8 @@ export function parseKernelMsg(data: unknown): KernelMsg | null {
       return isObject((msg as IApprovalMsg).approval) ? (msg as IApprovalMsg) : null;
     case 'changes':
       return Array.isArray((msg as IChangesMsg).changes) ? (msg as IChangesMsg) : null;
+    case 'sandbox':
+      return isObject((msg as ISandboxMsg).box) ? (msg as ISandboxMsg) : null;
     case 'result':
       return msg as IResultMsg;
     case 'error':

@@ -44,6 +44,16 @@ def test_kernelspec_kli_is_listed_by_jupyter() -> None:
     assert (resources / "logo-64x64.png").is_file()
 
 
+def test_kernelspec_kli_sandboxed_is_listed_and_starts_the_launcher() -> None:
+    """The kernel in the box (docs/sandbox.md) ships beside ``kli``."""
+    out = subprocess.run([str(BIN / "jupyter"), "kernelspec", "list", "--json"],
+                         capture_output=True, text=True, check=True)
+    spec = json.loads(out.stdout)["kernelspecs"]["kli-sandboxed"]["spec"]
+    assert spec["display_name"] == "Python 3 (kli, sandboxed)"
+    assert spec["argv"][1:3] == ["-m", "kli.kernel.sandbox"]
+    assert spec["interrupt_mode"] == "message"
+
+
 def test_labextension_is_installed_and_enabled_without_node() -> None:
     env = dict(os.environ, PATH=str(BIN) + os.pathsep + "/usr/bin:/bin")  # no build step needed
     out = subprocess.run([str(BIN / "jupyter"), "labextension", "list"],

@@ -21,7 +21,8 @@ PROTOCOL_VERSION = 1  # ``v`` of every message (kli.kernel.protocol lists it wit
 AGENT_TARGET = "kli.agent"  # the comm target an agent opens on a kernel (kli.kernel.client)
 # kli.agent and serve --stdio (which answers one line at a time: a cancel there finds nothing)
 AGENT_OPS = ("call", "list", "ping", "cancel")
-UI_OPS = ("accept", "reject", "replay", "bulk", "approval", "undo", "changes")  # kli.ui
+UI_OPS = ("accept", "reject", "replay", "bulk", "approval", "undo", "changes",  # kli.ui
+          "sandbox")
 DEFAULT_OP = "call"  # an agent request without ``op``
 DEFAULT_PROFILE = "kli"  # ``list`` without ``profile``
 

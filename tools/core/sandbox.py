@@ -51,6 +51,9 @@ OFF, ON = "off", "on"
 MODES = (OFF, ON)
 NET_OFF, NET_ALL = "off", "all"
 NETWORKS = (NET_OFF, NET_ALL)
+# What ``describe`` says the box is: this kernel boxed, commands boxed, on but not made, the
+# sandboxed kernel's box not made, off.
+STATES = ("kernel", "commands", "unavailable", "failed", "off")
 ENV_INSIDE = "KLI_SANDBOX"  # set by the launcher for the kernel it starts in the box (JSON)
 ENV_FAILED = "KLI_SANDBOX_FAILED"  # set by the launcher when it could not make the box
 KERNEL_NAME = "kli-sandboxed"  # the kernelspec whose kernel runs in the box

@@ -315,3 +315,39 @@ describe('review queue', () => {
     expect(s.pending).toEqual([]);
   });
 });
+
+describe('the box', () => {
+  const off = {
+    mode: 'off' as const,
+    network: 'off' as const,
+    state: 'off',
+    said: 'off: an agent’s shell and eval run with your full powers',
+    stops: ['writes outside the workspace root'],
+    does_not_stop: ['a hostile binary with a Linux kernel exploit']
+  };
+
+  it('is unknown until a kernel says it, then the hello carries it', () => {
+    expect(INITIAL_STATE.box).toBeNull();
+    const s = reduce(INITIAL_STATE, {
+      type: 'hello',
+      msg: {
+        op: 'hello',
+        v: 1,
+        protocol: 1,
+        events: [],
+        pending: [],
+        sessions: [],
+        tools: [],
+        sandbox: off
+      }
+    });
+    expect(s.box).toEqual(off);
+  });
+
+  it('a sandbox message replaces it (a box that could not be made included)', () => {
+    const failed = { ...off, mode: 'on' as const, state: 'unavailable', reason: 'no bwrap' };
+    const s = reduce({ ...INITIAL_STATE, box: off }, { type: 'sandbox', box: failed });
+    expect(s.box?.state).toBe('unavailable');
+    expect(s.box?.reason).toBe('no bwrap');
+  });
+});

@@ -4,6 +4,7 @@
  * were resolved, and the approval modes. A pure reducer over kernel messages.
  */
 import type {
+  IBox,
   ICandidate,
   IExpiredMsg,
   IHelloMsg,
@@ -41,6 +42,8 @@ export interface IActivityState {
   approval: Record<string, string>;
   /** Where the modes come from (the kernel's `origin`, `kept`, `said`; empty: not said). */
   approvalOrigin: IApprovalOrigin;
+  /** The box (docs/sandbox.md) as the kernel describes it; null: not said (an older kernel). */
+  box: IBox | null;
   /** True once the kernel's hello arrived. */
   ready: boolean;
   /** The tools' root (absolute), from the hello: event paths are relative to it. */
@@ -63,6 +66,7 @@ export type Action =
   | { type: 'proposed'; candidate: ICandidate }
   | { type: 'expired'; msg: IExpiredMsg }
   | { type: 'approval'; approval: Record<string, string>; origin?: Partial<IApprovalOrigin> }
+  | { type: 'sandbox'; box: IBox }
   | { type: 'reset' };
 
 export const INITIAL_STATE: IActivityState = {
@@ -73,6 +77,7 @@ export const INITIAL_STATE: IActivityState = {
   summaryArgs: {},
   approval: {},
   approvalOrigin: { origin: '', kept: '', said: '' },
+  box: null,
   ready: false
 };
 
@@ -145,6 +150,7 @@ export function reduce(state: IActivityState, action: Action): IActivityState {
         summaryArgs,
         approval,
         approvalOrigin,
+        box: action.msg.sandbox ?? state.box,
         root,
         resolved,
         ready: true
@@ -196,6 +202,8 @@ export function reduce(state: IActivityState, action: Action): IActivityState {
         approval: { ...action.approval },
         approvalOrigin: originOf(action.origin, state.approvalOrigin)
       };
+    case 'sandbox':
+      return { ...state, box: action.box };
     case 'resolved': {
       const { candidate, status, text, by, reason, note, change } = action.msg;
       return {

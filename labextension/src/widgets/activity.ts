@@ -406,6 +406,36 @@ export class ActivityPanel extends Widget {
     this._origin.setAttribute('role', 'status');
     keeping.append(keepWrap, this._origin);
     head.append(keeping);
+    // The box (docs/sandbox.md): switched where review is, its state and limits said plainly.
+    const boxRow = document.createElement('div');
+    boxRow.className = 'kli-Box';
+    const boxWrap = document.createElement('label');
+    boxWrap.className = 'kli-Box-label';
+    this._boxOn = document.createElement('input');
+    this._boxOn.type = 'checkbox';
+    this._boxOn.className = 'kli-Box-on';
+    this._boxOn.title =
+      "Run the agent's shell commands and Python in a sandbox (bubblewrap): writes only in " +
+      'the workspace root, no network, no new privileges; kept in .kli/settings.json';
+    this._boxOn.addEventListener('change', () => void this.setBox(this._boxOn.checked));
+    boxWrap.append(this._boxOn, ' Box');
+    const netWrap = document.createElement('label');
+    netWrap.className = 'kli-Box-networkLabel';
+    this._boxNet = document.createElement('input');
+    this._boxNet.type = 'checkbox';
+    this._boxNet.className = 'kli-Box-network';
+    this._boxNet.title =
+      'Let the box reach the network (all of it: named hosts cannot be enforced with ' +
+      'bubblewrap alone)';
+    this._boxNet.addEventListener('change', () => void this.setBoxNetwork(this._boxNet.checked));
+    netWrap.append(this._boxNet, ' network');
+    this._boxSaid = document.createElement('span');
+    this._boxSaid.className = 'kli-Box-said';
+    this._boxSaid.setAttribute('role', 'status');
+    this._boxLimits = document.createElement('details');
+    this._boxLimits.className = 'kli-Box-limits';
+    boxRow.append(boxWrap, netWrap, this._boxSaid, this._boxLimits);
+    head.append(boxRow);
 
     const filters = document.createElement('div');
     filters.className = 'kli-Activity-filters';
@@ -526,6 +556,16 @@ export class ActivityPanel extends Widget {
     this._said(await this._conn?.setApproval(null, undefined, keep));
   }
 
+  /** Switch the box on or off (docs/sandbox.md), kept in the project's settings. */
+  async setBox(on: boolean): Promise<void> {
+    this._said(await this._conn?.setSandbox(on ? 'on' : 'off'));
+  }
+
+  /** Allow the box the network (all of it) or none. */
+  async setBoxNetwork(on: boolean): Promise<void> {
+    this._said(await this._conn?.setSandbox(null, on ? 'all' : 'off'));
+  }
+
   /** Show the Timeline view (the panel itself is shown by the caller). */
   showTimeline(): void {
     this._showView('timeline');
@@ -533,7 +573,10 @@ export class ActivityPanel extends Widget {
 
   /** A keep the kernel could not write: say why, until the next answer. */
   private _said(reply: { op: string; problem?: string; text?: string } | undefined): void {
-    this._problem = reply?.op === 'approval' ? (reply.problem ?? '') : (reply?.text ?? '');
+    this._problem =
+      reply?.op === 'approval' || reply?.op === 'sandbox'
+        ? (reply.problem ?? '')
+        : (reply?.text ?? '');
     this._render();
   }
 
@@ -611,6 +654,7 @@ export class ActivityPanel extends Widget {
       : this._whereText || 'Open a notebook with a kli kernel.';
     this._renderFilters(state);
     this._renderApproval(state);
+    this._renderBox(state);
     this._renderPending(state);
     this._renderRows(state);
     this._timeline.setConnection(conn);
@@ -649,6 +693,46 @@ export class ActivityPanel extends Widget {
     this._origin.dataset.origin = origin?.origin ?? '';
     this._origin.title = origin?.kept ?? '';
     this.approvalChanged?.();
+  }
+
+  /** The box's switch, its state in the kernel's words (a box not made says so, in the
+   * error colour), and what it stops and does not (folded). */
+  private _renderBox(state: IActivityState | null): void {
+    const box = state?.box ?? null;
+    this._boxOn.checked = box?.mode === 'on' || box?.state === 'kernel';
+    this._boxOn.disabled = !state?.ready || !box || box.state === 'kernel';
+    this._boxNet.checked = box?.network === 'all';
+    this._boxNet.disabled = !state?.ready || !box || box.state === 'kernel';
+    this._boxSaid.textContent = box ? `${box.said}${box.problem ? ` — ${box.problem}` : ''}` : '';
+    this._boxSaid.dataset.state = box?.state ?? '';
+    this._boxLimits.replaceChildren();
+    if (!box) {
+      return;
+    }
+    const summary = document.createElement('summary');
+    summary.textContent = 'What the box stops, and what it does not';
+    const list = (title: string, items: string[], cls: string): HTMLElement => {
+      const ul = document.createElement('ul');
+      ul.className = cls;
+      ul.setAttribute('aria-label', title);
+      for (const item of items) {
+        const li = document.createElement('li');
+        li.textContent = item;
+        ul.append(li);
+      }
+      return ul;
+    };
+    const stops = document.createElement('div');
+    stops.textContent = 'Stops:';
+    const not = document.createElement('div');
+    not.textContent = 'Does not stop:';
+    this._boxLimits.append(
+      summary,
+      stops,
+      list('stops', box.stops, 'kli-Box-stops'),
+      not,
+      list('does not stop', box.does_not_stop, 'kli-Box-doesNotStop')
+    );
   }
 
   /** Called after the approval switches are drawn (the palette's toggles follow them). */
@@ -756,6 +840,10 @@ export class ActivityPanel extends Widget {
   private _whereText = '';
   private _filter: IFilter = { session: '', tool: '', path: '' };
   private _approval = new Map<string, HTMLInputElement>();
+  private _boxOn!: HTMLInputElement;
+  private _boxNet!: HTMLInputElement;
+  private _boxSaid!: HTMLSpanElement;
+  private _boxLimits!: HTMLDetailsElement;
   private _keep: HTMLInputElement;
   private _origin: HTMLSpanElement;
   private _problem = '';
