@@ -14,7 +14,7 @@ docs/benchmarks.md):
   pattern, on a real tree (default: this interpreter's site-packages) and on a tree
   ``--copies`` times larger (default 10: hard-linked copies of the first, made under /tmp —
   deterministic, the page cache holds it once, and every path is a separate file to open
-  and read). A Python-only row (``KLI_SEARCH_NO_RG=1``, rgscan.OFF_ENV) gives the fallback.
+  and read). A Python-only row (``KLI_SEARCH_NO_RG=1``, firstpass.binaries.OFF_ENV) gives the fallback.
 - ``find '**/*.py'`` and ``ws_glob '**/*.py'`` vs GNU ``find . -name '*.py'``.
 - peak RSS of a child process running one search over each tree (``/usr/bin/time -f %M``),
   and of rg itself (search's rg runs as a separate process).
@@ -47,8 +47,8 @@ from timing import Timing, count_lines, fmt_pair, interleaved, peak_rss_mb, run_
 
 from kli.tools import Workspace
 from kli.tools.core.jail import Jail
-from kli.tools.file import rgscan
 from kli.tools.file import walk as walk_mod
+from kli.tools.file.firstpass import binaries
 from kli.tools.ws import ws_grep as ws_grep_mod
 
 SEARCHES = [("literal", "def __init__"), ("regex", r"class \w+Error\(")]
@@ -115,7 +115,7 @@ class _Lifted:
 def bench_tree(tree: str, label: str, repeat: int, lifted: bool, python_row: bool,
                memory: bool, rows: list[str], *, lift_time: bool = True,
                grep: bool = True) -> None:
-    rg = rgscan._installed()[0] or "rg"  # the peer: plain rg
+    rg = binaries.rg_installed()[0] or "rg"  # the peer: plain rg
     ws = Workspace(tree)
     note = " (entry bound lifted)" if lifted else ""
 
@@ -152,11 +152,11 @@ def bench_tree(tree: str, label: str, repeat: int, lifted: bool, python_row: boo
                 f"{d['stopped']}) | "
                 f"`rg -n -uu` | {count_lines([rg, '-n', '-uu', pattern, '.'], tree)} lines | |")
             switched = []
-            if kind == "literal" and d["engine_pass"] == rgscan.SCAN:
-                switched.append((rgscan.ENGINE_ENV, "rg", "rg as the first pass (kli-scan off)",
+            if kind == "literal" and d["engine_pass"] == binaries.SCAN:
+                switched.append((binaries.ENGINE_ENV, "rg", "rg as the first pass (kli-scan off)",
                                  ("engine_pass", "rg")))
             if kind == "literal" and python_row:
-                switched.append((rgscan.OFF_ENV, "1", "Python only (rg off)",
+                switched.append((binaries.OFF_ENV, "1", "Python only (rg off)",
                                  ("engine", "python")))
             for env, value, what, (key, want) in switched:
                 os.environ[env] = value
@@ -199,9 +199,9 @@ def bench_tree(tree: str, label: str, repeat: int, lifted: bool, python_row: boo
 
 def memory_row(tree: str, label: str) -> str:
     """Peak RSS of one search over the whole tree (bounds lifted), of rg, and of grep."""
-    first = rgscan.locate(Jail(tree))[0] or "rg"  # the first pass search runs
+    first = binaries.locate(Jail(tree))[0] or "rg"  # the first pass search runs
     mb, _, out = peak_rss_mb([sys.executable, "-c", MEMORY_CHILD, tree, SEARCHES[0][1]])
-    if os.path.basename(first) == rgscan.SCAN:
+    if os.path.basename(first) == binaries.SCAN:
         args = [first, "--max-filesize", str(2 * 2**20), "--sniff", "8192", "--regexp",
                 SEARCHES[0][1], "--", tree]
     else:
@@ -229,7 +229,7 @@ def main() -> None:
     ap.add_argument("--big-memory-only", action="store_true",
                     help="the larger tree: peak memory only, no timings")
     args = ap.parse_args()
-    rg, why = rgscan._installed()
+    rg, why = binaries.rg_installed()
     if rg is None:
         sys.exit(f"rg is needed for this benchmark: {why}")
     tree = os.path.realpath(args.tree)
@@ -240,7 +240,7 @@ def main() -> None:
           f"{args.copies} hard-linked copies ({files * args.copies} files, "
           f"{size * args.copies / 1e9:.1f} GB read per search); {os.cpu_count()} CPUs, load "
           f"average {os.getloadavg()[0]:.1f} at the start; Python {sys.version.split()[0]}; "
-          f"rg {rg}; first pass {rgscan.locate(Jail(tree))[0]}; repeat {args.repeat} (10× tree: {args.big_repeat}).\n")
+          f"rg {rg}; first pass {binaries.locate(Jail(tree))[0]}; repeat {args.repeat} (10× tree: {args.big_repeat}).\n")
     rows = ["| task | kli wall / CPU | peer | peer wall / CPU | kli ÷ peer wall / CPU |",
             "|---|---|---|---|---|"]
     lift = not args.keep_time_bound

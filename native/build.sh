@@ -2,7 +2,7 @@
 # Build kli-scan (native/kli-scan), search's native first pass, offline from Debian's packaged
 # crates (the crates of Debian's ripgrep: librust-*-dev, in /usr/share/cargo/registry; see
 # native/kli-scan/.cargo/config.toml), and install it atomically as tools/file/native/kli-scan,
-# where the package finds it (kli.tools.file.rgscan). Without it search and ws_grep use rg.
+# where the package finds it (kli.tools.file.firstpass.binaries). Without it search and ws_grep use rg.
 #   native/build.sh            build (cargo must be on PATH or in ~/.cargo/bin)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"

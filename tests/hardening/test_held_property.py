@@ -56,8 +56,8 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from kli.tools import Workspace
-from kli.tools.file import rgscan
 from kli.tools.file.anchors import line_hash
+from kli.tools.file.firstpass import binaries
 from kli.tools.registry import REGISTRY
 
 from .conftest import examples
@@ -112,7 +112,8 @@ def _install_hook() -> None:
 
 
 # search's first passes: the ripgrep wheel's own binary and the package's own kli-scan.
-FIRST_PASSES = {p for p in (rgscan._installed()[0], rgscan._scan_built()[0]) if p is not None}
+FIRST_PASSES = {p for p in (binaries.rg_installed()[0], binaries.scan_built()[0])
+                if p is not None}
 
 
 def _forbidden(processes: list[tuple[str, Any, Any]], root: str) -> list[Any]:

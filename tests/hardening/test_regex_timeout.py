@@ -19,9 +19,9 @@ from hypothesis import strategies as st
 from kli.tools import Workspace
 from kli.tools.core import rx
 from kli.tools.core.jail import Jail
-from kli.tools.file import rgscan
 from kli.tools.file import search as search_mod
 from kli.tools.file import walk as walk_mod
+from kli.tools.file.firstpass import binaries
 from kli.tools.ws import ws_grep
 
 from .conftest import examples
@@ -36,7 +36,7 @@ EVIL = "(a|aa)+b"
 def _python_only(monkeypatch: pytest.MonkeyPatch) -> None:
     """These tests are about the Python matcher's time bound: rg's first pass (which never
     backtracks, and would settle the files below without Python matching them) is off."""
-    monkeypatch.setattr(rgscan, "locate", lambda jail: (None, "switched off by the test"))
+    monkeypatch.setattr(binaries, "locate", lambda jail: (None, "switched off by the test"))
 
 
 def _tree(root: Path) -> None:
@@ -78,7 +78,7 @@ def test_search_over_a_glob_keeps_matches_found_before_the_timeout(
 
 
 @pytest.mark.timeout(90)
-@pytest.mark.skipif(rgscan.locate(Jail("/nonexistent"))[0] is None and not os.environ.get("CI"),
+@pytest.mark.skipif(binaries.locate(Jail("/nonexistent"))[0] is None and not os.environ.get("CI"),
                     reason="rg not available")
 def test_search_over_a_glob_with_rg_settles_a_catastrophic_pattern_in_full(
     ws: Workspace, root: Path, monkeypatch: pytest.MonkeyPatch

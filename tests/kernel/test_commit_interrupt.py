@@ -120,8 +120,8 @@ def test_an_interrupted_search_in_a_cell_answers_a_result_saying_what_was_stoppe
         "_ws = get_ipython().kernel.workspace\n_out = None\n"
         # Python's matcher is what is stopped here: rg's first pass (linear time) would
         # settle these files at once.
-        "from kli.tools.file import rgscan as _rgscan\n_rg_locate = _rgscan.locate\n"
-        "_rgscan.locate = lambda jail: (None, 'switched off by the test')\n"
+        "from kli.tools.file.firstpass import binaries as _fp_binaries\n_rg_locate = _fp_binaries.locate\n"
+        "_fp_binaries.locate = lambda jail: (None, 'switched off by the test')\n"
     )
     content, _ = kernel.execute(setup)
     assert content["status"] == "ok", content
@@ -134,7 +134,7 @@ def test_an_interrupted_search_in_a_cell_answers_a_result_saying_what_was_stoppe
     time.sleep(1.0)
     kernel.kc.control_channel.send(kernel.kc.session.msg("interrupt_request", {}))
     _idle(kernel, msg_id, start)
-    kernel.execute("_rgscan.locate = _rg_locate")
+    kernel.execute("_fp_binaries.locate = _rg_locate")
     out = _value(kernel, "_out")
     assert out is not None and out["ok"] is False and out["error"] == "interrupted", out
     assert out["text"].startswith("interrupted: search was stopped")

@@ -16,9 +16,10 @@ pytestmark = pytest.mark.kernel
 # (a|aa)+b backtracks on every line of a's: about 0.1 s of matching per file here, so 300 files
 # run into search's 10 s bound.
 SLOW = {"pattern": "(a|aa)+b", "path": "slow"}
-NO_RG = ("from kli.tools.file import rgscan as _rgscan\n_rg_locate = _rgscan.locate\n"
-         "_rgscan.locate = lambda jail: (None, 'switched off by the test')")
-WITH_RG = "_rgscan.locate = _rg_locate"
+NO_RG = ("from kli.tools.file.firstpass import binaries as _fp_binaries\n"
+         "_rg_locate = _fp_binaries.locate\n"
+         "_fp_binaries.locate = lambda jail: (None, 'switched off by the test')")
+WITH_RG = "_fp_binaries.locate = _rg_locate"
 
 
 @pytest.fixture(scope="module")

@@ -15,10 +15,10 @@ re-checked against that line alone, so the pattern is matched against each line 
 says (``^`` and ``$`` match at each line's start and end; ``\\A``, ``\\Z`` and lookarounds
 still see the whole file).
 
-A folder or glob search first runs a native first pass (``rgscan``: kli-scan, built with this
-package, else the ``ripgrep`` wheel's rg; ``details.engine_pass`` names it), started before the
-walk, for each text file's count of matching lines, with the pattern translated by
-``rgpattern``. kli-scan also lists the folder and settles binary and oversized files, so where
+A folder or glob search first runs a native first pass (``kli.tools.file.firstpass``:
+kli-scan, built with this package, else the ``ripgrep`` wheel's rg; ``details.engine_pass``
+names it), started before the walk, for each text file's count of matching lines, with the
+pattern translated by ``firstpass.rust_regex``. kli-scan also lists the folder and settles binary and oversized files, so where
 the walk would visit the folder whole its listing stands in for the walk and no file it settled
 is sniffed here; the rest of this paragraph says "rg" for either. Where the translation is exact (``details.engine == "rg"``) a file that is not
 shown is settled by rg's count alone; the files shown are read and matched here as above (their
@@ -27,8 +27,8 @@ rules out files; every file it picked is matched here. Files rg did not read who
 anywhere, over 2 MiB, a symlink, a notebook) are settled here as before: binary / over 2 MiB by
 rg's own log of why it left them out (``Counts.verdicts``: a NUL before the 8 KiB the sniff
 reads, the size) where the walk saw no file name that could forge a line of it, else by a
-cheap look (``rgscan.sniff``); the files with a name that is nearly always binary (``.pyc``,
-``.so`` …) then get that look while rg is still running (``rgscan.sniff_meanwhile``), since
+cheap look (``firstpass.sniff``); the files with a name that is nearly always binary (``.pyc``,
+``.so`` …) then get that look while rg is still running (``sniff.sniff_meanwhile``), since
 waiting for rg is idle time here — the name only orders the work, the bytes decide. Without rg (not
 installed, switched off by ``KLI_SEARCH_NO_RG``, the pattern beyond it, the walk cut short)
 everything is matched here (``"python"``), and ``details.engine_note`` says why. The answers
@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -63,8 +63,10 @@ from kli.tools.core.textfile import (
     open_regular_fd,
     split_lines,
 )
-from kli.tools.file import cellview, rgpattern, rgscan
+from kli.tools.file import cellview
 from kli.tools.file import walk as walk_mod
+from kli.tools.file.firstpass import Answer, FirstPass
+from kli.tools.file.firstpass.rust_regex import translate
 from kli.tools.file.read import MAX_READ_BYTES, cut_notice, record_view, render_row
 from kli.tools.notebook import address
 from kli.tools.notebook.disk import MAX_NOTEBOOK_BYTES
@@ -192,67 +194,6 @@ def _chunks(fh: Any, first: bytes) -> Iterator[bytes]:
         carry = carry[cut + 1 :]
 
 
-@dataclass(frozen=True)
-class _FirstPass:
-    """rg's per-file counts, and whether they are the pattern's own (``rgpattern``)."""
-
-    counts: rgscan.Counts
-    exact: bool
-    # Why rg left a file out: rg's log (rgscan.Counts.verdicts) when trusted, else the
-    # rgscan.sniff verdicts taken while rg ran; a file in neither is sniffed when met.
-    verdicts: dict[str, str] | dict[str, str | None]
-
-
-class _FirstPassStarter:
-    """Starts rg (``rgscan``) over the folder a search is about to walk, and collects it."""
-
-    def __init__(self, call: Call, pattern: str) -> None:
-        self.call = call
-        self.translation = rgpattern.translate(pattern, rx_mod.MULTILINE)
-        self.running: rgscan.Running | None = None
-        self.why = (
-            "" if self.translation is not None
-            else "the pattern uses a construct rg cannot read the same way"
-        )
-
-    def __call__(self, top: str, name: str | None) -> rgscan.Running | None:
-        if self.translation is None:
-            return None
-        got = rgscan.start(
-            self.call.ws.jail, self.translation, top, max_bytes=MAX_FILE_BYTES, name_glob=name
-        )
-        if isinstance(got, str):
-            self.why = got
-        else:
-            self.running = got
-        return self.running
-
-    def finish(
-        self, rels: list[str], deadline: float, trust_log: bool
-    ) -> tuple[_FirstPass | None, str]:
-        """rg's counts, or (None, why the search goes without them). ``trust_log``: the walk
-        saw every name rg saw, none with a newline (``WalkResult.newline_names``), so rg's log
-        says which files it left out as binary or large; else, while rg runs, the files of
-        ``rels`` it will likely not list are sniffed (``rgscan.sniff_meanwhile``)."""
-        if self.running is None or self.translation is None:
-            return None, self.why or "one file named: searched directly"
-        sniffed = {} if trust_log or self.running.scan else rgscan.sniff_meanwhile(
-            self.running, self.call.ws.jail.root, rels, MAX_FILE_BYTES, deadline
-        )
-        got = self.running.finish(deadline)
-        if isinstance(got, str):
-            return None, got
-        exact = self.translation.exact
-        note = "" if exact else f"rg picked the files, Python matched: {self.translation.why}"
-        note = "; ".join(n for n in (note, got.note) if n)
-        trusted = trust_log or got.exact_names
-        return _FirstPass(got, exact, got.verdicts if trusted else sniffed), note
-
-    def cancel(self) -> None:
-        if self.running is not None:
-            self.running.cancel()
-
-
 @dataclass
 class _Scan:
     """What the scan of all files found."""
@@ -271,12 +212,11 @@ class _Scan:
 
 
 def _targets(
-    call: Call, path: str,
-    on_walk: Callable[[str, str | None], rgscan.Running | None],
+    call: Call, path: str, first: FirstPass
 ) -> tuple[list[str], bool, walk_mod.WalkResult | None]:
     """Files to search (root-relative), whether ``path`` named one file, and the walk (if any).
-    ``on_walk(top, name_glob)`` is called just before a walk (``walk.top``'s answer); the first
-    pass it returns may list the folder for the walk (``rgscan.listing_for``)."""
+    ``first`` is started just before a walk (``walk.top``'s answer) and may list the folder for
+    it (``FirstPass.listing``)."""
     jail = call.ws.jail
     literal = os.path.join(jail.root, path) if not os.path.isabs(path) else path
     if not wc_glob.is_magic(path, flags=walk_mod.GLOB_FLAGS) or os.path.lexists(literal):
@@ -284,8 +224,8 @@ def _targets(
         if os.path.isdir(resolved.real):
             prefix = "" if resolved.rel == "." else wc_glob.escape(resolved.rel) + "/"
             began = time.monotonic()
-            running = on_walk("" if resolved.rel == "." else resolved.rel, None)
-            listed = rgscan.listing_for(running, jail, prefix + "**", began)
+            first.start("" if resolved.rel == "." else resolved.rel, None)
+            listed = first.listing(prefix + "**", began)
             result = walk_mod.walk(jail, prefix + "**", listed=listed, started=began)
             return result.paths, False, result
         if not os.path.exists(resolved.real):
@@ -304,8 +244,8 @@ def _targets(
             )
         return [resolved.rel], True, None
     began = time.monotonic()
-    running = on_walk(*walk_mod.top(jail, path))
-    listed = rgscan.listing_for(running, jail, path, began)
+    first.start(*walk_mod.top(jail, path))
+    listed = first.listing(path, began)
     result = walk_mod.walk(jail, path, listed=listed, started=began)
     return result.paths, False, result
 
@@ -317,14 +257,13 @@ def _scan(
     single: bool,
     deadline: float,
     context: int,
-    first: _FirstPass | None = None,
+    first: Answer | None = None,
 ) -> _Scan:
     scan = _Scan()
     root = call.ws.jail.root.rstrip("/") + "/"
     counts = first.counts.lines if first is not None else None
     exact = first is not None and first.exact
     get = counts.get if counts is not None else None
-    verdicts = first.verdicts if first is not None else {}
     clock = time.monotonic
     for index, rel in enumerate(rels):
         if index & 15 == 0 and clock() > deadline:
@@ -334,7 +273,7 @@ def _scan(
         # notebook name ends in b or B).
         notebook = rel[-1:] in "bB" and address.is_notebook(rel)
         if get is not None and not notebook:
-            # rg's first pass (rgscan): a text file it counted needs no reading unless its
+            # The first pass (firstpass): a text file it counted needs no reading unless its
             # lines are shown (or, for a superset pattern, it may match). This branch runs
             # once per file of the tree: it stays lean.
             found = get(rel, -1)
@@ -349,9 +288,8 @@ def _scan(
                 scan.lines_matched += found
                 continue
             if found == -1:  # not read whole by rg: binary, too large, a symlink, …
-                verdict = (
-                    verdicts[rel] if rel in verdicts else rgscan.sniff(root + rel, MAX_FILE_BYTES)
-                )
+                assert first is not None
+                verdict = first.verdict(rel)
                 if verdict == "binary":
                     scan.binary += 1
                     continue
@@ -587,21 +525,24 @@ def _run(call: Call) -> ToolResult:
             regex_error=str(exc),
         ) from None
     started = time.monotonic()
-    starter = _FirstPassStarter(call, pattern)
+    translation = translate(pattern, rx_mod.MULTILINE)
+    first_pass = FirstPass(call.ws.jail, translation, MAX_FILE_BYTES)
     try:
-        rels, single, walked = _targets(call, path, starter)
+        rels, single, walked = _targets(call, path, first_pass)
     except BaseException:
-        starter.cancel()
+        first_pass.cancel()
         raise
     deadline = walked.deadline if walked is not None else started + walk_mod.MAX_SECONDS
+    first: Answer | None = None
     if walked is not None and walked.stopped:
-        # The walk hit its bound: rg, reading the whole folder, would only cost time.
-        starter.cancel()
-        first, engine_note = None, "the walk stopped at its bound: searched without rg"
+        first_pass.walk_stopped()
     else:
-        first, engine_note = starter.finish(
-            rels, deadline, walked is not None and walked.newline_names is False
-        )
+        trust_log = walked is not None and walked.newline_names is False
+        first = first_pass.finish(deadline, trust_log=trust_log, sniff_meanwhile=rels)
+    engine_note = first_pass.note
+    if first is not None and not first.exact and translation is not None:
+        superset = f"rg picked the files, Python matched: {translation.why}"
+        engine_note = "; ".join(n for n in (superset, engine_note) if n)
     scan = _scan(call, rx, rels, single, deadline, context, first)
 
     rows: list[str] = []

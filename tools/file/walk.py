@@ -63,7 +63,7 @@ class WalkResult:
     ``newline_names``: whether the name of any entry below the walk's folder (files, folders,
     skipped temporary files) holds a newline; None when the walk did not visit every entry
     below one folder (several literal prefixes, a depth limit, a bound hit). rg's line-based
-    log (``rgscan``) is trusted only when this is False: no name can forge a line of it.
+    log (``firstpass.rg``) is trusted only when this is False: no name can forge a line of it.
     """
 
     paths: list[str]
@@ -92,7 +92,7 @@ class WalkResult:
 
 @dataclass(frozen=True)
 class Listing:
-    """Every entry below one folder, from a native walk (``rgscan``'s kli-scan): its regular
+    """Every entry below one folder, from a native walk (``firstpass``'s kli-scan): its regular
     files and its symlinks (not followed), root-relative, in no order, and how many entries it
     met (every kind). Folders named in ``VCS_DIRS`` below ``top`` were not entered; with a
     file-name glob (``top``'s), only files and symlinks whose name matches it are listed."""
@@ -193,7 +193,7 @@ def top(jail: Jail, pattern: str) -> tuple[str, str | None]:
     """The folder (root-relative, "" for the root) under which every file ``pattern`` can match
     lies, and a file-name glob every such file's name matches when there is a simple one (a
     last segment of letters, digits, ``.``, ``_``, ``-``, ``*`` and ``?`` below ``**``), else
-    None. For a first pass by another tool (``rgscan``) that must read a superset of the walk."""
+    None. For a first pass by another tool (``firstpass``) that must read a superset of the walk."""
     plans = _plans(normalise_pattern(jail, pattern))
     prefixes = [p.prefix.split("/") if p.prefix else [] for p in plans]
     common: list[str] = []

@@ -8,7 +8,7 @@ out of time stops the search with a partial result saying how to retry. A patter
 substring and the result says so, rather than failing. ``glob=`` and ``path=`` narrow the
 files; at most ``GREP_MAX_HITS`` (50) hits are returned and the cap is announced.
 
-rg (``kli.tools.file.rgscan``) runs alongside: once it has finished, files it read whole with
+The native first pass (``kli.tools.file.firstpass``: kli-scan, else rg) runs alongside: once it has finished, files it read whole with
 no candidate line are skipped unread; until then (and without rg) files are read as before, in
 order, so a search that reaches the cap early never waits for rg. ``details.engine`` says
 whether rg's pass was used ("rg+python") or not ("python", with ``engine_note`` saying why).
@@ -18,14 +18,15 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
 from kli.tools.core import rx as rx_mod
 from kli.tools.core.registry import GATE_READ, Call, Tool
 from kli.tools.core.result import ToolError, ToolResult
 from kli.tools.core.textfile import TooLarge, read_text
-from kli.tools.file import rgpattern, rgscan
+from kli.tools.file.firstpass import Answer, FirstPass
+from kli.tools.file.firstpass.rust_regex import translate
 from kli.tools.file.search import _FileHits, match_lines
 from kli.tools.file.walk import top as walk_top
 from kli.tools.file.walk import walk
@@ -76,13 +77,11 @@ def _clip(line: str, m: Any) -> str:
 
 
 def _files(
-    call: Call, base: str | None, glob: str | None,
-    on_walk: Callable[[str, str | None], rgscan.Running | None],
+    call: Call, base: str | None, glob: str | None, first: FirstPass
 ) -> tuple[list[str], list[str], str, bool]:
     """(root-relative files to search, notes, the pattern walked, whether rg's log can be
-    trusted: ``WalkResult.newline_names`` False). ``on_walk(top, name_glob)`` is called just
-    before the walk (``walk.top``'s answer); the first pass it returns may list the folder for
-    the walk (``rgscan.listing_for``)."""
+    trusted: ``WalkResult.newline_names`` False). ``first`` is started just before the walk
+    (``walk.top``'s answer) and may list the folder for it (``FirstPass.listing``)."""
     jail = call.ws.jail
     if base:
         resolved = jail.resolve(base)
@@ -102,9 +101,8 @@ def _files(
     # A path glob already starting with path= is taken as root-relative ("src/**/*.py").
     full = sub if base and sub.startswith(base.rstrip("/") + "/") else join_pattern(base, sub)
     began = time.monotonic()
-    running = on_walk(*walk_top(jail, full))
-    found = walk(jail, full, listed=rgscan.listing_for(running, jail, full, began),
-                 started=began)
+    first.start(*walk_top(jail, full))
+    found = walk(jail, full, listed=first.listing(full, began), started=began)
     paths = drop_skipped(found.paths, full)
     notes = [f"[{found.stop_note()}]"] if found.stopped else []
     return paths, notes, full, found.newline_names is False
@@ -132,40 +130,24 @@ def _run(call: Call) -> ToolResult:
     # newline, gives one more, empty, line that rg never sees. When the pattern can match an
     # empty line, rg's count of 0 cannot rule such a file out.
     empty_line_hits = prefilter is None and _matches_empty(regex)
-    # rg's first pass (rgscan): started before the walk, it tells which files can hold a hit
+    # The first pass (firstpass): started before the walk, it tells which files can hold a hit
     # (its pattern matches every line this one does, maybe more), and which are text with none.
-    translation = rgpattern.translate(regex.pattern, rx_mod.IGNORECASE if ignore_case else 0)
-    running: list[rgscan.Running] = []
-    why = "" if translation is not None else "the pattern uses a construct rg cannot read"
-
-    def on_walk(top: str, name: str | None) -> rgscan.Running | None:
-        nonlocal why
-        if translation is None:
-            return None
-        got = rgscan.start(call.ws.jail, translation, top, max_bytes=MAX_FILE_BYTES,
-                           name_glob=name)
-        if isinstance(got, str):
-            why = got
-            return None
-        running.append(got)
-        return got
-
+    first_pass = FirstPass(
+        call.ws.jail,
+        translate(regex.pattern, rx_mod.IGNORECASE if ignore_case else 0),
+        MAX_FILE_BYTES,
+    )
     try:
         paths, notes, walked, trust_log = _files(
-            call, call.args.get("path"), call.args.get("glob"), on_walk
+            call, call.args.get("path"), call.args.get("glob"), first_pass
         )
     except BaseException:
-        for r in running:
-            r.cancel()
+        first_pass.cancel()
         raise
+    first: Answer | None = None
     counts: dict[str, int] | None = None
-    program: str | None = None  # the first pass that answered (details.engine_pass)
-    verdicts: dict[str, str] = {}  # rg's log of why it left a file out (rgscan.Counts)
-    if not running and not why:
-        why = "one file named: searched directly"
-    if running and notes:  # the walk hit its bound: rg, reading the whole folder, is no help
-        running.pop().cancel()
-        why = "the walk stopped at its bound: searched without rg"
+    if notes:  # the walk hit its bound
+        first_pass.walk_stopped()
     hits: list[str] = []
     more = False
     files_with_hits = 0
@@ -179,25 +161,22 @@ def _run(call: Call) -> ToolResult:
         if clock() > deadline:
             timed_out = True
             break
-        if running and index & 15 == 0 and (index >= PRE_RG_FILES or running[0].done()):
+        if first_pass.pending and index & 15 == 0 and (
+            index >= PRE_RG_FILES or first_pass.done()
+        ):
             # The first files are searched in order meanwhile, so a search that reaches the
             # hit cap early never waits for rg's whole pass; past them it waits for rg rather
             # than read every file twice.
-            got = running.pop().finish(deadline)
-            if isinstance(got, str):
-                why = got
-            else:
-                counts, program = got.lines, got.program
-                why = got.note
-                if trust_log or got.exact_names:
-                    verdicts = got.verdicts
+            first = first_pass.finish(deadline, trust_log=trust_log)
+            counts = first.counts.lines if first is not None else None
         real = root + rel
         if counts is not None:
             rg_count = counts.get(rel, -1)
             if rg_count == 0 and not empty_line_hits:  # text rg read whole: no line can hit
                 continue
             if rg_count == -1:  # not read whole by rg: binary, too large, a symlink, …
-                verdict = verdicts.get(rel) or rgscan.sniff(real, MAX_FILE_BYTES)
+                assert first is not None
+                verdict = first.verdict(rel)
                 if verdict == "binary":
                     continue
                 if verdict == "large":
@@ -239,9 +218,9 @@ def _run(call: Call) -> ToolResult:
         files_with_hits += len(hits) > before
         if more or pattern_timeout is not None:
             break
-    for r in running:  # the search ended before rg did
-        r.cancel()
-        why = "the search ended before rg's pass did"
+    first_pass.close()  # the search may have ended before the first pass did
+    why = first_pass.note
+    program = first.counts.program if first is not None else None  # details.engine_pass
     head: list[str] = []
     if compile_error is not None:
         head.append(

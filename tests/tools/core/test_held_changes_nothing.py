@@ -217,7 +217,7 @@ ACCOUNTED = {
     ("process/runner.py", "Tree.finish", "os.killpg"): "the runner's own children",
     ("process/runner.py", "Tree._send", "os.kill"): "the runner's own children",
     ("process/runner.py", "_Child.spawn", "subprocess.Popen"): "bash / ws_shell, never run held",
-    ("file/rgscan.py", "start", "subprocess.Popen"): "search's rg, the wheel's own binary: reads",
+    ("file/firstpass/run.py", "start", "subprocess.Popen"): "search's first pass, our binary: reads",
     ("ws/gitcmd.py", "*", "subprocess.run"): "git, its one home: reads, git mv through capture_op",
     ("ws/syntax.py", "_run_on_copy", "subprocess.run"): "a checker on a copy outside the root",
     ("ws/ws_mv.py", "_run", "shutil.move"): "after atomic.rename failed: never when captured",

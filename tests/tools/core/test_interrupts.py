@@ -15,8 +15,8 @@ import pytest
 
 from kli.tools import Workspace
 from kli.tools.core import interrupts
-from kli.tools.file import rgscan
 from kli.tools.file.anchors import line_hash
+from kli.tools.file.firstpass import binaries
 
 BODY = "".join(f"line {i} of a file big enough that its commit takes a while\n" for i in range(4000))
 
@@ -133,7 +133,7 @@ def test_an_interrupted_search_answers_a_result_saying_what_was_stopped(
     # A backtracking pattern matched in Python: the scan is slow enough to be stopped. (A
     # native first pass never backtracks and settles it at once: the search would end before
     # the interrupt, which would then land in the test itself — a clean-clone run met that.)
-    monkeypatch.setattr(rgscan, "locate", lambda jail: (None, "switched off by the test"))
+    monkeypatch.setattr(binaries, "locate", lambda jail: (None, "switched off by the test"))
     firing = _interrupt_after(0.05)
     try:
         r = ws.call("search", {"pattern": "(x+x+)+y", "path": "**/*.txt"})

@@ -1,4 +1,4 @@
-"""kli-scan, search's native first pass (native/kli-scan, kli.tools.file.rgscan): its records,
+"""kli-scan, search's native first pass (native/kli-scan, kli.tools.file.firstpass): its records,
 its listing standing in for the walk, and the rules for running it. The answers it gives
 search and ws_grep are compared with the Python-only path by the differential property tests
 in test_search_rg.py, which run once per first pass."""
@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from kli.tools import Workspace
-from kli.tools.file import rgpattern, rgscan
 from kli.tools.file import search as search_mod
 from kli.tools.file import walk as walk_mod
+from kli.tools.file.firstpass import binaries, kli_scan, run, rust_regex
 
 from .test_search_rg import SCAN, _answer, _no_rg, _nul_tree, count_sniffs, needs_scan
 
@@ -23,15 +23,15 @@ pytestmark = needs_scan
 
 
 def _scan(root: str, pattern: str = "foo", top: str = "",
-          name_glob: str | None = None) -> rgscan.Counts:
+          name_glob: str | None = None) -> run.Counts:
     ws = Workspace(root)
-    translation = rgpattern.translate(pattern, 0)
+    translation = rust_regex.translate(pattern, 0)
     assert translation is not None
-    running = rgscan.start(ws.jail, translation, top, max_bytes=search_mod.MAX_FILE_BYTES,
+    running = run.start(ws.jail, translation, top, max_bytes=search_mod.MAX_FILE_BYTES,
                            name_glob=name_glob)
-    assert isinstance(running, rgscan.Running) and running.scan
+    assert isinstance(running, run.Running) and running.scan
     counts = running.finish(time.monotonic() + 30)
-    assert isinstance(counts, rgscan.Counts), counts
+    assert isinstance(counts, run.Counts), counts
     return counts
 
 
@@ -73,12 +73,12 @@ def test_kli_scan_records_keep_names_byte_for_byte() -> None:
 
 def test_records_parse_every_kind() -> None:
     out = b"C\0a\nb\x003\0B\0x.bin\x000\0L\0big\x009\0U\0late\x000\0S\0ln\x000\0V\0\x007\0"
-    lines, verdicts, listing = rgscan._records(out, "")
+    lines, verdicts, listing = kli_scan.parse(out, "")
     assert lines == {"a\nb": 3}
     assert verdicts == {"x.bin": "binary", "big": "large"}
     assert listing == walk_mod.Listing("", ["a\nb", "x.bin", "big", "late"], ["ln"], 7)
     # Cut short (no V record: killed at the deadline): counts, but no listing for the walk.
-    assert rgscan._records(out[: out.index(b"V\0")], "")[2] is None
+    assert kli_scan.parse(out[: out.index(b"V\0")], "")[2] is None
 
 
 def _odd_tree() -> str:
@@ -176,8 +176,8 @@ def test_a_kli_scan_under_the_workspace_root_is_never_run(
     planted.parent.mkdir()
     planted.write_bytes(Path(SCAN).read_bytes())
     planted.chmod(0o755)
-    monkeypatch.setattr(rgscan, "_scan_built", lambda: (str(planted), ""))
-    path, _why = rgscan.locate(ws.jail)
+    monkeypatch.setattr(binaries, "scan_built", lambda: (str(planted), ""))
+    path, _why = binaries.locate(ws.jail)
     assert path != str(planted)  # rg, or nothing: never the planted binary
     (root / "a.py").write_text("needle\n")
     r = ws.call("search", {"pattern": "needle", "path": "**"})
@@ -190,12 +190,12 @@ def test_the_engine_switch_takes_rg_where_kli_scan_is_built(
     (root / "a.py").write_text("needle\n")
     assert ws.call("search", {"pattern": "needle", "path": "**"}).details["engine_pass"] == (
         "kli-scan")
-    monkeypatch.setenv(rgscan.ENGINE_ENV, "rg")
+    monkeypatch.setenv(binaries.ENGINE_ENV, "rg")
     r = ws.call("search", {"pattern": "needle", "path": "**"})
     assert r.details["engine_pass"] == "rg" and r.details["files_matched"] == 1
-    assert r.details["engine_note"] == f"kli-scan passed by ({rgscan.ENGINE_ENV}=rg)"
+    assert r.details["engine_note"] == f"kli-scan passed by ({binaries.ENGINE_ENV}=rg)"
     # ws_grep waits for rg here (else its first files are searched before rg ends).
-    monkeypatch.setattr(rgscan.Running, "done", lambda self: self.proc.wait() is not None)
+    monkeypatch.setattr(run.Running, "done", lambda self: self.proc.wait() is not None)
     g = ws.call("ws_grep", {"pattern": "needle"})
     assert g.details["engine_pass"] == "rg" and "kli-scan passed by" in g.details["engine_note"]
 
@@ -206,8 +206,8 @@ def test_a_pattern_kli_scan_refuses_is_searched_in_python_and_says_so(
     """A translation the engine will not compile (here: a repetition over its size limit,
     forced through the translator) leaves the search to Python, with the reason."""
     (root / "a.py").write_text("aaa\n")
-    real = rgpattern.translate
-    monkeypatch.setattr(search_mod.rgpattern, "translate", lambda p, f: rgpattern.Translation(
+    real = rust_regex.translate
+    monkeypatch.setattr(search_mod, "translate", lambda p, f: rust_regex.Translation(
         "a{1000}{1000}{1000}", True, "") if p == "a" else real(p, f))
     r = ws.call("search", {"pattern": "a", "path": "**"})
     assert r.ok and r.details["engine"] == "python" and r.details["files_matched"] == 1

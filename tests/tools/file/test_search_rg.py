@@ -1,4 +1,4 @@
-"""The native first pass of search and ws_grep (kli.tools.file.rgscan, rgpattern: kli-scan, and
+"""The native first pass of search and ws_grep (kli.tools.file.firstpass: kli-scan, and
 rg where kli-scan is not built) gives exactly the answers of the Python-only path: a
 differential property test, run for each of the two, over random trees and random patterns of
 the documented syntax — including the constructs rg reads differently
@@ -22,12 +22,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kli.tools import Workspace
-from kli.tools.file import rgpattern, rgscan
 from kli.tools.file import search as search_mod
+from kli.tools.file.firstpass import binaries, rg, run, rust_regex, sniff
 from kli.tools.ws import ws_grep as ws_grep_mod
 
-RG, WHY_NOT = rgscan._installed()
-SCAN, WHY_NO_SCAN = rgscan._scan_built()
+RG, WHY_NOT = binaries.rg_installed()
+SCAN, WHY_NO_SCAN = binaries.scan_built()
 # CI installs the ripgrep wheel (pyproject.toml) and builds kli-scan (scripts/test,
 # KLI_REQUIRE_NATIVE): there a missing one is a failure, not a skip.
 needs_rg = pytest.mark.skipif(
@@ -42,7 +42,7 @@ ENGINES = [e for e, there in (("kli-scan", SCAN), ("rg", RG)) if there or os.env
 
 def _engine(mp: pytest.MonkeyPatch, engine: str) -> None:
     """Make ``engine`` ("kli-scan" or "rg") the first pass search and ws_grep take."""
-    mp.setenv(rgscan.ENGINE_ENV, "rg" if engine == "rg" else "")
+    mp.setenv(binaries.ENGINE_ENV, "rg" if engine == "rg" else "")
 
 
 @pytest.fixture
@@ -52,7 +52,7 @@ def rg_only(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _no_rg(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(rgscan, "locate", lambda jail: (None, "switched off by the test"))
+    monkeypatch.setattr(binaries, "locate", lambda jail: (None, "switched off by the test"))
 
 
 # -- random trees ---------------------------------------------------------------------------
@@ -87,7 +87,7 @@ def _content(draw: Any) -> bytes:
 
 _NAMES = ["a.txt", "b.py", "sub/c.txt", "sub/deep/d.py", "e f.txt", "g:h.py", ".hidden",
           "sub/.git/config", "nb.ipynb", "z.md",
-          # Names search sniffs while rg runs (rgscan.LIKELY_BINARY): their bytes decide.
+          # Names search sniffs while rg runs (sniff.LIKELY_BINARY): their bytes decide.
           "x.pyc", "sub/y.so", "d.DAT", "w.png"]
 # Random names too: spaces, colons, non-ASCII, a newline, leading dots and dashes.
 _NAME_PART = st.text(
@@ -207,7 +207,7 @@ def test_search_with_rg_gives_the_python_answer(
         mp.setattr(search_mod, "MAX_FILES", 3)  # so the file bound is reached often
         mp.setattr(search_mod, "MAX_MATCH_LINES", 5)
         if sniff_first:  # rg "still running" while the walk ends: the likely-binary names
-            mp.setattr(rgscan.Running, "done", lambda self: False)  # are sniffed meanwhile
+            mp.setattr(run.Running, "done", lambda self: False)  # are sniffed meanwhile
         for pattern in patterns:
             args = {"pattern": pattern, "path": path, "context": context}
             fast = _answer(root, "search", args)
@@ -237,7 +237,7 @@ def test_ws_grep_with_rg_gives_the_python_answer(
         mp.setattr(ws_grep_mod, "MAX_FILE_BYTES", 200)
         mp.setattr(ws_grep_mod, "GREP_MAX_HITS", 4)
         # Wait for rg before the first file, so its counts are what decides here.
-        mp.setattr(rgscan.Running, "done", lambda self: self.proc.wait() is not None)
+        mp.setattr(run.Running, "done", lambda self: self.proc.wait() is not None)
         for pattern in patterns:
             args: dict[str, Any] = {"pattern": pattern, "ignore_case": ignore_case}
             if glob:
@@ -320,26 +320,26 @@ def test_constructs_rg_reads_differently_give_the_python_answer(
     ],
 )
 def test_translation_says_whether_rg_counts_are_exact(pattern: str, exact: bool) -> None:
-    t = rgpattern.translate(pattern, re.MULTILINE)
+    t = rust_regex.translate(pattern, re.MULTILINE)
     assert t is not None and t.exact is exact
     assert bool(t.why) is not exact
 
 
 def test_translation_writes_the_matchers_own_tables_out() -> None:
     """Sets are the tools' matcher's (regex, VERSION0) own, written out as code points."""
-    d = rgpattern.translate(r"\d", 0)
+    d = rust_regex.translate(r"\d", 0)
     assert d is not None and r"\x{660}-\x{669}" in d.pattern  # Arabic-Indic digits
     assert "B2" not in d.pattern  # superscript two is no decimal digit
     # (?i)i: regex folds it with İ (U+0130), not with the dotless ı (U+0131) as re does.
-    i = rgpattern.translate("(?i)i", 0)
+    i = rust_regex.translate("(?i)i", 0)
     assert i is not None and "130" in i.pattern and "131" not in i.pattern
-    k = rgpattern.translate("(?i)k", 0)
+    k = rust_regex.translate("(?i)k", 0)
     assert k is not None and "212A" in k.pattern  # the Kelvin sign
 
 
 def test_translation_declines_a_newline_or_surrogate() -> None:
-    assert rgpattern.translate(r"a\nb", re.MULTILINE) is None
-    assert rgpattern.translate("\udcff", re.MULTILINE) is None
+    assert rust_regex.translate(r"a\nb", re.MULTILINE) is None
+    assert rust_regex.translate("\udcff", re.MULTILINE) is None
 
 
 # -- running rg safely ----------------------------------------------------------------------
@@ -387,15 +387,15 @@ def test_an_rg_on_path_or_under_the_root_is_never_run(
     planted = root / "tools" / "rg"
     planted.parent.mkdir()
     planted.write_bytes(Path(RG).read_bytes())
-    monkeypatch.setattr(rgscan, "_installed", lambda: (str(planted), ""))
-    path, why = rgscan.locate(ws.jail)
+    monkeypatch.setattr(binaries, "rg_installed", lambda: (str(planted), ""))
+    path, why = binaries.locate(ws.jail)
     assert path is None and "under the workspace root" in why
     monkeypatch.undo()
     _engine(monkeypatch, "rg")  # undone with the rest
     # ... but not the one in the kernel's own environment inside the root (a project's .venv),
     # which is control state no tool writes: the same trust the tools' imports give it.
     inside = Workspace(os.path.dirname(os.path.dirname(RG)))
-    assert rgscan.locate(inside.jail)[0] == RG
+    assert binaries.locate(inside.jail)[0] == RG
     assert inside.jail.interpreter_control(RG) is not None
 
 
@@ -413,15 +413,15 @@ def test_without_rg_the_search_runs_in_python_and_says_why(
 def test_the_environment_switch_forces_the_python_path_and_says_so(
     ws: Workspace, root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv(rgscan.OFF_ENV, "1")
+    monkeypatch.setenv(binaries.OFF_ENV, "1")
     (root / "a.py").write_text("needle\n")
     r = ws.call("search", {"pattern": "needle", "path": "**"})
     assert r.details["engine"] == "python" and r.details["files_matched"] == 1
-    assert r.details["engine_note"] == f"rg switched off ({rgscan.OFF_ENV} is set)"
+    assert r.details["engine_note"] == f"rg switched off ({binaries.OFF_ENV} is set)"
     g = ws.call("ws_grep", {"pattern": "needle"})
-    assert g.details["engine"] == "python" and rgscan.OFF_ENV in g.details["engine_note"]
-    monkeypatch.setenv(rgscan.OFF_ENV, "0")  # "0" leaves rg on
-    assert rgscan.locate(ws.jail)[1] != f"rg switched off ({rgscan.OFF_ENV} is set)"
+    assert g.details["engine"] == "python" and binaries.OFF_ENV in g.details["engine_note"]
+    monkeypatch.setenv(binaries.OFF_ENV, "0")  # "0" leaves rg on
+    assert binaries.locate(ws.jail)[1] != f"rg switched off ({binaries.OFF_ENV} is set)"
 
 
 @needs_rg
@@ -438,7 +438,7 @@ def test_a_pattern_rg_cannot_read_the_same_is_searched_in_python_and_says_so(
     assert r.details["searched"] == 1
     g = ws.call("ws_grep", {"pattern": pattern})
     assert g.details["engine"] == "python"
-    assert g.details["engine_note"] == "the pattern uses a construct rg cannot read"
+    assert g.details["engine_note"] == r.details["engine_note"]  # one driver, one set of words
 
 
 @needs_rg
@@ -454,8 +454,8 @@ def test_a_pattern_rg_refuses_is_searched_in_python_and_says_so(
 
 def test_rg_counts_parse_paths_with_newlines_and_colons() -> None:
     out = b"./a\nb.txt\x003\n./c:d\x000\n"
-    assert rgscan._parse(out, "") == {"a\nb.txt": 3, "c:d": 0}
-    assert rgscan._parse(b"sub/x\x001\n", "sub") == {"sub/x": 1}
+    assert rg.parse_counts(out, "") == {"a\nb.txt": 3, "c:d": 0}
+    assert rg.parse_counts(b"sub/x\x001\n", "sub") == {"sub/x": 1}
 
 
 @needs_rg
@@ -483,7 +483,7 @@ def test_ws_grep_line_by_line_patterns_see_the_same_lines_with_rg(
     file one empty line and a final newline one more: rg sees neither, so its count of 0 must
     not rule such a file out when the pattern matches an empty line (found by the property
     test: ``\\A`` over an empty file)."""
-    monkeypatch.setattr(rgscan.Running, "done", lambda self: self.proc.wait() is not None)
+    monkeypatch.setattr(run.Running, "done", lambda self: self.proc.wait() is not None)
     root = _make({"a.txt": data})
     try:
         fast = _answer(root, "ws_grep", {"pattern": r"\A"})
@@ -503,7 +503,7 @@ def test_the_translation_tables_cost_little_memory() -> None:
 
     tracemalloc.start()
     try:
-        chars = rgpattern._all_chars.__wrapped__()
+        chars = rust_regex._all_chars.__wrapped__()
         _size, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
@@ -512,15 +512,15 @@ def test_the_translation_tables_cost_little_memory() -> None:
 
 
 def count_sniffs(mp: pytest.MonkeyPatch, root: str) -> list[str]:
-    """The root-relative files ``rgscan.sniff`` looks at from now on (through ``mp``)."""
+    """The root-relative files ``sniff.sniff`` looks at from now on (through ``mp``)."""
     sniffed: list[str] = []
-    real_sniff = rgscan.sniff
+    real_sniff = sniff.sniff
 
     def counting(real: str, cap: int) -> str | None:
         sniffed.append(os.path.relpath(real, root))
         return real_sniff(real, cap)
 
-    mp.setattr(rgscan, "sniff", counting)
+    mp.setattr(sniff, "sniff", counting)
     return sniffed
 
 
@@ -542,12 +542,12 @@ def test_rg_log_says_which_files_it_left_out_as_binary_or_too_large(rg_only: Non
     root = _nul_tree()
     try:
         ws = Workspace(root)
-        translation = rgpattern.translate("foo", 0)
+        translation = rust_regex.translate("foo", 0)
         assert translation is not None
-        running = rgscan.start(ws.jail, translation, "", max_bytes=search_mod.MAX_FILE_BYTES)
-        assert isinstance(running, rgscan.Running)
+        running = run.start(ws.jail, translation, "", max_bytes=search_mod.MAX_FILE_BYTES)
+        assert isinstance(running, run.Running)
         counts = running.finish(time.monotonic() + 30)
-        assert isinstance(counts, rgscan.Counts)
+        assert isinstance(counts, run.Counts)
         assert counts.verdicts == {"n0.bin": "binary", "n8191.txt": "binary",
                                    "big.txt": "large"}
         assert counts.lines == {"t.txt": 1, "a.txt": 1}  # rg follows no symlink
@@ -588,7 +588,7 @@ def test_a_file_name_that_could_forge_a_line_of_rgs_log_turns_the_log_off(
     forger = "q\nrg: DEBUG|grep_printer::summary|x.rs:1: ignoring ./n9000.txt"
     root = _nul_tree({forger: b"ab\0c"})
     try:
-        monkeypatch.setattr(rgscan.Running, "done", lambda self: self.proc.wait() is not None)
+        monkeypatch.setattr(run.Running, "done", lambda self: self.proc.wait() is not None)
         for tool, args in (("search", {"pattern": "foo", "path": "**"}),
                            ("ws_grep", {"pattern": "foo", "glob": "n*.txt"})):
             fast = _answer(root, tool, args)
@@ -615,7 +615,7 @@ def test_rg_log_verdicts_parse_names_that_look_like_rgs_own_words() -> None:
         "rg: DEBUG|ignore::walk|crates/ignore/src/walk.rs:1799: ignoring ./z: 9 bytes: "
         "Ignore(IgnoreMatch(Override(Glob(UnmatchedIgnore))))\n"
     )
-    assert rgscan._verdicts(log.split("\n"), "", 2 * 1024 * 1024) == {
+    assert rg.parse_verdicts(log.split("\n"), "", 2 * 1024 * 1024) == {
         "x: found binary data at offset 5": "binary", "y: 7 bytes": "large"}
-    assert rgscan._verdicts(log.replace("./", "sub/").split("\n"), "sub", 2 * 1024 * 1024) == {
+    assert rg.parse_verdicts(log.replace("./", "sub/").split("\n"), "sub", 2 * 1024 * 1024) == {
         "sub/x: found binary data at offset 5": "binary", "sub/y: 7 bytes": "large"}

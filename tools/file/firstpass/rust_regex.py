@@ -1,4 +1,6 @@
-"""Python ``re`` patterns read as ripgrep patterns, with the same meaning or a known superset.
+"""Python ``re`` patterns written in the syntax of Rust's ``regex`` crate, which both engines
+of the first pass read (kli-scan and rg: ``grep-regex``), with the same meaning or a known
+superset. Below, "rg" stands for either engine.
 
 Contract::
 
