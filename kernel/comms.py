@@ -28,6 +28,7 @@ from kli.kernel.protocol import (
     UI_TARGET,
     message,
 )
+from kli.tools.core.registry import AGENT
 from kli.tools.core.request import AGENT_OPS, UI_OPS, BadRequest, parse_request
 from kli.tools.registry import ALL, PROFILE_CHOICES
 
@@ -329,7 +330,7 @@ class Hub:
             try:
                 if threading.current_thread() is threading.main_thread():
                     with on_main(cancel):  # a cancel of this request stops it (an eval)
-                        return self.ws.call(tool, args, session, source="agent")
+                        return self.ws.call(tool, args, session, source=AGENT)
                 return self._stoppable_call(session, tool, args, cancel)
             finally:
                 CANCEL.reset(token)
@@ -349,7 +350,7 @@ class Hub:
         try:
             try:
                 with scope:
-                    result = self.ws.call(tool, args, session, source="agent")
+                    result = self.ws.call(tool, args, session, source=AGENT)
             finally:
                 scope.close()
         except KeyboardInterrupt:

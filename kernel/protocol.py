@@ -20,7 +20,8 @@ from typing import Any
 
 from kli.tools.core import approval, request, sandbox, undo
 from kli.tools.core.changes import STATUSES as FILE_STATUSES
-from kli.tools.core.proposal import DECISION_CODES
+from kli.tools.core.proposal import DECISION_CODES, UNKNOWN
+from kli.tools.core.registry import SOURCES
 
 # -- constants ------------------------------------------------------------------------------
 PROTOCOL_VERSION = request.PROTOCOL_VERSION
@@ -32,9 +33,9 @@ EVENT_RING = 500  # recent events the kernel keeps for a UI that opens late
 DEFAULT_REPLAY = 200  # how many of them a hello replays by default
 UI_CHANGES_LIMIT = 200  # changes a `changes` request answers by default
 RING_TEXT_LIMIT = 256 * 1024  # file texts longer than this are dropped from replayed events
-UNKNOWN_CANDIDATE = "unknown_candidate"  # kli.tools.file.candidates.UNKNOWN
+UNKNOWN_CANDIDATE = UNKNOWN  # a proposal id that is not pending (kli.tools.core.proposal)
 PANEL_TEXT = undo.PANEL_TEXT  # a result's words for the person at the panel
-EVENT_SOURCES = ("agent", "magic", "ui", "widget", "cli", "api")
+EVENT_SOURCES = SOURCES  # who made a call (kli.tools.core.registry)
 RESOLVED_BY = (*EVENT_SOURCES, "kernel")
 MODEL_TIMEOUT = 10.0  # seconds the kernel waits for an open notebook tab's model_reply
 MODEL_ERRORS = ("stale", "not_open", "failed")  # error codes of a model_reply

@@ -56,6 +56,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from kli.tools.core.formats import absent_nulls, in_format, result_in_format
+from kli.tools.core.registry import AGENT
 from kli.tools.core.result import ToolResult
 from kli.tools.roles import AsyncModel, Host, Model
 from kli.tools.ws.contract import EDIT_CONTRACT, TURN_RULES
@@ -381,7 +382,7 @@ class SessionHost:
     ``source`` (``"agent"``: approval mode holds its mutating calls, and the activity panel
     shows the session's label). ``kli.kernel``'s ``%kli agent`` runs its loop on one."""
 
-    def __init__(self, ws: Any, session: Any, source: str = "agent") -> None:
+    def __init__(self, ws: Any, session: Any, source: str = AGENT) -> None:
         self.ws, self.session, self.source = ws, session, source
 
     def call(self, tool: str, args: dict[str, Any] | None = None, /) -> ToolResult:

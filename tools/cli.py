@@ -6,11 +6,11 @@
     kli mcp [--start | --newest | --connection-file F | --server-url U] [--transport http]
     kli ai enable | disable | status [--sys-prefix]
 
-``mcp`` serves a live kli kernel's tools over the Model Context Protocol. Its entry point lives
-in the kernel package (``kli.kernel.mcp.cli``), which ``kli mcp`` loads by name when the
-subcommand runs: ``tools/`` imports nothing from the kernel, Jupyter or MCP (``kli mcp --help``
-lists its options). ``ai`` (``kli.kernel.mcp.optin``) is the opt-in that puts the tools on
-Jupyter AI's MCP server.
+``mcp`` (serve a live kli kernel's tools over the Model Context Protocol) and ``ai`` (put them on
+Jupyter AI's MCP server) are the kernel package's: a host package adds its subcommands in the
+entry point group ``kli.commands`` (``COMMANDS``), each a ``main(argv)`` loaded only when it
+runs, so ``tools/`` names no host module and imports nothing from the kernel, Jupyter or MCP
+(``kli mcp --help`` lists its options).
 
 ``serve --stdio`` reads one JSON request per line — ``{"id": 1, "tool": "read", "args": {...}}``
 (``{"id": 2, "op": "list", "profile": "kli"}`` returns the specs, ``{"id": 3, "op": "ping"}``
@@ -23,10 +23,10 @@ request, the same error codes and texts for the same bad input); a bad line gets
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import os
 import sys
+from importlib.metadata import EntryPoint, entry_points
 from typing import Any, TextIO
 
 from kli.tools.core.formats import FORMATS, in_format
@@ -35,9 +35,23 @@ from kli.tools.core.result import ToolResult
 from kli.tools.core.workspace import Workspace
 from kli.tools.registry import ALL, PROFILE_CHOICES
 
-# Subcommands whose entry point lives in a host package, loaded by name when they run (the
-# arrow goes from the hosts to tools/, never back): subcommand -> module with ``main(argv)``.
-HOST_COMMANDS = {"mcp": "kli.kernel.mcp.cli", "ai": "kli.kernel.mcp.optin"}
+# The entry point group of the subcommands a host package adds (the arrow goes from the
+# hosts to tools/, never back): name -> ``main(argv) -> int``, its docstring's first line the
+# help.
+COMMANDS = "kli.commands"
+
+
+def host_commands() -> dict[str, EntryPoint]:
+    """The subcommands host packages add (entry point group ``COMMANDS``), by name."""
+    return {ep.name: ep for ep in entry_points(group=COMMANDS)}
+
+
+def _help(ep: EntryPoint) -> str:
+    try:
+        doc = ep.load().__doc__ or ""
+    except Exception as exc:  # a broken host command must not break the others
+        return f"(cannot be loaded: {type(exc).__name__}: {exc})"
+    return doc.strip().splitlines()[0] if doc.strip() else f"see kli {ep.name} --help"
 
 
 def _dump(data: Any) -> str:
@@ -94,16 +108,16 @@ def main(argv: list[str] | None = None) -> int:
     p_serve.add_argument("--stdio", action="store_true", required=True)
     p_serve.add_argument("--root", default=os.getcwd())
 
-    # Its options are its own module's; they pass through unparsed here.
-    sub.add_parser("mcp", add_help=False,
-                   help="serve a live kli kernel's tools over MCP (see kli mcp --help)")
-    sub.add_parser("ai", add_help=False,
-                   help="put kli's tools on Jupyter AI's MCP server, or take them off "
-                        "(kli ai enable | disable | status)")
+    # A host's subcommand: its options are its own; they pass through unparsed here.
+    hosts = host_commands()
+    given = sys.argv[1:] if argv is None else argv
+    listing = not given or given[0] in ("-h", "--help")  # only the full help shows their lines
+    for name, ep in hosts.items():
+        sub.add_parser(name, add_help=False, help=_help(ep) if listing else None)
 
     ns, rest = parser.parse_known_args(argv)
-    if ns.command in HOST_COMMANDS:
-        host_main: Any = importlib.import_module(HOST_COMMANDS[ns.command]).main
+    if ns.command in hosts:
+        host_main: Any = hosts[ns.command].load()
         return int(host_main(rest))
     if rest:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")

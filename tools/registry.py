@@ -2,13 +2,13 @@
 
 Adding a tool means adding one module (which defines ``TOOL``) and one entry below. Every face —
 Python API, CLI, magics, comm, JSON schemas, MCP — reads this registry; none keeps its own list.
+``kli.tools`` hands it to core (``kli.tools.core.registry.provide``) with what every workspace
+gets from this layer: the on-disk notebook store and the hooks run after a call.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
-from kli.tools.core.registry import Profile, Tool
+from kli.tools.core.registry import ALL, Profile, Registry, Tool
 from kli.tools.file import cells, edit, find, read, search, write
 from kli.tools.image import (
     image_summary,
@@ -19,6 +19,8 @@ from kli.tools.image import (
     trace_read,
     untrace,
 )
+from kli.tools.image.stale import after_call as stale_after_call
+from kli.tools.notebook.disk import DiskNotebooks
 from kli.tools.process import (
     bash,
     bash_jobs,
@@ -77,47 +79,13 @@ _PROFILES: list[Profile] = [
 ]
 
 
-@dataclass
-class Registry:
-    tools: dict[str, Tool] = field(default_factory=dict)
-    profiles: dict[str, Profile] = field(default_factory=dict)
-
-    @classmethod
-    def build(cls, tools: list[Tool], profiles: list[Profile]) -> Registry:
-        reg = cls()
-        for profile in profiles:
-            reg.profiles[profile.name] = profile
-        for tool in tools:
-            if tool.name in reg.tools:
-                raise ValueError(f"tool {tool.name!r} registered twice")
-            if tool.profile not in reg.profiles:
-                raise ValueError(f"tool {tool.name!r} names unknown profile {tool.profile!r}")
-            reg.tools[tool.name] = tool
-        return reg
-
-    def names(self, profile: str | None = None) -> list[str]:
-        return [n for n, t in self.tools.items() if profile is None or t.profile == profile]
-
-
-REGISTRY = Registry.build(_TOOLS, _PROFILES)
+REGISTRY = Registry.build(_TOOLS, _PROFILES, notebooks=DiskNotebooks,
+                          after_call=(stale_after_call,))
 
 # The profile names, derived from the registry (every face that takes a profile uses these):
 PROFILES: tuple[str, ...] = tuple(REGISTRY.profiles)
-ALL = "all"  # where a face takes a profile: the tools of every profile
 PROFILE_CHOICES: tuple[str, ...] = (*PROFILES, ALL)
+__all__ = ["ALL", "PROFILES", "PROFILE_CHOICES", "REGISTRY", "profile_tools", "unknown_profile"]
 
-
-def unknown_profile(name: object) -> str:
-    """What every face says of a profile name it does not know: the names it takes."""
-    return (f"unknown profile {name!r}; the profiles are {', '.join(PROFILES)} "
-            f"and {ALL} (every tool).")
-
-
-def profile_tools(profile: str | None) -> list[Tool]:
-    """The tools of ``profile`` in registry order; ``all`` (or None) is every tool. Raises
-    ValueError (``unknown_profile``) for any other name."""
-    if profile is None or profile == ALL:
-        return list(REGISTRY.tools.values())
-    if profile not in REGISTRY.profiles:
-        raise ValueError(unknown_profile(profile))
-    return [t for t in REGISTRY.tools.values() if t.profile == profile]
+unknown_profile = REGISTRY.unknown_profile  # what every face says of an unknown profile name
+profile_tools = REGISTRY.select  # the tools of a profile (``all``: every tool)

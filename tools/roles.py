@@ -8,8 +8,9 @@ implementations named below conform (a typed assignment next to each implementat
 | Transport       | ``kli.kernel.client``: ``ZmqTransport``, ``ServerTransport``       |
 | Model           | an OpenAI-compatible chat call (a script's own, a test stand-in)   |
 | AsyncModel      | ``agentmodels.litellm_model`` (any provider, through litellm)      |
-| RepairLanguage  | the modules ``file.repair.python`` and ``file.repair.lisp``         |
-| SyntaxChecker   | the checkers of ``ws.syntax.CHECKERS``                             |
+| RepairLanguage  | the modules ``file.repair.python`` and ``file.repair.lisp`` (the role
+|                 | is defined beside the types it speaks, in ``file.repair.common``)  |
+| SyntaxChecker   | the checkers of ``ws.syntax.CHECKERS`` (defined in ``ws.syntax``)   |
 | NotebookStore   | ``notebook.disk.DiskNotebooks`` (on disk; a host may swap in another) |
 | CellRunner      | ``kli.kernel.notebook.runner.ShellRunner`` (the kernel; none elsewhere) |
 """
@@ -19,13 +20,19 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
+from kli.tools.file.repair.common import RepairLanguage
+from kli.tools.ws.syntax import SyntaxChecker
+
 if TYPE_CHECKING:
     from kli.tools.core.registry import Call
     from kli.tools.core.result import ToolResult
-    from kli.tools.file.repair.common import Fix, Scan
     from kli.tools.notebook.model import Notebook
     from kli.tools.process.run_cells import CellRun
-    from kli.tools.ws.syntax import Parse
+
+# Two roles live beside the types they speak, below this layer (so the packages that implement
+# them need not import upward); they are named here with the others.
+__all__ = ["AsyncModel", "CellRunner", "Host", "Model", "NotebookStore", "Profile",
+           "RepairLanguage", "SyntaxChecker", "Tool", "Transport"]
 
 
 class Tool(Protocol):
@@ -84,24 +91,6 @@ class AsyncModel(Protocol):
     ) -> dict[str, Any]: ...
 
 
-class RepairLanguage(Protocol):
-    """A delimiter-repair language for ``edit`` (a module): scan, plan fixes, check."""
-
-    NAME: str
-    EXTENSIONS: tuple[str, ...]
-    def scan(self, text: str) -> Scan: ...
-    def fixes(self, text: str, result: Scan) -> list[Fix] | None: ...
-    def parse_error(self, text: str) -> str | None: ...
-    def form_count(self, text: str) -> int | None: ...
-
-
-class SyntaxChecker(Protocol):
-    """The post-edit parse of one text as the contents of ``path`` (slmcode); a program it
-    runs is found outside the workspace ``root`` (``programs.trusted_which``)."""
-
-    def __call__(self, path: str, text: str, timeout: float, root: str | None, /) -> Parse: ...
-
-
 class NotebookStore(Protocol):
     """Where the notebook tools load notebooks and write change sets (``Workspace.notebooks``).
 
@@ -134,3 +123,17 @@ class CellRunner(Protocol):
 
     def run(self, source: str, timeout: float, /,
             cell: tuple[str, str] | None = None) -> CellRun: ...
+
+
+if TYPE_CHECKING:  # mypy checks that core's implementations conform to their roles
+    from kli.tools.core import registry as _registry
+    from kli.tools.core.workspace import Workspace
+
+    def _is_tool(tool: _registry.Tool) -> Tool:
+        return tool
+
+    def _is_profile(profile: _registry.Profile) -> Profile:
+        return profile
+
+    def _is_host(ws: Workspace) -> Host:
+        return ws

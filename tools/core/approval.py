@@ -43,19 +43,23 @@ import stat
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from kli.tools.core import atomic
 from kli.tools.core.changes import file_change
 from kli.tools.core.proposal import (
     ACCEPTED,
+    MAX_PENDING_CANDIDATES,
     REFUSED,
     REJECTED,
     REJECTED_ON_REQUEST,
+    UNKNOWN,
     WRITTEN,
     Decision,
     Proposal,
+    unknown,
 )
+from kli.tools.core.registry import AGENT, current
 from kli.tools.core.result import ToolError, ToolResult
 from kli.tools.core.textfile import read_bytes
 
@@ -63,7 +67,6 @@ if TYPE_CHECKING:
     from kli.tools.core.registry import Call
     from kli.tools.core.session import Session
     from kli.tools.core.workspace import Workspace
-    from kli.tools.notebook.model import Notebook
 
 KIND = "call"  # Proposal.kind of a held call
 FILE, SHELL, EVAL = "file", "shell", "eval"
@@ -71,7 +74,8 @@ ACTIONS = (FILE, SHELL, EVAL)
 ACTION_TITLES = {FILE: "file and notebook changes", SHELL: "shell commands", EVAL: "eval"}
 AUTO, REVIEW = "auto", "review"
 MODES = (AUTO, REVIEW)
-HELD_SOURCE = "agent"  # the only source whose calls are held
+HELD_SOURCE = AGENT  # the only source whose calls are held
+STEP = "step"  # a captured op ``(STEP, HeldStep)``: a step core does not take itself
 SETTING = "approval"
 STALE = "stale_proposal"  # error code: a file changed since the proposal was made
 MAX_NOTE = 2000  # characters of a Reject's note kept
@@ -95,6 +99,26 @@ class Node:
 
 
 State = bytes | Node | None  # a path's state: a file's bytes, a Node, None when absent
+
+
+class HeldStep(Protocol):
+    """A step a held file call would take by a way core does not know (``ws_mv``'s ``git
+    mv``). The tool records it (``atomic.capture_op(STEP, step)``) instead of taking it, and
+    the step says itself what the proposal shows and what the person's Accept checks and does:
+    ``paths`` (real paths it touches, compared as they were when proposed), ``shown`` (the step
+    as the person and the agent read it), ``refusal`` (why Accept must not take it now, None
+    when it may), ``take`` (take it; ``ToolError`` when refused, nothing done)."""
+
+    def paths(self) -> list[str]: ...
+    def shown(self) -> str: ...
+    def refusal(self, proposal_id: str) -> str | None: ...
+    def take(self) -> None: ...
+
+
+def preview_tool(ws: Workspace) -> str:
+    """The tool that decides repair previews (``Tool.makes_preview``: ``edit``): a person's
+    Accept of a preview, and Reject of any proposal, is a call of it."""
+    return next(t.name for t in ws.registry.tools.values() if t.makes_preview)
 
 
 @dataclass
@@ -299,9 +323,9 @@ def held(call: Call, settings: Mapping[str, Any]) -> ToolResult | None:
         return ToolResult.error(problem, error="bad_settings")
     if current[action] != REVIEW:
         return None
-    if call.tool.name == "edit" and call.args.get("reject_repair"):
+    if call.tool.makes_preview and call.args.get("reject_repair"):
         return None  # withdrawing a proposal writes nothing: never held
-    repair = call.args.get("accept_repair") if call.tool.name == "edit" else None
+    repair = call.args.get("accept_repair") if call.tool.makes_preview else None
     if isinstance(repair, str):  # the preview is already in the person's queue
         pending = call.ws.find_candidate(repair)
         what = "held calls" if pending is not None and pending.kind == KIND else "repair previews"
@@ -427,13 +451,12 @@ class _CapturingStore:
     def live(self) -> bool:
         return bool(self.inner.live)
 
-    def load(self, real: str) -> Notebook:
-        nb: Notebook = self.inner.load(real)
-        return nb
+    def load(self, real: str) -> Any:
+        return self.inner.load(real)
 
     def commit(
         self,
-        notebooks: Sequence[tuple[str, Notebook]],
+        notebooks: Sequence[tuple[str, Any]],
         files: Sequence[tuple[str, bytes]] = (),
         expected: Mapping[str, bytes | None] | None = None,
     ) -> None:
@@ -510,9 +533,9 @@ def _touched(ops: list[tuple[Any, ...]]) -> dict[str, bytes | object | None]:
             note(op[1])
         elif op[0] == "symlink":
             note(op[2])
-        elif op[0] == "git_mv":  # ("git_mv", root, src, dst, src_rel, dst_rel, entries)
-            note(op[2])
-            note(op[3])
+        elif op[0] == STEP:
+            for path in op[1].paths():
+                note(path)
         elif op[0] == "notebooks":
             for path, nb in op[1]:
                 note(path, nb.raw.encode("utf-8") if isinstance(nb.raw, str) else _ABSENT)
@@ -565,8 +588,8 @@ def steps(ws: Workspace, plan: CallPlan) -> list[str]:
             out.append(f"delete {ws.jail.rel(op[1])}")
         elif op[0] == "rename":
             out.append(f"move {ws.jail.rel(op[1])} to {ws.jail.rel(op[2])}")
-        elif op[0] == "git_mv":
-            out.append(f"git mv {op[4]} {op[5]} (the file and its entry in git's index)")
+        elif op[0] == STEP:
+            out.append(op[1].shown())
         elif op[0] == "symlink":
             out.append(f"make {ws.jail.rel(op[2])} a symlink to {op[1]}")
         elif op[0] == "chmod":
@@ -596,9 +619,7 @@ def command_of(plan: CallPlan) -> str:
     the order of the tool's parameters (``redefine``'s definition, target, reload and code),
     ``key=value``, or ``key:`` and its lines for text of several lines; then, under ``Runs
     exactly:``, each of its sources (a cell, a module's file) with its sha256 and text."""
-    from kli.tools.registry import REGISTRY
-
-    tool = REGISTRY.tools.get(plan.tool)
+    tool = current().tools.get(plan.tool)
     main = tool.main_arg if tool is not None else None
     if (main is not None and set(plan.args) == {main} and isinstance(plan.args[main], str)
             and not plan.sources):
@@ -656,8 +677,6 @@ def _propose(call: Call, plan: CallPlan) -> ToolResult:
         change=files[0] if files else {},
         plan=plan,
     )
-    from kli.tools.file.candidates import MAX_PENDING_CANDIDATES
-
     ws.hold(session, proposal, MAX_PENDING_CANDIDATES)
     wait = f"await_decision id='{pid}' timeout=60"
     planned = steps(ws, plan) if plan.action == FILE else []
@@ -715,14 +734,14 @@ def changed_file(plan: CallPlan) -> str | None:
     return None
 
 
-def changed_index(plan: CallPlan) -> str | None:
-    """The source of the first held ``git mv`` whose entries in git's index are not what they
-    were when the proposal was made (None: all are)."""
-    from kli.tools.ws.ws_mv import index_entries
-
+def changed_step(plan: CallPlan, proposal_id: str) -> str | None:
+    """Why the first ``HeldStep`` of ``plan`` may not be taken now (its own refusal: a held
+    ``git mv`` whose index entries moved since), or None when every one may."""
     for op in plan.ops:
-        if op[0] == "git_mv" and index_entries(op[1], [op[4], op[5]]) != op[6]:
-            return str(op[4])
+        if op[0] == STEP:
+            refused: str | None = op[1].refusal(proposal_id)
+            if refused is not None:
+                return refused
     return None
 
 
@@ -771,14 +790,9 @@ def accept(ws: Workspace, proposal: Proposal, by: str, session: Session | None =
                 f"writing it would overwrite that change. Nothing was written. Reject it, and "
                 f"ask the agent to re-read {name} and make the change again."
             ))
-        moved = changed_index(plan)
-        if moved is not None:
-            return _refusal(ws, proposal, by, (
-                f"Accept refused: git's index entry for {moved} changed since proposal "
-                f"{proposal.id} was made (staged, moved or removed), so git mv would move "
-                f"something else than was shown. Nothing was changed. Reject it, and ask the "
-                f"agent to move {moved} again."
-            ))
+        refused = changed_step(plan, proposal.id)
+        if refused is not None:
+            return _refusal(ws, proposal, by, refused)
         try:
             recorded = _recorded_apply(ws, plan, proposal, by)
         except atomic.Stale:
@@ -820,10 +834,9 @@ def _sources_problem(ws: Workspace, proposal: Proposal, owner: Session, by: str)
     read again) is not what the proposal showed. None when it is, or the tool has none."""
     from kli.tools.core.registry import Call
     from kli.tools.core.result import ToolError
-    from kli.tools.registry import REGISTRY
 
     plan: CallPlan = proposal.plan
-    tool = REGISTRY.tools.get(plan.tool)
+    tool = ws.registry.tools.get(plan.tool)
     if tool is None or tool.sources is None:
         return None
     try:
@@ -845,10 +858,10 @@ def _recorded_apply(ws: Workspace, plan: CallPlan, proposal: Proposal, by: str) 
     the name of the proposal's tool and session."""
     from kli.tools.core import undo
     from kli.tools.core.registry import Call
-    from kli.tools.registry import REGISTRY
 
     session = ws.sessions.get(proposal.session_id) or ws.default_session
-    call = Call(ws=ws, session=session, tool=REGISTRY.tools[plan.tool], args=plan.args, source=by)
+    call = Call(ws=ws, session=session, tool=ws.registry.tools[plan.tool], args=plan.args,
+                source=by)
     settings = ws.settings
     with undo.track(call, settings) as tracker:
         _apply(ws, plan)
@@ -919,20 +932,16 @@ def _perform(ws: Workspace, plan: CallPlan, want: Any, checked: set[str],
         elif op[0] == "chmod":
             want(op[1])
             atomic.chmod(op[1], op[2])
-        elif op[0] == "git_mv":
-            from kli.tools.ws.ws_mv import git_move
-
-            want(op[2])
-            want(op[3])
-            git_move(op)
+        elif op[0] == STEP:
+            for path in op[1].paths():
+                want(path)
+            op[1].take()
 
 
 def _unknown(pid: str, ws: Workspace | None = None) -> ToolResult:
     """The answer for a proposal id that is not pending: what became of it when ``ws``
     remembers its decision (a Reject that waited while an Accept ran it), else the error for
     an unknown candidate."""
-    from kli.tools.file.candidates import UNKNOWN, unknown
-
     decided = ws.decided.get(pid) if ws is not None else None
     if decided is not None and decided.decision is not None:
         return ToolResult.error(
@@ -958,7 +967,7 @@ def reject(ws: Workspace, proposal_id: str, by: str, note: str = "") -> ToolResu
     args: dict[str, Any] = {"reject_repair": proposal_id}
     if clean_note(note):
         args["note"] = clean_note(note)
-    return ws.call("edit", args, session or ws.default_session, source=by)
+    return ws.call(preview_tool(ws), args, session or ws.default_session, source=by)
 
 
 def reject_call(call: Call, proposal_id: str) -> ToolResult:
@@ -1044,9 +1053,7 @@ def deliver(session: Session, result: ToolResult, tool: str = "") -> ToolResult:
     else in the session's next result of another tool. A waiting tool's result (``tool``: an
     ``await_decision`` of another proposal) carries none: an agent holding several proposals
     awaits each in turn, and was told p2 inside p1's wait, then again by its wait of p2."""
-    from kli.tools.registry import REGISTRY
-
-    entry = REGISTRY.tools.get(tool)
+    entry = current().tools.get(tool)
     if entry is not None and entry.waits:
         return result
     told: dict[str, str] = session.state.pop("decisions", {}) or {}
@@ -1077,8 +1084,8 @@ def accept_any(ws: Workspace, proposal_id: str, by: str) -> ToolResult:
         return accept(ws, proposal, by)
     session = ws.sessions.get(proposal.session_id, ws.default_session)
     with ws.file_lock:
-        return ws.call("edit", {"accept_repair": proposal.id, "path": proposal.path}, session,
-                       source=by)
+        return ws.call(preview_tool(ws), {"accept_repair": proposal.id, "path": proposal.path},
+                       session, source=by)
 
 
 BULK_ACTIONS = ("accept", "reject")

@@ -448,7 +448,7 @@ def capturing() -> Iterator[list[tuple[Any, ...]]]:
     ``rename`` / ``makedirs`` / ``rmdir`` made on this thread inside the block:
     ``("write", changes, expected)``, ``("remove", path, expected)``,
     ``("rename", src, dst, replace)``, ``("mkdir", path)``, ``("rmdir", path)``,
-    ``("symlink", target, path)``, ``("chmod", path, mode)``, and the ops a tool records itself with ``capture_op`` (``("git_mv", …)``). A tool that changes anything
+    ``("symlink", target, path)``, ``("chmod", path, mode)``, and the ops a tool records itself with ``capture_op`` (``(approval.STEP, step)``). A tool that changes anything
     by another path (a program, a call this module does not know) must check
     ``capturing_now()`` and record an op, or refuse: a held call changes nothing."""
     ops: list[tuple[Any, ...]] = []

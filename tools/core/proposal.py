@@ -18,6 +18,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from kli.tools.core.result import ToolError
+
 PENDING = "pending"
 WRITTEN = "written"
 REJECTED = "rejected"
@@ -29,6 +31,22 @@ ACCEPTED = "accepted"  # written on request
 REJECTED_ON_REQUEST = "rejected"  # discarded on request (the UI's or widget's Reject)
 DISCARDED = "discarded"  # the session's bound dropped it, or the expired queue's bound
 KERNEL = "kernel"  # ``by`` for a proposal the host discarded itself
+
+# The queue, both kinds alike: a session keeps at most this many pending proposals (the oldest
+# is decided ``discarded`` beyond it; not in the spec), and an id that is not pending is always
+# this error (``unknown``).
+MAX_PENDING_CANDIDATES = 32
+UNKNOWN = "unknown_candidate"
+
+
+def unknown(candidate_id: str, retry: str = "Re-run the edit to get a new preview.") -> ToolError:
+    """The error for a candidate id that is not pending, from every host."""
+    return ToolError(
+        f"no pending repair candidate {candidate_id!r}: it was already written, rejected or "
+        f"discarded (its session closed). {retry}",
+        error=UNKNOWN,
+        candidate=candidate_id,
+    )
 
 
 @dataclass(frozen=True)

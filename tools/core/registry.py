@@ -1,6 +1,10 @@
-"""Registry types: what a tool is, and what a call hands it.
+"""Registry types: what a tool is, what a call hands it, and the registry core is given.
 
-The list of tools itself lives in ``kli.tools.registry``; this module only defines the shapes.
+The list of tools itself lives in ``kli.tools.registry``, above core: core never imports a
+tool. ``kli.tools`` hands core that registry (``provide``), and every ``Workspace`` finds its
+tools, its profiles, its default notebook store and the hooks run after a call there
+(``current``). What core must know of a tool — does it decide repair previews, are its file
+changes detected, what a held Accept of it needs — is a field of its ``Tool``, never its name.
 """
 
 from __future__ import annotations
@@ -10,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
+    from kli.tools.core.jail import Jail
     from kli.tools.core.result import ToolResult
     from kli.tools.core.session import Session
     from kli.tools.core.workspace import Workspace
@@ -22,6 +27,12 @@ GATE_READ = "file/read"
 GATE_WRITE = "file/write"
 GATE_EDIT = "file/edit"
 GATES = (GATE_EXEC, GATE_EVAL, GATE_INSPECT, GATE_READ, GATE_WRITE, GATE_EDIT)
+
+
+# Who made a call (``Call.source``; the ``source`` of a call event, docs/protocol.md). Only an
+# agent's calls are ever held for review (``approval.HELD_SOURCE``); the others run as asked.
+AGENT, MAGIC, UI, WIDGET, CLI, API = "agent", "magic", "ui", "widget", "cli", "api"
+SOURCES = (AGENT, MAGIC, UI, WIDGET, CLI, API)
 
 
 @dataclass
@@ -83,6 +94,15 @@ class Tool:
     cells ``run_cells`` runs, the module file ``redefine`` reloads — as a list of
     ``approval.source_entry``: a held call shows them with their sha256, and Accept runs only
     when they are unchanged (``kli.tools.core.approval``).
+
+    ``makes_preview`` marks the tool whose calls leave repair previews in a session's queue and
+    decide them (``edit``: ``accept_repair`` / ``reject_repair``): approval never holds a call
+    that decides one, and a person's Accept of a preview, or Reject of any proposal, is a call
+    of it. ``detects_changes`` marks a tool whose file changes are not all made through the
+    atomic writers (``bash``, ``ws_shell``, ``eval``): the tree is snapshot around each call and
+    the files it changed are detected (``kli.tools.core.undo``). What a held call records
+    beyond core's own writes (``ws_mv``'s ``git mv``) it records as an ``approval.HeldStep``,
+    which says itself what its Accept checks and does.
     """
 
     name: str
@@ -98,6 +118,8 @@ class Tool:
     action: str | None = None
     waits: bool = False
     sources: Callable[[Call], list[dict[str, Any]]] | None = None
+    makes_preview: bool = False
+    detects_changes: bool = False
     # A tool that runs code in the live image says where (``ImageScope``), so its changes to
     # the image are recorded with the call's change and undone with it; None: it does not.
     image_scope: Callable[[Call], ImageScope] | None = None
@@ -167,11 +189,73 @@ class Profile:
     after: Callable[[Call, ToolResult], ToolResult] = lambda call, result: result
 
 
-if TYPE_CHECKING:  # the entries are the Tool and Profile roles (kli.tools.roles)
-    from kli.tools import roles
+ALL = "all"  # where a face takes a profile: the tools of every profile
+AfterCall = Callable[[Call, "ToolResult"], "ToolResult"]
 
-    def _is_tool(tool: Tool) -> roles.Tool:
-        return tool
 
-    def _is_profile(profile: Profile) -> roles.Profile:
-        return profile
+@dataclass
+class Registry:
+    """Every tool of every profile, by name, and what the layer that lists them gives each
+    workspace besides: ``notebooks`` makes a workspace's default notebook store from its jail
+    (a ``NotebookStore``, kli.tools.roles; a host may put a live one in its place), and
+    ``after_call`` rewrite a call's result after its tool ran, in order, before the profile's
+    ``after`` (an edited module the image imported is said to be stale)."""
+
+    tools: dict[str, Tool] = field(default_factory=dict)
+    profiles: dict[str, Profile] = field(default_factory=dict)
+    notebooks: Callable[[Jail], Any] | None = None
+    after_call: tuple[AfterCall, ...] = ()
+
+    @classmethod
+    def build(cls, tools: list[Tool], profiles: list[Profile], *,
+              notebooks: Callable[[Jail], Any] | None = None,
+              after_call: tuple[AfterCall, ...] = ()) -> Registry:
+        reg = cls(notebooks=notebooks, after_call=after_call)
+        for profile in profiles:
+            reg.profiles[profile.name] = profile
+        for tool in tools:
+            if tool.name in reg.tools:
+                raise ValueError(f"tool {tool.name!r} registered twice")
+            if tool.profile not in reg.profiles:
+                raise ValueError(f"tool {tool.name!r} names unknown profile {tool.profile!r}")
+            reg.tools[tool.name] = tool
+        return reg
+
+    def names(self, profile: str | None = None) -> list[str]:
+        return [n for n, t in self.tools.items() if profile is None or t.profile == profile]
+
+    def unknown_profile(self, name: object) -> str:
+        """What every face says of a profile name it does not know: the names it takes."""
+        return (f"unknown profile {name!r}; the profiles are {', '.join(self.profiles)} "
+                f"and {ALL} (every tool).")
+
+    def select(self, profile: str | None) -> list[Tool]:
+        """The tools of ``profile`` in registry order; ``all`` (or None) is every tool. Raises
+        ValueError (``unknown_profile``) for any other name."""
+        if profile is None or profile == ALL:
+            return list(self.tools.values())
+        if profile not in self.profiles:
+            raise ValueError(self.unknown_profile(profile))
+        return [t for t in self.tools.values() if t.profile == profile]
+
+
+_provided: list[Callable[[], Registry]] = []
+_current: list[Registry] = []
+
+
+def provide(get: Callable[[], Registry]) -> None:
+    """Hand core the registry: ``get`` returns it, and is called once, when a workspace first
+    needs a tool (``kli.tools`` provides ``kli.tools.registry.REGISTRY`` at import, so
+    importing core stays cheap and core imports no tool)."""
+    _provided[:] = [get]
+    _current.clear()
+
+
+def current() -> Registry:
+    """The registry ``provide`` handed core. RuntimeError when none was: core alone has no
+    tools."""
+    if not _current:
+        if not _provided:
+            raise RuntimeError("no tool registry was provided to kli.tools.core; import kli.tools")
+        _current.append(_provided[0]())
+    return _current[0]

@@ -69,13 +69,6 @@ class FileView:
             return 0
         return sum(map(len, self.base)) + len(self.base) * LINE_OVERHEAD
 
-    @property
-    def hashes(self) -> dict[int, str]:
-        """The ``HH`` anchor of each row shown."""
-        from kli.tools.file.anchors import line_hash
-
-        return {n: line_hash(t) for n, t in self.texts.items()}
-
 
 @dataclass
 class Session:

@@ -5,7 +5,8 @@ the ``ws_*`` writers, ``bash``, ``eval``…) and of ``ws_shell`` in ``track``:
 
 - the atomic writers note each path's bytes just before they change it
   (``atomic.observing``);
-- for ``bash``, ``ws_shell`` and ``eval`` (``DETECTED``), the tree is snapshot before and after
+- for a tool whose changes are detected (``Tool.detects_changes``: ``bash``, ``ws_shell``,
+  ``eval``), the tree is snapshot before and after
   (``kli.tools.core.snapshot``, bounded) and the files the call created, modified or deleted
   are added to its result as file changes (``details["files"]``, each ``detected: true``), with
   ``details["detection"]`` saying whether the walk was complete. The setting
@@ -48,6 +49,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kli.tools.core import atomic, checkpoints, interrupts, participants, serverfiles, snapshot
+from kli.tools.core.cellids import source_text, stand_in_ids
 from kli.tools.core.changes import count_changes, file_change
 from kli.tools.core.checkpoints import LIVE, Checkpoint
 from kli.tools.core.registry import Call
@@ -58,7 +60,6 @@ from kli.tools.core.textfile import NotText, decode, read_bytes
 if TYPE_CHECKING:
     from kli.tools.core.workspace import Workspace
 
-DETECTED = frozenset({"bash", "ws_shell", "eval"})  # calls whose file changes are detected
 LIST_MAX = 50  # changes listed per call of ``changes``
 _ids = itertools.count(1)
 
@@ -113,10 +114,10 @@ def live_notes() -> list[tuple[str, Any, Any]] | None:
 
 @contextlib.contextmanager
 def track(call: Call, settings: dict[str, Any]) -> Iterator[Tracker]:
-    """Observe the writes of ``call`` (and snapshot the tree for a ``DETECTED`` tool), and the
+    """Observe the writes of ``call`` (and snapshot the tree for a tool that ``detects_changes``), and the
     live notebook documents it changes (``live_notes``)."""
     before = None
-    if call.tool.name in DETECTED and _enabled(settings, "change_detection", True):
+    if call.tool.detects_changes and _enabled(settings, "change_detection", True):
         before = snapshot.take(call.ws.root, _cache(call.ws))
     previous = getattr(_live, "notes", None)
     tracker = Tracker({}, before)
@@ -214,8 +215,6 @@ def _live_changes(notes: list[tuple[str, Any, Any]]) -> dict[str, tuple[Any, Any
 
 
 def _cell_ids(cells: Any) -> list[str]:
-    from kli.tools.notebook.model import stand_in_ids
-
     return stand_in_ids(cells if isinstance(cells, list) else [])
 
 
@@ -724,8 +723,6 @@ def _reverted(call: Call, rel: str, real: str, cps: list[Checkpoint], force: boo
 
 
 def _same_cell(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    from kli.tools.notebook.model import source_text
-
     return source_text(a.get("source")) == source_text(b.get("source")) and \
         a.get("cell_type") == b.get("cell_type")
 
@@ -804,8 +801,6 @@ def _revert_cells(cur: dict[str, Any], before: dict[str, Any], after: dict[str, 
 def _cell_changes(rel: str, old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, Any]]:
     """One file change per cell ``old`` → ``new`` touched (``nb.ipynb#CELL``), with its
     source before and after."""
-    from kli.tools.notebook.model import source_text
-
     o_cells, n_cells = old.get("cells") or [], new.get("cells") or []
     o_at = {cid: c for cid, c in zip(_cell_ids(o_cells), o_cells, strict=True)}
     n_at = {cid: c for cid, c in zip(_cell_ids(n_cells), n_cells, strict=True)}

@@ -18,18 +18,17 @@ import time
 import traceback
 import types
 from collections.abc import Callable, Container, Iterable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from kli.tools.core import approval, atomic, imports, interrupts, sandbox, suggest, undo
 from kli.tools.core.atomic import permission_hint
 from kli.tools.core.jail import Jail
 from kli.tools.core.proposal import DISCARDED, KERNEL, REJECTED, Decision, Proposal
-from kli.tools.core.registry import Call, Tool
+from kli.tools.core.registry import Call, Registry, Tool, current
 from kli.tools.core.result import ImagePart, ToolError, ToolResult
 from kli.tools.core.schema import normalise_aliases, show, validate
 from kli.tools.core.session import Session
 from kli.tools.core.settings import SettingsLoader, granted
-from kli.tools.notebook.disk import DiskNotebooks
 
 Listener = Callable[[dict[str, Any]], None]
 MAX_EXPIRED = 200  # proposals kept after their session closed; the oldest is discarded beyond
@@ -82,6 +81,7 @@ class Workspace:
         namespace: dict[str, Any] | None = None,
         hidden_names: Callable[[], Container[str]] | None = None,
         modules: Callable[[], Mapping[str, Any]] | None = None,
+        registry: Registry | None = None,
     ) -> None:
         imports.install()  # before any cell runs: what is imported now is the host's
         self.jail = Jail(root)
@@ -100,13 +100,41 @@ class Workspace:
         self._listeners: list[Listener] = []
         # Serialises changes to files so two sessions' edits never interleave.
         self.file_lock = threading.RLock()
-        # Where notebooks are loaded and changed: on disk unless the host puts a live store here.
-        self.notebooks: NotebookStore = DiskNotebooks(self.jail)
-        # How run_cells runs a cell as a cell: the kernel host gives one; None elsewhere.
-        self.cell_runner: CellRunner | None = None
+        # The tools this workspace calls: the one core was given (``registry.current``) unless
+        # one is handed to it (a test's own tools).
+        self._registry = registry
+        # Where notebooks are loaded and changed (a NotebookStore, kli.tools.roles): the
+        # registry's on-disk store unless the host puts a live store here (``notebooks``).
+        self._notebooks: Any = None
+        # How run_cells runs a cell as a cell (a CellRunner, kli.tools.roles): the kernel host
+        # gives one; None elsewhere.
+        self.cell_runner: Any = None
         # The notebook the host was started for (root-relative; the kernel's), recorded on
         # every change its calls make so a notebook's Timeline shows its own. None elsewhere.
         self.notebook: str | None = None
+
+    @property
+    def registry(self) -> Registry:
+        """The tools, profiles, default notebook store and post-call hooks of this workspace."""
+        return self._registry if self._registry is not None else current()
+
+    @registry.setter
+    def registry(self, registry: Registry) -> None:
+        self._registry = registry
+
+    @property
+    def notebooks(self) -> Any:
+        """The notebook store (made on first use by the registry's ``notebooks``: on disk)."""
+        if self._notebooks is None:
+            make = self.registry.notebooks
+            if make is None:
+                raise RuntimeError("the tool registry gives no notebook store")
+            self._notebooks = make(self.jail)
+        return self._notebooks
+
+    @notebooks.setter
+    def notebooks(self, store: Any) -> None:
+        self._notebooks = store
 
     # -- settings -------------------------------------------------------------------------
     @property
@@ -264,9 +292,7 @@ class Workspace:
     def tools(self, profile: str | None = None) -> list[Tool]:
         """The tools of ``profile`` (``"all"`` or None: every tool); ValueError naming the
         profiles for an unknown one."""
-        from kli.tools.registry import profile_tools
-
-        return profile_tools(profile)
+        return self.registry.select(profile)
 
     def specs(self, profile: str | None = "kli") -> list[dict[str, Any]]:
         """JSON-Schema function-calling specs of a profile's tools (``"all"`` or None: every
@@ -331,11 +357,10 @@ class Workspace:
         )
 
     def _call(self, name: str, args: Any, session: Session, source: str) -> ToolResult:
-        from kli.tools.registry import REGISTRY
-
-        tool = REGISTRY.tools.get(name) if isinstance(name, str) else None
+        registry = self.registry
+        tool = registry.tools.get(name) if isinstance(name, str) else None
         if tool is None:
-            known = sorted(REGISTRY.tools)
+            known = sorted(registry.tools)
             close = suggest.close_names(name, known) if isinstance(name, str) else []
             hint = f" Did you mean {', '.join(close)}?" if close else ""
             return ToolResult.error(
@@ -358,7 +383,7 @@ class Workspace:
         boxed = sandbox.refusal(call, settings)  # an agent's shell or eval the box forbids
         if boxed is not None:
             return boxed
-        profile = REGISTRY.profiles[tool.profile]
+        profile = registry.profiles[tool.profile]
         outermost = not getattr(_depth, "n", 0)
         _depth.n = getattr(_depth, "n", 0) + 1
         try:
@@ -369,7 +394,7 @@ class Workspace:
                         return early
                     if tool.waits:  # waits for a person: must not hold the session up
                         result = tool.run(call)
-                    elif tool.mutates or tool.name in undo.DETECTED:
+                    elif tool.mutates or tool.detects_changes:
                         with session.lock:  # every change recorded (undo), detected ones shown
                             holding = approval.held(call, settings)
                             if holding is not None:
@@ -381,10 +406,8 @@ class Workspace:
                     else:
                         with session.lock:
                             result = approval.held(call, settings) or tool.run(call)
-                    if tool.mutates and "files" in result.details and "proposal" not in result.details:
-                        from kli.tools.image.stale import annotate
-
-                        result = annotate(self, result)  # an edited .py the image imported
+                    for hook in registry.after_call:  # the layer above's post-call work
+                        result = hook(call, result)
                     return profile.after(call, result)
                 except KeyboardInterrupt:
                     if not outermost:  # a tool called from eval code: the eval is what stops
@@ -413,9 +436,7 @@ class Workspace:
     def _interrupted_before_run(self, name: Any) -> ToolResult:
         """An interrupt that landed before the tool ran (while its arguments or the settings
         were read): nothing was run, and the answer is the same as for one during the run."""
-        from kli.tools.registry import REGISTRY
-
-        tool = REGISTRY.tools.get(name) if isinstance(name, str) else None
+        tool = self.registry.tools.get(name) if isinstance(name, str) else None
         if tool is not None:
             return self._interrupted(tool, [])
         return ToolResult.error(
@@ -456,10 +477,3 @@ def _traceback() -> str:
         return traceback.format_exc(limit=8)
     except Exception:
         return "(the traceback cannot be shown)"
-
-
-if TYPE_CHECKING:  # a Workspace is a Host (kli.tools.roles): mypy checks it conforms
-    from kli.tools.roles import CellRunner, Host, NotebookStore
-
-    def _is_host(ws: Workspace) -> Host:
-        return ws

@@ -8,6 +8,10 @@ hex digits. Fixtures: ``""`` → ``c5``, ``"(defun hello ())"`` → ``21``.
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from kli.tools.core.session import FileView
 
 FNV_OFFSET = 2166136261
 FNV_PRIME = 16777619
@@ -27,6 +31,11 @@ def line_hash(line: str) -> str:
                 break
     folded = (h ^ (h >> 8) ^ (h >> 16) ^ (h >> 24)) & 0xFF
     return f"{folded:02x}"
+
+
+def view_hashes(view: FileView) -> dict[int, str]:
+    """The ``HH`` anchor of each row a session's view of a file shows (``Session.views``)."""
+    return {n: line_hash(t) for n, t in view.texts.items()}
 
 
 def render_line(number: int, line: str) -> str:

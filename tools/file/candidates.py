@@ -29,10 +29,13 @@ from kli.tools.core.atomic import Stale, write_atomic
 from kli.tools.core.changes import file_change
 from kli.tools.core.proposal import (
     ACCEPTED,
+    MAX_PENDING_CANDIDATES,
     REFUSED,
+    UNKNOWN,
     WRITTEN,
     Decision,
     Proposal,
+    unknown,
 )
 from kli.tools.core.registry import Call
 from kli.tools.core.result import ToolError, ToolResult
@@ -47,9 +50,9 @@ from kli.tools.notebook import address
 if TYPE_CHECKING:
     from kli.tools.core.workspace import Workspace
 
-MAX_PENDING_CANDIDATES = 32  # per session; the oldest is dropped beyond this (not in the spec)
 KIND = "repair"  # Proposal.kind of a repair candidate
-UNKNOWN = "unknown_candidate"  # the one error code for an id that is not pending
+# The queue's bound and its error for an id that is not pending are the proposal's (core's):
+__all__ = ["MAX_PENDING_CANDIDATES", "UNKNOWN", "unknown"]
 
 _candidate_ids = itertools.count(1)
 
@@ -61,16 +64,6 @@ class RepairPlan:
 
     file: FilePlan
     repair: RepairDecision
-
-
-def unknown(candidate_id: str, retry: str = "Re-run the edit to get a new preview.") -> ToolError:
-    """The error for a candidate id that is not pending, from every host."""
-    return ToolError(
-        f"no pending repair candidate {candidate_id!r}: it was already written, rejected or "
-        f"discarded (its session closed). {retry}",
-        error=UNKNOWN,
-        candidate=candidate_id,
-    )
 
 
 def not_a_repair(call: Call, proposal: Proposal) -> ToolError:

@@ -36,6 +36,7 @@ from kli.tools.file.hashline import Op, PatchSyntaxError, parse
 from kli.tools.file.plan import FilePlan, PlanError, plan_file
 from kli.tools.file.read import MAX_LINE_CHARS
 from kli.tools.file.repair import python as python_repair
+from kli.tools.file.repair.common import RepairLanguage
 from kli.tools.file.repair.decide import (
     POLICIES,
     PREVIEW,
@@ -47,7 +48,6 @@ from kli.tools.file.repair.decide import (
 from kli.tools.file.target import load_text, written_report
 from kli.tools.notebook import address, magics
 from kli.tools.notebook.model import Notebook, NotebookError
-from kli.tools.roles import RepairLanguage
 
 DEFAULT_POLICY = "safe"  # spec: repair defaults to safe
 GRAMMAR_HINT = (
@@ -578,4 +578,5 @@ TOOL = Tool(
     mutates=True,
     touches_image=False,
     action=approval.FILE,
+    makes_preview=True,
 )

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from kli.tools.core.result import ToolResult
 
 if TYPE_CHECKING:
+    from kli.tools.core.registry import Call
     from kli.tools.core.workspace import Workspace
 
 MAX_PRIOR_CHARS = 1_048_576  # a prior text larger than this is not kept
@@ -50,6 +51,14 @@ def prior_text(ws: Workspace, real: str) -> str | None:
 
 def forget(ws: Workspace, real: str) -> None:
     _prior.get(ws, {}).pop(real, None)
+
+
+def after_call(call: Call, result: ToolResult) -> ToolResult:
+    """The workspace's hook after every call (``Registry.after_call``): a changing call's result
+    that names written files, and is no held proposal, gets ``annotate``d."""
+    if call.tool.mutates and "files" in result.details and "proposal" not in result.details:
+        return annotate(call.ws, result)  # an edited .py the image imported
+    return result
 
 
 def annotate(ws: Workspace, result: ToolResult) -> ToolResult:

@@ -7,7 +7,8 @@ in the fields a change touched. The layout is found by trying the writers' usual
 sorted keys, UTF-8 and a final newline). A notebook whose text none of them reproduces is
 written in nbformat's layout (``Notebook.layout.exact`` is False and the result says so).
 
-Cell ids (nbformat 4.5): a cell without one has a stand-in id, ``stand_in_ids``: the first 8 hex
+Cell ids (nbformat 4.5): a cell without one has a stand-in id, ``stand_in_ids`` (core's,
+``kli.tools.core.cellids``, as core's undo needs it): the first 8 hex
 digits of a SHA-1 of the cell's type and source, with ``-2``, ``-3`` … for later cells of the
 same type and source. A stand-in depends on the cell alone, not on its position, so it survives
 an insert, a delete or an edit of any other cell; the first change written to the notebook
@@ -19,12 +20,15 @@ refused (the cell changed since it was read), as a stale anchor is.
 from __future__ import annotations
 
 import copy
-import hashlib
 import json
 import re
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
+
+from kli.tools.core.cellids import source_text, stand_in_ids
+
+__all__ = ["source_text", "stand_in_ids"]  # core's, used here and by the tools
 
 CELL_TYPES = ("code", "markdown", "raw")
 ID_RE = re.compile(r"^[a-zA-Z0-9-_]{1,64}$")  # nbformat 4.5's cell id pattern
@@ -71,42 +75,11 @@ def _detect_layout(text: str, data: Any) -> Layout:
     return Layout(exact=False)
 
 
-def source_text(value: Any) -> str:
-    """A multiline field (a cell's source, a stream's text) as one string."""
-    if isinstance(value, list):
-        return "".join(str(v) for v in value)
-    return value if isinstance(value, str) else ""
-
-
 def _as_stored(text: str, like: Any) -> Any:
     """``text`` in the form ``like`` was stored in: a list of lines (nbformat) or a string."""
     if isinstance(like, str):
         return text
     return text.splitlines(keepends=True)
-
-
-def stand_in_ids(cells: list[dict[str, Any]]) -> list[str]:
-    """The id each cell is addressed by: its own, or its stand-in (module docstring)."""
-    taken = {c["id"] for c in cells if isinstance(c.get("id"), str)}
-    seen: dict[str, int] = {}
-    out: list[str] = []
-    for cell in cells:
-        own = cell.get("id")
-        if isinstance(own, str) and own:
-            out.append(own)
-            continue
-        key = f"{cell.get('cell_type', '')}\0{source_text(cell.get('source'))}"
-        base = hashlib.sha1(key.encode("utf-8", "surrogatepass")).hexdigest()[:8]
-        n = seen.get(base, 0) + 1
-        seen[base] = n
-        cid = base if n == 1 else f"{base}-{n}"
-        while cid in taken:  # an own id equal to a stand-in (rare): keep both unique
-            n += 1
-            seen[base] = n
-            cid = f"{base}-{n}"
-        taken.add(cid)
-        out.append(cid)
-    return out
 
 
 def new_cell_id(taken: set[str]) -> str:

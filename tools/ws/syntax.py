@@ -39,14 +39,13 @@ import subprocess
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from kli.tools.core import imports
 from kli.tools.core.atomic import ANY, write_atomic
 from kli.tools.core.programs import trusted_path, trusted_which
 from kli.tools.core.pysyntax import compile_error
 from kli.tools.core.textfile import encode
-from kli.tools.roles import SyntaxChecker
 
 if TYPE_CHECKING:
     from kli.tools.core.jail import Resolved
@@ -83,6 +82,14 @@ class Parse:
     ok: bool | None
     checker: str | None
     error: str = ""
+
+
+class SyntaxChecker(Protocol):
+    """The post-edit parse of one text as the contents of ``path`` (slmcode); a program it
+    runs is found outside the workspace ``root`` (``programs.trusted_which``). A role
+    (``kli.tools.roles``), defined here beside ``Parse``."""
+
+    def __call__(self, path: str, text: str, timeout: float, root: str | None, /) -> Parse: ...
 
 
 # -- checkers ---------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from __future__ import annotations
 import errno
 import os
 import shutil
-from typing import Any
+from dataclasses import dataclass
 
 from kli.tools.core import approval, atomic
 from kli.tools.core.atomic import permission_hint
@@ -93,10 +93,10 @@ def _run(call: Call) -> ToolResult:
         how = "rename"
         root = call.ws.root
         if in_work_tree(root) and is_tracked(root, src_rel):
-            op = ("git_mv", root, src_path, dst_real, src_rel, dst.rel,
-                  index_entries(root, [src_rel, dst.rel]))
-            if not atomic.capture_op(*op):  # held for review: git mv runs on Accept
-                git_move(op)
+            step = GitMove(root, src_path, dst_real, src_rel, dst.rel,
+                           index_entries(root, [src_rel, dst.rel]))
+            if not atomic.capture_op(approval.STEP, step):  # held for review: on Accept
+                step.take()
             how = "git mv"
         else:
             try:
@@ -154,20 +154,44 @@ def index_entries(root: str, rels: list[str]) -> str:
     return run_git(root, ["ls-files", "--stage", "-z", "--", *rels]).stdout
 
 
-def git_move(op: tuple[Any, ...]) -> None:
-    """Perform a ``("git_mv", root, src_real, dst_real, src_rel, dst_rel, entries)`` op: ``git
-    mv`` (the file or folder moves, and its index entries with it). At once for a call that is
-    not held; for a held one on the person's Accept (``approval._apply``), once the files and
-    the index entries are checked to be as the proposal showed them. ``ToolError`` when git
-    refuses (nothing moved)."""
-    _kind, root, _src, _dst, src_rel, dst_rel, _entries = op
-    out = run_git(root, ["mv", "--", src_rel, dst_rel])
-    if out.code != 0:
-        raise ToolError(
-            f"ws_mv: git mv {src_rel} {dst_rel} failed: {out.stderr.strip()}. Nothing was "
-            "moved; check the paths with git_status and retry.",
-            error="git_failed",
-        )
+@dataclass(frozen=True)
+class GitMove:
+    """A ``git mv`` (the file or folder moves, and its index entries with it): taken at once
+    for a call that is not held; for a held one it is the proposal's ``approval.HeldStep``,
+    taken on the person's Accept once the files and the index entries (``entries``, what the
+    index held when it was proposed) are as the proposal showed them."""
+
+    root: str
+    src_real: str
+    dst_real: str
+    src_rel: str
+    dst_rel: str
+    entries: str
+
+    def paths(self) -> list[str]:
+        return [self.src_real, self.dst_real]
+
+    def shown(self) -> str:
+        return f"git mv {self.src_rel} {self.dst_rel} (the file and its entry in git's index)"
+
+    def refusal(self, proposal_id: str) -> str | None:
+        if index_entries(self.root, [self.src_rel, self.dst_rel]) == self.entries:
+            return None
+        moved = self.src_rel
+        return (f"Accept refused: git's index entry for {moved} changed since proposal "
+                f"{proposal_id} was made (staged, moved or removed), so git mv would move "
+                f"something else than was shown. Nothing was changed. Reject it, and ask the "
+                f"agent to move {moved} again.")
+
+    def take(self) -> None:
+        """``ToolError`` when git refuses (nothing moved)."""
+        out = run_git(self.root, ["mv", "--", self.src_rel, self.dst_rel])
+        if out.code != 0:
+            raise ToolError(
+                f"ws_mv: git mv {self.src_rel} {self.dst_rel} failed: {out.stderr.strip()}. "
+                "Nothing was moved; check the paths with git_status and retry.",
+                error="git_failed",
+            )
 
 
 TOOL = Tool(

@@ -28,8 +28,8 @@ def _refuse(call: Call) -> ToolResult:
 
 
 @pytest.fixture
-def probe_registry(monkeypatch: pytest.MonkeyPatch) -> Registry:
-    """A registry holding test-only tools, swapped in for the real one."""
+def probe_registry(ws: Workspace) -> Registry:
+    """A registry holding test-only tools, handed to the test's workspace."""
     schema = {
         "type": "object",
         "properties": {"text": {"type": "string"}, "n": {"type": "integer", "minimum": 0},
@@ -43,7 +43,7 @@ def probe_registry(monkeypatch: pytest.MonkeyPatch) -> Registry:
         Tool("t_refuse", "kli", None, "refuse", {"type": "object", "properties": {}}, _refuse),
     ]
     reg = Registry.build(tools, [Profile("kli"), Profile("slmcode")])
-    monkeypatch.setattr("kli.tools.registry.REGISTRY", reg)
+    ws.registry = reg
     return reg
 
 
@@ -118,12 +118,12 @@ def _settings(root: Path, data: Any) -> None:
 
 
 def test_absent_capabilities_grant_every_gate(root: Path, probe_registry: Registry) -> None:
-    assert Workspace(str(root)).call("t_echo", {"text": "x"}).ok
+    assert Workspace(str(root), registry=probe_registry).call("t_echo", {"text": "x"}).ok
 
 
 def test_empty_capabilities_deny_gated_tools_and_run_nothing(root: Path, probe_registry: Registry) -> None:
     _settings(root, {"capabilities": []})
-    ws = Workspace(str(root))
+    ws = Workspace(str(root), registry=probe_registry)
     result = ws.call("t_echo", {"text": "x"})
     assert not result.ok
     assert "capability 'file/read' is not granted" in result.text
@@ -133,13 +133,13 @@ def test_empty_capabilities_deny_gated_tools_and_run_nothing(root: Path, probe_r
 
 def test_capability_list_grants_exactly_its_members(root: Path, probe_registry: Registry) -> None:
     _settings(root, {"capabilities": ["file/read"]})
-    assert Workspace(str(root)).call("t_echo", {"text": "x"}).ok
+    assert Workspace(str(root), registry=probe_registry).call("t_echo", {"text": "x"}).ok
     _settings(root, {"capabilities": ["file/write"]})
-    assert not Workspace(str(root)).call("t_echo", {"text": "x"}).ok
+    assert not Workspace(str(root), registry=probe_registry).call("t_echo", {"text": "x"}).ok
 
 
 def test_settings_change_takes_effect_on_next_call(root: Path, probe_registry: Registry) -> None:
-    ws = Workspace(str(root))
+    ws = Workspace(str(root), registry=probe_registry)
     assert ws.call("t_echo", {"text": "x"}).ok
     _settings(root, {"capabilities": []})
     assert not ws.call("t_echo", {"text": "x"}).ok
@@ -147,7 +147,7 @@ def test_settings_change_takes_effect_on_next_call(root: Path, probe_registry: R
 
 def test_broken_settings_file_fails_closed_naming_the_file(root: Path, probe_registry: Registry) -> None:
     _settings(root, "{not json")
-    result = Workspace(str(root)).call("t_echo", {"text": "x"})
+    result = Workspace(str(root), registry=probe_registry).call("t_echo", {"text": "x"})
     assert not result.ok
     assert "settings.json is not valid JSON (line 1" in result.text
     assert result.details["error"] == "bad_settings"
@@ -155,7 +155,7 @@ def test_broken_settings_file_fails_closed_naming_the_file(root: Path, probe_reg
 
 def test_host_settings_merge_over_files(root: Path, probe_registry: Registry) -> None:
     _settings(root, {"capabilities": []})
-    assert Workspace(str(root), settings={"capabilities": ["file/read"]}).call("t_echo", {"text": "x"}).ok
+    assert Workspace(str(root), registry=probe_registry, settings={"capabilities": ["file/read"]}).call("t_echo", {"text": "x"}).ok
 
 
 def test_listener_receives_one_event_per_call(ws: Workspace, probe_registry: Registry) -> None:
@@ -194,7 +194,7 @@ def test_profile_before_hook_can_answer_without_running(ws: Workspace, monkeypat
 
     tool = Tool("t_guarded", "slmcode", None, "g", {"type": "object", "properties": {}}, run)
     reg = Registry.build([tool], [Profile("kli"), Profile("slmcode", before=lambda c: ToolResult.error("nudge"))])
-    monkeypatch.setattr("kli.tools.registry.REGISTRY", reg)
+    ws.registry = reg
     assert ws.call("t_guarded", {}).text == "nudge"
     assert ran == []
 

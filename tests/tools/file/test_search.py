@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from kli.tools import Workspace
 from kli.tools.file import search as search_mod
 from kli.tools.file import walk as walk_mod
-from kli.tools.file.anchors import line_hash
+from kli.tools.file.anchors import line_hash, view_hashes
 
 
 def _write(root: Path, rel: str, text: str) -> Path:
@@ -81,7 +81,7 @@ def test_matching_file_is_recorded_whole_with_shown_anchors(ws: Workspace, root:
     ws.call("search", {"pattern": "two", "path": "*.py", "context": 1})
     view = ws.default_session.views[_real(root, "a.py")]
     assert view.whole is True
-    assert view.hashes == {1: line_hash("one"), 2: line_hash("two"), 3: line_hash("three")}
+    assert view_hashes(view) == {1: line_hash("one"), 2: line_hash("two"), 3: line_hash("three")}
     assert not ws.default_session.has_read(_real(root, "b.py"))
 
 
@@ -331,4 +331,4 @@ def test_search_after_a_partial_read_keeps_the_read_anchors(ws: Workspace, root:
     ws.call("read", {"path": "a.txt", "start": 1, "end": 1})
     ws.call("search", {"pattern": "d", "path": "a.txt"})
     view = ws.default_session.views[_real(root, "a.txt")]
-    assert view.hashes == {1: line_hash("a"), 4: line_hash("d")} and view.whole is True
+    assert view_hashes(view) == {1: line_hash("a"), 4: line_hash("d")} and view.whole is True

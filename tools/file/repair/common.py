@@ -10,7 +10,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 
 @dataclass(frozen=True)
@@ -249,3 +249,15 @@ def standard_fixes(
             )
             seq += 1
     return fixes
+
+
+class RepairLanguage(Protocol):
+    """A delimiter-repair language for ``edit`` (a module): scan, plan fixes, check. A role
+    (``kli.tools.roles``), defined here beside the types it speaks."""
+
+    NAME: str
+    EXTENSIONS: tuple[str, ...]
+    def scan(self, text: str) -> Scan: ...
+    def fixes(self, text: str, result: Scan) -> list[Fix] | None: ...
+    def parse_error(self, text: str) -> str | None: ...
+    def form_count(self, text: str) -> int | None: ...

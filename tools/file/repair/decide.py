@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kli.tools.file.repair import lisp, python
-from kli.tools.roles import RepairLanguage
+from kli.tools.file.repair.common import RepairLanguage
 
 POLICIES = ("safe", "preview", "reject")
 

@@ -16,7 +16,7 @@ from kli.tools.core import atomic
 from kli.tools.core.approval import reject
 from kli.tools.file import candidates as candidates_module
 from kli.tools.file import edit as edit_module
-from kli.tools.file.anchors import line_hash
+from kli.tools.file.anchors import line_hash, view_hashes
 from kli.tools.file.candidates import accept_call
 from kli.tools.file.read import MAX_LINE_CHARS
 
@@ -164,7 +164,7 @@ def test_kept_lines_keep_their_view_renumbered(ws: Workspace, root: Path) -> Non
     read(ws, "a.txt")
     assert ws.call("edit", {"input": "@@ a.txt\n<\n~0\n~00\n"}).ok
     view = ws.default_session.views[os.path.realpath(root / "a.txt")]
-    assert view.hashes[5] == line_hash("c")
+    assert view_hashes(view)[5] == line_hash("c")
 
 
 def test_multi_file_success_reports_each_file(ws: Workspace, root: Path) -> None:
