@@ -18,6 +18,6 @@ def mcp(argv: list[str]) -> int:
 
 def ai(argv: list[str]) -> int:
     """put kli's tools on Jupyter AI's MCP server, or take them off (kli ai enable | disable | status)"""
-    from kli.kernel.mcp.optin import main
+    from kli.kernel.ai.optin import main
 
     return int(main(argv))

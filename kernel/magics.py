@@ -529,8 +529,15 @@ def parse_agent_args(line: str, cell: str | None = None) -> tuple[dict[str, Any]
         rest = rest.strip()
     if options.get("profile", "kli") not in PROFILE_CHOICES:
         raise MagicUsageError(f"--profile is one of {', '.join(PROFILE_CHOICES)}")
-    if int(options.get("steps", 1)) < 1 or float(options.get("wait", 0)) < 0:
-        raise MagicUsageError("--steps is at least 1 and --wait at least 0")
+    if int(options.get("steps", 1)) < 1:
+        raise MagicUsageError("--steps is at least 1")
+    if "wait" in options:
+        from kli.tools.agent import check_review_wait
+
+        try:
+            options["wait"] = check_review_wait(options["wait"])
+        except ValueError as exc:
+            raise MagicUsageError(f"--wait: {exc}") from None
     task = (cell if cell is not None else rest).strip()
     if cell is not None and rest:
         raise MagicUsageError(f"with %%kli agent the task is the cell; unexpected {rest!r}")

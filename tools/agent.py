@@ -55,6 +55,7 @@ from collections.abc import Callable, Coroutine
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
+from kli.tools.core.approval import MAX_WAIT
 from kli.tools.core.formats import absent_nulls, in_format, result_in_format
 from kli.tools.core.registry import AGENT
 from kli.tools.core.result import ToolResult
@@ -62,9 +63,23 @@ from kli.tools.roles import AsyncModel, Host, Model
 from kli.tools.ws.contract import EDIT_CONTRACT, TURN_RULES
 
 DEFAULT_MAX_TURNS = 20
-DEFAULT_REVIEW_WAIT = 300.0  # seconds a held call waits for a person (await_decision caps 600)
+DEFAULT_REVIEW_WAIT = 300.0  # seconds a held call waits for a person
+MAX_REVIEW_WAIT = MAX_WAIT  # await_decision waits at most this long: a longer wait is refused
 REVIEW_SLACK = 30.0  # a kernel client waits this much longer than await_decision itself
 MAX_SHOWN = 160  # characters of a target, a reply or a reason an event carries
+
+
+def check_review_wait(value: float | str) -> float:
+    """``value`` as the seconds a run waits for a person's decision on a held call: a number
+    from 0 to ``MAX_REVIEW_WAIT``. ValueError saying so otherwise (NaN and infinity too). The
+    one rule for every host of the loop (the persona's setting, ``%kli agent --wait``)."""
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        seconds = float("nan")
+    if not 0 <= seconds <= MAX_REVIEW_WAIT:  # NaN fails both
+        raise ValueError(f"the review wait is seconds from 0 to {MAX_REVIEW_WAIT:g} (got {value!r})")
+    return seconds
 
 KLI_EDIT_RULES = """\
 Editing files:
@@ -660,10 +675,12 @@ async def run_agent_async(
     the run goes on, or with ``on_review_timeout="stop"`` asks for the final answer and stops.
     Cancelling the task raises ``CancelledError`` out of this call after a ``Stopped`` event,
     the call in flight stopped. Raises ``ValueError`` for a response without the
-    chat-completions shape; the host's own errors propagate."""
+    chat-completions shape, and for a ``review_wait`` outside ``check_review_wait``'s range;
+    the host's own errors propagate."""
     return await _loop(task, _Run(model, host, False, on_event), profile=profile,
                        max_turns=max_turns, system=system, on_step=on_step,
-                       review_wait=review_wait, on_review_timeout=on_review_timeout)
+                       review_wait=check_review_wait(review_wait),
+                       on_review_timeout=on_review_timeout)
 
 
 def run_agent(
@@ -691,7 +708,8 @@ def run_agent(
     """
     return _run_now(_loop(task, _Run(model, host, True, on_event), profile=profile,
                           max_turns=max_turns, system=system, on_step=on_step,
-                          review_wait=review_wait, on_review_timeout=on_review_timeout))
+                          review_wait=check_review_wait(review_wait),
+                          on_review_timeout=on_review_timeout))
 
 
 def _run_now(coro: Coroutine[Any, Any, AgentRun]) -> AgentRun:

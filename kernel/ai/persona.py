@@ -37,29 +37,30 @@ from jupyter_ai_persona_manager import (
     Usage,
 )
 
-from kli.kernel.ai.turns import (
-    Settings,
+from kli.kernel.ai import chats
+from kli.kernel.ai.chatlines import (
     bounded_block,
-    choose_notebook,
     ending,
     is_undo,
     status_of,
     step_line,
     strip_mention,
 )
+from kli.kernel.ai.notebooks import Choice, choose
+from kli.kernel.ai.settings import Settings
 from kli.kernel.ai.undoreply import undo_reply
+from kli.kernel.client import connect_in_server
 from kli.tools.agent import Event, Finished, bounded, run_agent_async, system_prompt
 from kli.tools.agentmodels import LitellmModel, models_set_up
 from kli.tools.demomodel import DEMO_ABOUT, DEMO_ID, DEMO_NAME
 
 AVATAR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kli.svg")
-KERNEL_NAME = "kli"
 DESCRIPTION = ("kli's coding agent, working on the live notebook through its kli kernel: "
                "anchored cell edits, review and undo.")
 HELP = (
     "Give me a task: `@kli fix the plot in analysis.ipynb`. I work on the notebook you attach, "
-    "or the one you name, or the only notebook with a kli kernel running. `@kli undo` takes "
-    "back what my last turn changed.\n")
+    "or the one you name, or the one this chat worked on last, or the only notebook with a kli "
+    "kernel running. `@kli undo` takes back what my last turn changed.\n")
 SETTING_NAMES = {
     "profile": ("Tools", "kli's tools, slmcode's, or both"),
     "steps": ("Steps", "turns with a tool call before the answer is asked for"),
@@ -122,14 +123,6 @@ def _import_litellm() -> concurrent.futures.Future[Any]:
         return _litellm
 
 
-def _server() -> Any:
-    """The running Jupyter server (reachable on the headless route too, where the persona
-    manager has no parent)."""
-    from jupyter_server.serverapp import ServerApp
-
-    return ServerApp.instance()
-
-
 class KliPersona(BasePersona):
     """``@kli``: kli's agent loop on a notebook's kli kernel, its steps streamed into the chat."""
 
@@ -137,6 +130,7 @@ class KliPersona(BasePersona):
         super().__init__(*args, **kwargs)
         self._job: asyncio.Task[Any] | None = None
         self._turns: list[Turn] = []
+        self._last_kernel: str | None = None
         self._count = 0
         self._bad_setting: str | None = None
         self._starting: asyncio.Task[Any] | None = None  # a turn not yet running its loop
@@ -203,10 +197,12 @@ class KliPersona(BasePersona):
             self.send_message(f"My settings are wrong: {self._settings_problem}. Fix the "
                               "variable and restart the server.\n")
             return
-        running = await self._running()
-        choice = choose_notebook(task, self._attached(message), running)
-        if choice.answer is not None or choice.path is None or choice.kernel_id is None:
-            self.send_message((choice.answer or HELP) + "\n")
+        # Which notebook: the one rule the MCP route follows too (kli.kernel.ai.notebooks).
+        known = chats.chat_of(self.chat, self._last_kernel,
+                              chats.message_attached(self.chat, message))
+        choice = choose(known, {"task": task}, await chats.server_state(), reader="person")
+        if choice.refusal is not None or choice.path is None or choice.kernel_id is None:
+            self.send_message((choice.refusal or HELP) + "\n")
             return
         from kli.tools.agentmodels import agent_model
 
@@ -223,7 +219,7 @@ class KliPersona(BasePersona):
         label = bounded(f"chat {chat} turn {self._count}", 80)
         self._starting, self._stopped_early = asyncio.current_task(), False
         try:
-            await self._turn(task, model, choice.path, choice.kernel_id, label)
+            await self._turn(task, model, choice, label)
         except asyncio.CancelledError:
             if not self._stopped_early:
                 raise
@@ -232,39 +228,13 @@ class KliPersona(BasePersona):
         finally:
             self._starting = None
 
-    def _attached(self, message: Any) -> list[str]:
-        """The server paths of the message's attachments."""
-        paths: list[str] = []
-        try:
-            known = self.chat.get_attachments()
-        except Exception:  # a chat without attachments support
-            return paths
-        for aid in message.attachments or []:
-            value = getattr(known.get(aid), "value", None)
-            if isinstance(value, str) and value:
-                paths.append(value.lstrip("/"))
-        return paths
-
-    async def _running(self) -> dict[str, str]:
-        """Each notebook with a kli kernel running: its server path → its kernel id."""
-        found: dict[str, str] = {}
-        for session in await _server().session_manager.list_sessions():
-            kernel = session.get("kernel") or {}
-            path = str(session.get("path") or "")
-            if kernel.get("name") == KERNEL_NAME and path.endswith(".ipynb"):
-                found[path] = str(kernel["id"])
-        return found
-
     async def _connect(self, kernel_id: str, label: str) -> Any:
         """A ``kli.client`` connection to a kernel of this server, opened off the loop."""
-        from kli.kernel.client import connect
+        return await asyncio.to_thread(connect_in_server, kernel_id, label=label)
 
-        manager = _server().kernel_manager.get_kernel(kernel_id)
-        return await asyncio.to_thread(connect, manager.connection_file, label=label)
-
-    async def _turn(self, task: str, model: Any, notebook: str, kernel_id: str,
-                    label: str) -> None:
+    async def _turn(self, task: str, model: Any, choice: Choice, label: str) -> None:
         settings = self._settings
+        notebook, kernel_id = str(choice.path), str(choice.kernel_id)
         since = time.time()
         if isinstance(model, LitellmModel):  # a recording or the demo needs no model client
             self.set_status("is loading its model client…")
@@ -285,13 +255,12 @@ class KliPersona(BasePersona):
             return
         queue: asyncio.Queue[str | None] = asyncio.Queue()
         try:
-            root = client.root or client.cwd or ""
-            full = os.path.join(_server().contents_manager.root_dir, notebook)
-            path = os.path.relpath(full, root) if root else notebook
+            path = str(choice.local)  # the kernel works in its notebook's folder
             specs = await asyncio.to_thread(client.specs, settings.profile)
             context = await self._context(client, path)
             self._turns.append(Turn(self._count, label, str(client.session), since, notebook,
                                     kernel_id))
+            self._last_kernel = kernel_id  # the chat's next turn stays here unless told otherwise
 
             def on_event(event: Event) -> None:
                 self.log.info("kli: %s %.1f s: %s", label, time.time() - since, event.line())

@@ -40,6 +40,7 @@ __all__ = [
     "ToolResult",
     "attach_manager",
     "connect",
+    "connect_in_server",
     "connect_server",
     "launch",
     "resolve_connection_file",
@@ -146,6 +147,25 @@ def connect(connection_file: str | None = None, *, notebook: str | None = None,
                           f"kernels: {agent.where}. Pass notebook= or a connection file to "
                           "choose.", stacklevel=2)
     return agent
+
+
+def connect_in_server(kernel_id: str, *, label: str = "agent",
+                      timeout: float = DEFAULT_TIMEOUT, ready_timeout: float = 60) -> AgentClient:
+    """Attach to kernel ``kernel_id`` of the Jupyter server this process runs (a persona, a
+    server extension) through its connection file: no token, no HTTP round trip into the
+    server's own event loop. Blocking (call it off that loop); ``KernelError`` when no server
+    runs here or it has no such kernel."""
+    from kli.kernel.client.find import this_server
+
+    app = this_server()
+    if app is None:
+        raise KernelError("no Jupyter server runs in this process")
+    try:
+        manager = app.kernel_manager.get_kernel(kernel_id)
+    except KeyError:
+        raise KernelError(f"kernel {kernel_id} no longer runs on this Jupyter server") from None
+    return connect(str(manager.connection_file), label=label, timeout=timeout,
+                   ready_timeout=ready_timeout)
 
 
 def connect_server(url: str, token: str = "", kernel_id: str | None = None, *,

@@ -121,6 +121,17 @@ def _by_environ(notebook: str) -> list[Found]:
     return out
 
 
+def this_server() -> Any:
+    """The Jupyter ``ServerApp`` this process runs (a persona or a server extension runs inside
+    it), or None. Reachable where a persona manager has no parent (Jupyter AI's headless
+    route)."""
+    try:
+        from jupyter_server.serverapp import ServerApp
+    except ImportError:
+        return None
+    return ServerApp.instance() if ServerApp.initialized() else None
+
+
 def find_notebook_kernel(notebook: str) -> Found:
     """The kernel of the open notebook ``notebook`` (a path: absolute, relative to the current
     directory, or relative to a Jupyter server's root). ``KernelError`` naming what was

@@ -35,7 +35,8 @@ PERSONA_ID = "jupyter-ai-personas::kli::KliPersona"
 START_TIMEOUT = 90.0
 TIMEOUT = 60.0
 
-__all__ = ["PERSONA_ID", "AiServer", "Chat", "Panel", "Script", "answer", "calls", "in_thread"]
+__all__ = ["PERSONA_ID", "Agent", "AiServer", "Chat", "Panel", "Script", "answer", "calls",
+           "in_thread"]
 
 
 class Script:
@@ -68,8 +69,14 @@ class Script:
 
 @dataclass
 class AiServer(JupyterServer):
+    """A Jupyter server with Jupyter AI 3.2: its runtime folder (connection files), the scripted
+    model's ``script`` (the persona's tests), the server's environment and jupyter-server-mcp's
+    endpoint (``mcp_url``, the tests of kli's tools there: tests/ai/acp)."""
+
     runtime: Path
-    script: Script
+    script: Script = field(default_factory=Script)
+    env: dict[str, str] = field(default_factory=dict)
+    mcp_url: str = ""
 
     def ask(self, text: str, metadata: dict[str, Any] | None = None,
             timeout: float = 120) -> str:
@@ -79,36 +86,47 @@ class AiServer(JupyterServer):
             body["metadata"] = metadata
         return str(self.api("POST", "/api/ai/message/kli", body, timeout)["response"])
 
-    def notebook(self, name: str, cells: list[tuple[str, str]]) -> Path:
+    def notebook(self, name: str, cells: list[tuple[str, str]], kernel: str = "kli") -> Path:
+        """A notebook ``name`` (its path from the root) of code cells ``(id, source)``,
+        written through the contents API; its file."""
         nb = {
             "cells": [{"cell_type": "code", "execution_count": None, "id": cid, "metadata": {},
                        "outputs": [], "source": src} for cid, src in cells],
-            "metadata": {"kernelspec": {"name": "kli", "display_name": "Python 3 (kli)",
-                                        "language": "python"}},
+            "metadata": {"kernelspec": {"name": kernel, "display_name": kernel,
+                                        "language": "python"},
+                         "language_info": {"name": "python"}},
             "nbformat": 4, "nbformat_minor": 5,
         }
         self.api("PUT", f"/api/contents/{name}", {"type": "notebook", "format": "json",
                                                    "content": nb})
         return self.root / name
 
-    def open(self, name: str) -> str:
-        """Start a kli kernel for notebook ``name``, as opening it in JupyterLab does; its id."""
+    def open(self, name: str, kernel: str = "kli") -> str:
+        """Start a kernel (kli unless said) for notebook ``name``, as opening it in JupyterLab
+        does; its id."""
         s = self.api("POST", "/api/sessions", {"path": name, "type": "notebook", "name": name,
-                                               "kernel": {"name": "kli"}})
+                                               "kernel": {"name": kernel}})
         return str(s["kernel"]["id"])
 
     def connection_file(self, kernel_id: str) -> str:
         return str(self.runtime / f"kernel-{kernel_id}.json")
 
+    def agent(self, chat_id: str | None, persona_id: str = "jupyter-ai-personas::t") -> Agent:
+        """An MCP client of this server's jupyter-server-mcp endpoint, as chat ``chat_id``'s
+        agent (None: a local client without the chat's headers)."""
+        return Agent(self.mcp_url, chat_id, persona_id)
+
 
 # -- a chat, spoken to as the chat panel does -------------------------------------------------
 @dataclass
 class Chat:
-    """One client of a websocket chat (``/api/chat/ws/PATH``): sends messages to the kli
-    persona and keeps every message as the server last sent it."""
+    """One client of a websocket chat (``/api/chat/ws/PATH``), as the chat panel is: sends
+    messages (to the kli persona, unless ``persona`` is False: then it waits for no persona)
+    and keeps every message as the server last sent it."""
 
     server: AiServer
     path: str
+    persona: bool = True
     ws: Any = None
     chat_id: str = ""
     messages: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -125,7 +143,8 @@ class Chat:
         assert first["action"] == "connection", first
         self.chat_id = first["id"]
         self.users.update(first.get("users") or {})
-        self.wait(lambda: PERSONA_ID in self.users, 30, "the kli persona joining the chat")
+        if self.persona:
+            self.wait(lambda: PERSONA_ID in self.users, 30, "the kli persona joining the chat")
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -161,9 +180,18 @@ class Chat:
                                      f"wrote:\n{self.replies()}")
             self._pump(min(left, 0.2))
 
-    def send(self, body: str) -> None:
-        self.ws.send(json.dumps({"type": "client", "action": "send", "id": str(uuid.uuid4()),
-                                 "body": body, "metadata": {"to_persona": PERSONA_ID}}))
+    def send(self, body: str, attachments: list[dict[str, Any]] | None = None) -> None:
+        """Send ``body`` (to the kli persona when ``persona``) with ``attachments`` as the chat
+        panel sends them (``{"type": "notebook", "value": PATH}``); without a persona, return
+        once the server echoed it (stored)."""
+        message: dict[str, Any] = {"type": "client", "action": "send", "id": str(uuid.uuid4()),
+                                   "body": body, "attachments": attachments}
+        if self.persona:
+            message["metadata"] = {"to_persona": PERSONA_ID}
+        self.ws.send(json.dumps(message))
+        if not self.persona:
+            self.wait(lambda: any(m.get("body") == body for m in self.messages.values()), 30,
+                      "the server's echo of the message")
 
     def replies(self) -> str:
         """Everything the persona wrote, in order."""
@@ -173,6 +201,50 @@ class Chat:
     def stop(self) -> Any:
         """The chat panel's Stop."""
         return self.server.api("POST", f"/api/ai/personas/cancel?chat_id={self.chat_id}", {})
+
+
+# -- a chat's agent, on Jupyter AI's MCP endpoint ---------------------------------------------
+class Agent:
+    """An MCP client of Jupyter AI's MCP endpoint carrying one chat's identity headers, as the
+    persona manager stamps them on the server it hands a chat's agent (``chat_id`` None: a
+    local client without them)."""
+
+    def __init__(self, url: str, chat_id: str | None,
+                 persona_id: str = "jupyter-ai-personas::t") -> None:
+        self.url = url
+        self.headers = ({"X-Jupyter-Chat-Id": chat_id, "X-JupyterAI-Persona-Id": persona_id}
+                        if chat_id else {})
+
+    async def _session(self, body: Any) -> Any:
+        from fastmcp import Client
+        from fastmcp.client.transports import StreamableHttpTransport
+
+        async with Client(StreamableHttpTransport(self.url, headers=self.headers),
+                          timeout=120) as client:
+            return await body(client)
+
+    def run(self, body: Any) -> Any:
+        import asyncio
+
+        return asyncio.run(self._session(body))
+
+    def tools(self) -> list[Any]:
+        async def body(c: Any) -> Any:
+            return await c.list_tools()
+        return list(self.run(body))
+
+    def instructions(self) -> str:
+        async def body(c: Any) -> Any:
+            return c.initialize_result.instructions or ""
+        return str(self.run(body))
+
+    def call(self, tool: str, args: dict[str, Any]) -> tuple[str, bool]:
+        """The tool's text and isError."""
+        async def body(c: Any) -> Any:
+            r = await c.call_tool(tool, args, raise_on_error=False)
+            return "".join(getattr(b, "text", "") for b in r.content), r.is_error
+        text, is_error = self.run(body)
+        return str(text), bool(is_error)
 
 
 # -- the kli panel's side of a kernel: the kli.ui comm, as the person's Accept uses it -------
@@ -268,6 +340,6 @@ def start_server(base: Path) -> Iterator[AiServer]:
             "--LabApp.expose_app_in_browser=True",
             "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
             env=env, log=log)
-        server = AiServer(f"http://127.0.0.1:{port}", root, proc, log, runtime, script)
+        server = AiServer(f"http://127.0.0.1:{port}", root, proc, log, runtime, script, env)
         with serve(server, START_TIMEOUT):
             yield server

@@ -131,6 +131,19 @@ def test_agent_options_and_the_task_are_parsed() -> None:
             parse_agent_args(bad)
 
 
+@pytest.mark.parametrize("wait", ["-1", "601", "nan", "inf"])
+def test_agent_wait_past_the_one_cap_is_refused_as_the_persona_refuses_it(wait: str) -> None:
+    from kli.kernel.ai.settings import Settings
+    from kli.tools.agent import MAX_REVIEW_WAIT
+
+    assert MAX_REVIEW_WAIT == 600
+    with pytest.raises(MagicUsageError, match="seconds from 0 to 600"):
+        parse_agent_args(f"--wait {wait} fix it")
+    with pytest.raises(ValueError, match="seconds from 0 to 600"):
+        Settings().update({"review_wait": wait})
+    assert parse_agent_args("--wait 600 fix it")[0] == {"wait": 600.0}
+
+
 @pytest.mark.parametrize("agent_kernel", [_fix_calc], indirect=True)
 def test_a_held_edit_is_accepted_from_the_panel_while_the_magic_waits(
         agent_kernel: tuple[Harness, ScriptedEndpoint]) -> None:

@@ -2,11 +2,11 @@
 jupyter-server-mcp's MCP server on a port of its own), a kli kernel it starts for a notebook,
 and MCP clients that speak to Jupyter AI's MCP endpoint as a chat's agent does: with the
 ``X-Jupyter-Chat-Id`` and ``X-JupyterAI-Persona-Id`` headers the persona manager puts on it.
-Nothing is mocked; no browser is opened."""
+Nothing is mocked; no browser is opened. The server (``AiServer``), a chat (``Chat``) and a chat's
+agent on the MCP endpoint (``Agent``) are tests/ai/harness.py's, shared with the persona's tests."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import os
@@ -15,13 +15,12 @@ import socket
 import subprocess
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from tests.jupyter_server import JupyterServer, folders, jupyter_dirs, kli_kernelspec, launch, serve
+from tests.ai.harness import Agent, AiServer, Script
+from tests.jupyter_server import folders, jupyter_dirs, kli_kernelspec, launch, serve
 from tests.ports import free_port
 
 pytest.importorskip("jupyter_ai", reason="Jupyter AI is not installed (tests/ai run in its venv)")
@@ -49,35 +48,6 @@ def kli_ai(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     """``kli ai ARGS`` as a person runs it (the console script's ``main``)."""
     return subprocess.run([sys.executable, "-m", "kli.tools.cli", "ai", *args], env=env,
                           capture_output=True, text=True, timeout=60)
-
-
-@dataclass
-class AiServer(JupyterServer):
-    mcp_url: str
-    runtime: Path
-    env: dict[str, str]
-
-    def new_notebook(self, name: str, cells: list[tuple[str, str]]) -> str:
-        nb = {
-            "cells": [{"cell_type": "code", "execution_count": None, "id": cid, "metadata": {},
-                       "outputs": [], "source": src} for cid, src in cells],
-            "metadata": {"kernelspec": {"name": "kli", "display_name": "Python 3 (kli)",
-                                        "language": "python"},
-                         "language_info": {"name": "python"}},
-            "nbformat": 4, "nbformat_minor": 5,
-        }
-        self.api("PUT", f"/api/contents/{name}", {"type": "notebook", "format": "json",
-                                                   "content": nb})
-        return name
-
-    def start_session(self, name: str) -> str:
-        """A kli kernel for notebook ``name``, as opening it in JupyterLab starts one; its id."""
-        s = self.api("POST", "/api/sessions", {"path": name, "type": "notebook", "name": name,
-                                               "kernel": {"name": "kli"}})
-        return str(s["kernel"]["id"])
-
-    def connection_file(self, kernel_id: str) -> Path:
-        return self.runtime / f"kernel-{kernel_id}.json"
 
 
 @contextlib.contextmanager
@@ -113,54 +83,14 @@ def start_ai_server(base: Path, *, enable: bool, pythonpath: list[Path] = (),  #
              "headers": []}]}))
     proc = launch("jupyter_server", port, root, f"--MCPExtensionApp.mcp_port={mcp_port}", *args,
                   env=env, log=log)
-    server = AiServer(f"http://127.0.0.1:{port}", root, proc, log,
-                      f"http://localhost:{mcp_port}/mcp", runtime, env)
+    server = AiServer(f"http://127.0.0.1:{port}", root, proc, log, runtime, Script(), env,
+                      f"http://localhost:{mcp_port}/mcp")
 
     def mcp_listening() -> None:
         socket.create_connection(("127.0.0.1", mcp_port), timeout=1).close()
 
     with serve(server, START_TIMEOUT, stop_timeout=20, ready=mcp_listening):
         yield server
-
-
-class Chat:
-    """An MCP client of Jupyter AI's MCP endpoint carrying one chat's identity headers, as the
-    persona manager stamps them on the server it hands a chat's agent (``chat_id`` None: a
-    local client without them)."""
-
-    def __init__(self, url: str, chat_id: str | None, persona_id: str = "jupyter-ai-personas::t") -> None:
-        self.url = url
-        self.headers = ({"X-Jupyter-Chat-Id": chat_id, "X-JupyterAI-Persona-Id": persona_id}
-                        if chat_id else {})
-
-    async def _session(self, body: Any) -> Any:
-        from fastmcp import Client
-        from fastmcp.client.transports import StreamableHttpTransport
-
-        async with Client(StreamableHttpTransport(self.url, headers=self.headers),
-                          timeout=120) as client:
-            return await body(client)
-
-    def run(self, body: Any) -> Any:
-        return asyncio.run(self._session(body))
-
-    def tools(self) -> list[Any]:
-        async def body(c: Any) -> Any:
-            return await c.list_tools()
-        return list(self.run(body))
-
-    def instructions(self) -> str:
-        async def body(c: Any) -> Any:
-            return c.initialize_result.instructions or ""
-        return str(self.run(body))
-
-    def call(self, tool: str, args: dict[str, Any]) -> tuple[str, bool]:
-        """The tool's text and isError."""
-        async def body(c: Any) -> Any:
-            r = await c.call_tool(tool, args, raise_on_error=False)
-            return "".join(getattr(b, "text", "") for b in r.content), r.is_error
-        text, is_error = self.run(body)
-        return str(text), bool(is_error)
 
 
 @pytest.fixture(scope="module")
@@ -173,3 +103,6 @@ def off_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AiServer]:
 def ai_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AiServer]:
     with start_ai_server(tmp_path_factory.mktemp("on"), enable=True) as server:
         yield server
+
+
+__all__ = ["Agent", "AiServer", "kli_ai", "npm_agent", "start_ai_server"]

@@ -55,8 +55,9 @@ def say(server: AiServer, text: str) -> str:
 
 def test_a_chats_acp_agent_edits_a_notebook_cell_through_kli_in_a_session_of_that_chat(
         agent_server: AiServer) -> None:
-    name = agent_server.new_notebook("agent_nb.ipynb", [("c1", "a = 1"), ("c2", "b = 2")])
-    kernel_id = agent_server.start_session(name)
+    name = "agent_nb.ipynb"
+    agent_server.notebook(name, [("c1", "a = 1"), ("c2", "b = 2")])
+    kernel_id = agent_server.open(name)
     first = say(agent_server, f"edit {name} c2 b = 2 => b = 3")
     assert "headers: X-Jupyter-Chat-Id, X-JupyterAI-Persona-Id" in first, first
     assert f"edit result: Edited {name}#c2" in first, first

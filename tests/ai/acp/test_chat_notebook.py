@@ -12,14 +12,14 @@ client here calls the tools an agent would."""
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from tests.ai.acp.conftest import AiServer, Chat, start_ai_server
+from tests.ai.acp.conftest import Agent, AiServer, start_ai_server
+from tests.ai.harness import Chat
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -32,44 +32,25 @@ def two_notebooks(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AiServer
                          args=("--YDocExtension.disable_rtc=True",)) as server:
         server.api("PUT", "/api/contents/sub", {"type": "directory"})
         for name in ("one.ipynb", "two.ipynb", "sub/three.ipynb"):
-            server.new_notebook(name, [("c1", f"where = {name!r}")])
-            server.start_session(name)
+            server.notebook(name, [("c1", f"where = {name!r}"), ("c2", "edit_me = 0")])
+            server.open(name)
         yield server
 
 
-class ChatPanel:
-    """A chat file open in a chat panel: jupyterlab-chat's WebSocket transport."""
-
-    def __init__(self, server: AiServer, path: str) -> None:
-        import websocket
-
-        server.api("PUT", f"/api/contents/{path}", {"type": "file", "format": "text",
-                                                     "content": ""})
-        self.ws = websocket.create_connection(
-            server.url.replace("http", "ws", 1) + f"/api/chat/ws/{path}", timeout=30)
-        hello = json.loads(self.ws.recv())
-        assert hello["action"] == "connection", hello
-        self.chat_id = str(hello["id"])
-
-    def send(self, body: str, attachments: list[dict[str, Any]] | None = None) -> None:
-        self.ws.send(json.dumps({"type": "client", "action": "send", "id": uuid.uuid4().hex,
-                                 "body": body, "attachments": attachments}))
-        while True:  # the server's echo of our message: stored by then
-            frame = json.loads(self.ws.recv())
-            if frame.get("action") == "message" and frame["message"].get("body") == body:
-                return
-
-    def close(self) -> None:
-        self.ws.close()
+def chat_file(server: AiServer, path: str) -> Chat:
+    """A chat file open in a chat panel (jupyterlab-chat's WebSocket transport); no persona is
+    spoken to."""
+    server.api("PUT", f"/api/contents/{path}", {"type": "file", "format": "text", "content": ""})
+    return Chat(server, path, persona=False)
 
 
-def where(chat: Chat, args: dict[str, Any] | None = None) -> tuple[str, bool]:
+def where(chat: Agent, args: dict[str, Any] | None = None) -> tuple[str, bool]:
     return chat.call("eval", {"code": WHO, **(args or {})})
 
 
 def test_with_two_kli_notebooks_and_nothing_naming_one_nothing_runs_and_the_result_says_how(
         two_notebooks: AiServer) -> None:
-    text, is_error = where(Chat(two_notebooks.mcp_url, uuid.uuid4().hex))
+    text, is_error = where(two_notebooks.agent(uuid.uuid4().hex))
     assert is_error, text
     assert "one.ipynb" in text and "two.ipynb" in text and "nothing ran" in text, text
     assert "notebook:" not in text
@@ -77,10 +58,9 @@ def test_with_two_kli_notebooks_and_nothing_naming_one_nothing_runs_and_the_resu
 
 def test_a_chat_runs_on_the_kernel_of_the_notebook_attached_to_its_message(
         two_notebooks: AiServer) -> None:
-    panel = ChatPanel(two_notebooks, "about_two.chat")
-    try:
+    with chat_file(two_notebooks, "about_two.chat") as panel:
         panel.send("look at this", [{"type": "notebook", "value": "two.ipynb"}])
-        chat = Chat(two_notebooks.mcp_url, panel.chat_id)
+        chat = two_notebooks.agent(panel.chat_id)
         text, is_error = where(chat)
         assert not is_error, text
         assert "two.ipynb" in text and "one.ipynb" not in text, text
@@ -88,29 +68,54 @@ def test_a_chat_runs_on_the_kernel_of_the_notebook_attached_to_its_message(
         text, is_error = where(chat)
         assert not is_error, text
         assert "one.ipynb" in text and "two.ipynb" not in text, text  # the newest message wins
-    finally:
-        panel.close()
 
 
 def test_a_notebook_named_in_the_call_chooses_its_kernel_and_the_chat_stays_there(
         two_notebooks: AiServer) -> None:
-    chat = Chat(two_notebooks.mcp_url, uuid.uuid4().hex)
+    chat = two_notebooks.agent(uuid.uuid4().hex)
     text, is_error = chat.call("read", {"path": "one.ipynb#c1"})
     assert not is_error, text
     text, is_error = where(chat)
     assert not is_error, text
     assert "one.ipynb" in text and "two.ipynb" not in text, text
-    text, is_error = where(Chat(two_notebooks.mcp_url, uuid.uuid4().hex))  # another chat
+    text, is_error = where(two_notebooks.agent(uuid.uuid4().hex))  # another chat
     assert is_error and "nothing ran" in text, text
-
 
 
 def test_a_notebook_in_a_folder_is_named_by_its_file_name_as_its_kernel_sees_it(
         two_notebooks: AiServer) -> None:
-    chat = Chat(two_notebooks.mcp_url, uuid.uuid4().hex)
+    chat = two_notebooks.agent(uuid.uuid4().hex)
     text, is_error = chat.call("read", {"path": "three.ipynb#c1"})  # the kernel's cwd is sub/
     assert not is_error, text
     assert "sub/three.ipynb" in text or "where = 'sub/three.ipynb'" in text, text
     text, is_error = where(chat)
     assert not is_error, text
     assert "three.ipynb" in text and "one.ipynb" not in text, text
+
+
+def test_a_notebook_in_a_folder_named_by_its_root_path_works_from_every_chat(
+        two_notebooks: AiServer) -> None:
+    """Named as Jupyter AI's attachments and tools name it (from the server's root), from a
+    fresh chat, a chat about another notebook and a chat in another folder: it runs on its own
+    kernel with the path that kernel (working in sub/) sees — an edit's @@ header too. A later
+    call naming none goes back to the chat's attached notebook, else stays on three's."""
+    with chat_file(two_notebooks, "about_one.chat") as about_one, \
+            chat_file(two_notebooks, "sub/here.chat") as in_sub:
+        about_one.send("this one", [{"type": "notebook", "value": "one.ipynb"}])
+        for chat_id in (uuid.uuid4().hex, about_one.chat_id, in_sub.chat_id):
+            agent = two_notebooks.agent(chat_id)
+            text, is_error = agent.call("read", {"path": "sub/three.ipynb#c1"})
+            assert not is_error, text
+            assert "where = 'sub/three.ipynb'" in text, text
+            text, is_error = where(agent)  # a call naming none: the chat's own notebook
+            own, other = (("one.ipynb", "three.ipynb") if chat_id == about_one.chat_id
+                          else ("three.ipynb", "one.ipynb"))
+            assert not is_error and own in text and other not in text, text
+        agent = two_notebooks.agent(uuid.uuid4().hex)
+        text, _ = agent.call("read", {"path": "sub/three.ipynb#c2"})
+        anchor = next(line for line in text.splitlines() if "|edit_me = " in line).split("|")[0]
+        text, is_error = agent.call("edit", {"input": f"@@ sub/three.ipynb#c2\n= {anchor}\n"
+                                             "~edit_me = 'from the root path'\n"})
+        assert not is_error, text
+        text, _ = agent.call("read", {"path": "sub/three.ipynb#c2"})
+        assert "|edit_me = 'from the root path'" in text, text

@@ -127,8 +127,8 @@ def held_then_accepted(server: AiServer, persona: str, notebook: str) -> dict[st
     panel comm, send the chat message asking ``persona`` to set b to 3, and when the agent's
     edit is held, check nothing was written and accept it as the person does; the chat's reply
     (the turn has ended). Used by the test of each real agent."""
-    kernel_id = server.start_session(
-        server.new_notebook(notebook, [("c1", "a = 1"), ("c2", "b = 2")]))
+    server.notebook(notebook, [("c1", "a = 1"), ("c2", "b = 2")])
+    kernel_id = server.open(notebook)
     ui = panel(server, kernel_id)
     comm, _ = ui.open_comm("kli.ui", {"replay": 0})
     reply: dict[str, Any] = {}

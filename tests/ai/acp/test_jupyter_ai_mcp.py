@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.ai.acp.conftest import AiServer, Chat, kli_ai
+from tests.ai.acp.conftest import AiServer, kli_ai
 from tests.kernel.conftest import Harness
 
 pytestmark = pytest.mark.timeout(600)
@@ -47,13 +47,14 @@ def panel(server: AiServer, kernel_id: str) -> Harness:
 
 @pytest.fixture(scope="module")
 def notebook(ai_server: AiServer) -> tuple[str, str]:
-    name = ai_server.new_notebook("chat_nb.ipynb", CELLS)
-    return name, ai_server.start_session(name)
+    name = "chat_nb.ipynb"
+    ai_server.notebook(name, CELLS)
+    return name, ai_server.open(name)
 
 
 def test_before_kli_ai_enable_the_endpoint_offers_no_kli_tool_and_refuses_a_call(
         off_server: AiServer) -> None:
-    chat = Chat(off_server.mcp_url, uuid.uuid4().hex)
+    chat = off_server.agent(uuid.uuid4().hex)
     names = {t.name for t in chat.tools()}
     assert "read_notebook" in names  # Jupyter AI's own tools are there: the endpoint answers
     assert not names & {"read", "edit", "cells", "run_cells", "bash", "eval"}
@@ -82,11 +83,11 @@ def test_kli_ai_enable_writes_one_file_and_disable_removes_it(tmp_path: Path) ->
 
 def test_after_enable_the_tools_are_the_registrys_with_kli_notebook_rules(
         ai_server: AiServer) -> None:
+    from kli.kernel.ai.mcp_route import SESSION_NAME
     from kli.kernel.mcp.instructions import describe, instructions
-    from kli.kernel.mcp.jupyter_ai import SESSION_NAME
     from kli.tools.registry import REGISTRY
 
-    chat = Chat(ai_server.mcp_url, uuid.uuid4().hex)
+    chat = ai_server.agent(uuid.uuid4().hex)
     tools = {t.name: t for t in chat.tools()}
     kli_specs = [t.spec() for t in REGISTRY.tools.values() if t.profile == "kli"]
     for spec in kli_specs:
@@ -106,7 +107,7 @@ def test_two_chats_get_their_own_kli_sessions_named_for_the_chat(
         ai_server: AiServer, notebook: tuple[str, str]) -> None:
     name, kernel_id = notebook
     a, b = uuid.uuid4().hex, uuid.uuid4().hex
-    chat_a, chat_b = Chat(ai_server.mcp_url, a), Chat(ai_server.mcp_url, b)
+    chat_a, chat_b = ai_server.agent(a), ai_server.agent(b)
     text, is_error = chat_a.call("read", {"path": f"{name}#c2"})
     assert not is_error, text
     row = next(line for line in text.splitlines() if line.endswith("|y = 2"))
@@ -143,7 +144,7 @@ def test_under_review_a_chats_edit_is_held_and_only_its_own_chat_sees_the_propos
         ai_server: AiServer, notebook: tuple[str, str]) -> None:
     name, kernel_id = notebook
     a, b = uuid.uuid4().hex, uuid.uuid4().hex
-    chat_a, chat_b = Chat(ai_server.mcp_url, a), Chat(ai_server.mcp_url, b)
+    chat_a, chat_b = ai_server.agent(a), ai_server.agent(b)
     ui = panel(ai_server, kernel_id)
     comm, _ = ui.open_comm("kli.ui", {"replay": 0})
     try:
@@ -178,7 +179,7 @@ def test_under_review_a_chats_edit_is_held_and_only_its_own_chat_sees_the_propos
 def test_a_call_without_a_chat_header_gets_a_session_of_its_own(
         ai_server: AiServer, notebook: tuple[str, str]) -> None:
     name, _ = notebook
-    chat_a, anon = Chat(ai_server.mcp_url, uuid.uuid4().hex), Chat(ai_server.mcp_url, None)
+    chat_a, anon = ai_server.agent(uuid.uuid4().hex), ai_server.agent(None)
     text, is_error = chat_a.call("read", {"path": f"{name}#c2"})
     assert not is_error, text
     row = next(line for line in text.splitlines() if "|y = " in line)

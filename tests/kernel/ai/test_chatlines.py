@@ -1,12 +1,14 @@
-"""What the kli persona decides without Jupyter AI (kli.kernel.ai.turns): which notebook a chat
-message means, its settings, and a step as a chat line. The persona itself, in a real server
-with Jupyter AI 3.2, is tested in tests/ai (its own environment)."""
+"""What the kli persona does without Jupyter AI: a message's task and a step as a chat line
+(kli.kernel.ai.chatlines), its settings (kli.kernel.ai.settings). Which notebook a message means
+is tests/kernel/ai/test_notebooks.py; the persona itself, in a real server with Jupyter AI 3.2,
+is tested in tests/ai (its own environment)."""
 
 from __future__ import annotations
 
 import pytest
 
-from kli.kernel.ai.turns import Settings, choose_notebook, is_undo, step_line, strip_mention
+from kli.kernel.ai.chatlines import is_undo, step_line, strip_mention
+from kli.kernel.ai.settings import Settings
 from kli.tools.agent import CallStarted, Held, Outcome, Reply
 
 
@@ -16,21 +18,6 @@ def test_a_leading_mention_is_stripped_and_undo_is_recognised() -> None:
     assert strip_mention("fix @kli") == "fix @kli"
     assert is_undo("undo") and is_undo("undo this turn") and is_undo("Undo the last turn.")
     assert not is_undo("undo the changes to utils.py and retry")
-
-
-def test_the_attached_notebook_wins_then_the_named_one_then_the_only_one() -> None:
-    running = {"a.ipynb": "ka", "sub/b.ipynb": "kb"}
-    assert choose_notebook("look", ["sub/b.ipynb"], running).kernel_id == "kb"
-    assert choose_notebook("in b.ipynb look", [], running).path == "sub/b.ipynb"
-    assert choose_notebook("look", [], {"a.ipynb": "ka"}).path == "a.ipynb"
-    several = choose_notebook("look", [], running).answer or ""
-    assert "`a.ipynb`, `sub/b.ipynb`" in several and "name it" in several
-    none = choose_notebook("look", [], {}).answer or ""
-    assert "No notebook has a kli kernel running" in none
-    missing = choose_notebook("in c.ipynb look", [], running).answer or ""
-    assert "`c.ipynb`" in missing and "has no kli kernel running" in missing
-    two = choose_notebook("in b.ipynb", [], {"x/b.ipynb": "1", "y/b.ipynb": "2"}).answer or ""
-    assert "Several notebooks with a kli kernel match" in two
 
 
 def test_settings_come_from_the_environment_and_a_bad_value_names_its_variable() -> None:
@@ -44,6 +31,9 @@ def test_settings_come_from_the_environment_and_a_bad_value_names_its_variable()
                            "on_review_timeout": "stop"}
     with pytest.raises(ValueError, match="profile='bash'"):
         s.update({"profile": "bash"})
+    from kli.tools.registry import PROFILE_CHOICES
+
+    assert Settings.CHOICES["profile"] == PROFILE_CHOICES  # the registry's names, no list here
 
 
 def test_steps_are_lines_a_call_start_is_status_and_markup_in_targets_is_escaped() -> None:

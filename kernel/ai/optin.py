@@ -10,7 +10,7 @@ edits) go there only after a person runs ``kli ai enable``, which writes one fil
 ``<config dir>`` is the user's Jupyter config dir (``jupyter --config-dir``, ``JUPYTER_CONFIG_DIR``)
 or, with ``--sys-prefix``, ``<sys.prefix>/etc/jupyter`` (this environment only). The write is
 atomic. ``kli ai disable`` removes that file again. The Jupyter server reads the switch when it
-starts (``kli.kernel.mcp.jupyter_ai.tool_specs``): restart it after either command.
+starts (``kli.kernel.ai.mcp_route.tool_specs``): restart it after either command.
 
 The switch is what the nearest ``kli-jupyter-ai.json`` on the Jupyter config path says, in
 jupyter_core's order (``jupyter_config_path``: ``$JUPYTER_CONFIG_PATH``, the user's dir, the
