@@ -438,3 +438,15 @@ def test_a_boxed_kernel_without_bwrap_says_so_and_refuses_agent_shell_and_eval(
         kc.stop_channels()
         km.shutdown_kernel(now=True)
         shutil.rmtree(world.outside, ignore_errors=True)
+
+
+def test_undo_takes_back_what_the_agent_did_in_the_box(boxed: Kernel) -> None:
+    """Box on, review off, undo at hand (README): a change made in the box is recorded (its
+    checkpoints are the one writable place in .kli) and undone."""
+    made = boxed.world.root / "made-in-box.txt"
+    reply = boxed.bash("echo work > made-in-box.txt")
+    assert reply["ok"] and made.read_text() == "work\n"
+    change = reply["details"]["change"]
+    undone = boxed.h.call(boxed.comm, "undo", {"change": change})
+    assert undone["ok"], undone
+    assert not made.exists()
