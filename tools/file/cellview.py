@@ -331,7 +331,8 @@ def read_cell(
     cell_outputs = loaded.nb.cells[index].get("outputs")
     if isinstance(cell_outputs, list) and cell_outputs:
         out.append("outputs:")
-        out.extend(outputs.render(cell_outputs))
+        out.extend(outputs.render(cell_outputs,
+                                  outputs.widget_lookup(loaded.nb.data.get("metadata"))))
     if not loaded.nb.has_own_id(index):
         out.append(STAND_IN_NOTE)
     return "\n".join(out), details

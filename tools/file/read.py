@@ -286,7 +286,8 @@ TOOL = Tool(
         "cell N/M · code · In [3] · out: …' with a one-line summary of its outputs), then its "
         "source as LINE:HH|content rows numbered from 1 inside the cell; path='nb.ipynb#CELL_ID' "
         "reads one cell (start/end inside it) and its outputs, bounded (text head and tail, "
-        "errors, one line per image or table). Edit a cell with an '@@ nb.ipynb#CELL_ID' "
+        "errors, a table's shape and first and last rows, one line per image: look shows "
+        "images). Edit a cell with an '@@ nb.ipynb#CELL_ID' "
         "section; add, delete, move or retype cells with the cells tool."
     ),
     parameters={

@@ -8,7 +8,18 @@
   its first table), ``[application/json 2 KB]``.
 
 ``summary`` is the one line a notebook read puts in each cell's header; ``render`` the bounded
-lines a read of one cell shows under its source.
+lines a read of one cell shows under its source, where some rich outputs read as a person sees
+them:
+
+- an HTML table (a DataFrame): its shape (pandas' own "N rows × M columns" when it says so), its
+  header and first ``TABLE_HEAD`` and last ``TABLE_TAIL`` body rows as aligned text, at most
+  ``TABLE_COLS`` columns of ``CELL_CHARS`` characters each;
+- ``text/markdown`` and ``text/latex``: their text, bounded like a stream;
+- a widget (``application/vnd.jupyter.widget-view+json``): its model's class and state (value,
+  bounds, description…), from the ``widgets`` lookup the caller gives (the live kernel's, or the
+  notebook's saved widget state); else its model id.
+
+An image stays one line: ``look`` shows the picture itself.
 """
 
 from __future__ import annotations
@@ -17,6 +28,9 @@ import base64
 import binascii
 import re
 import struct
+import sys
+from collections.abc import Callable
+from html.parser import HTMLParser
 from typing import Any
 
 from kli.tools.notebook.model import source_text
@@ -27,6 +41,15 @@ LINE_CHARS = 200
 FRAMES = 3  # traceback entries shown of an error
 FRAME_LINES = 8  # lines shown of each entry (its last ones)
 IMAGE_PREFIX_B64 = 64 * 1024  # base64 characters decoded to find a JPEG's size
+TABLE_HEAD = 5  # body rows shown from the top of an HTML table
+TABLE_TAIL = 3  # and from its bottom
+TABLE_COLS = 10  # columns shown (the index column counts)
+CELL_CHARS = 24  # characters shown of one table cell
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+TEXT_MIMES = ("text/markdown", "text/latex")
+# A widget's state keys worth reading, in this order (the rest are layout and styling).
+WIDGET_KEYS = ("description", "value", "min", "max", "step", "options", "_options_labels",
+               "index", "disabled", "placeholder")
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 
@@ -96,6 +119,142 @@ def _html_table(html: str) -> tuple[int, int] | None:
     first = rows[0] if body else rows[-1]
     cols = len(re.findall(r"<td\b", first, re.I)) or len(re.findall(r"<th\b", first, re.I))
     return len(rows), cols
+
+
+class _Table(HTMLParser):
+    """The rows of the first ``<table>``: header rows and body rows, each a list of cell
+    texts; and the text after it (pandas' "N rows × M columns")."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.head: list[list[str]] = []
+        self.body: list[list[str]] = []
+        self.after = ""
+        self._depth = 0
+        self._done = False
+        self._in_head = False
+        self._row: list[str] | None = None
+        self._cell: list[str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: Any) -> None:
+        if self._done:
+            return
+        if tag == "table":
+            self._depth += 1
+        elif self._depth == 1 and tag == "thead":
+            self._in_head = True
+        elif self._depth == 1 and tag == "tr":
+            self._row = []
+        elif self._depth == 1 and tag in ("td", "th") and self._row is not None:
+            self._cell = []
+
+    def handle_endtag(self, tag: str) -> None:
+        if self._done:
+            return
+        if tag == "table":
+            self._depth -= 1
+            self._done = self._depth == 0
+        elif self._depth == 1 and tag == "thead":
+            self._in_head = False
+        elif self._depth == 1 and tag in ("td", "th") and self._cell is not None:
+            if self._row is not None:
+                self._row.append(" ".join("".join(self._cell).split()))
+            self._cell = None
+        elif self._depth == 1 and tag == "tr" and self._row is not None:
+            (self.head if self._in_head else self.body).append(self._row)
+            self._row = None
+
+    def handle_data(self, data: str) -> None:
+        if self._done:
+            self.after += data
+        elif self._cell is not None:
+            self._cell.append(data)
+
+
+def _cut_cell(text: str) -> str:
+    return text if len(text) <= CELL_CHARS else text[: CELL_CHARS - 1] + "…"
+
+
+def table_lines(html: str, indent: str = "  ") -> list[str] | None:
+    """An HTML table (a DataFrame's) as a person reads it: its shape, then its header and its
+    first and last body rows as aligned text (module docstring); None when there is no table."""
+    if not re.search(r"<table\b", html, re.I):
+        return None
+    parser = _Table()
+    try:
+        parser.feed(html)
+        parser.close()
+    except Exception:  # a broken table: its one-line size stays the answer
+        return None
+    head, body = parser.head, parser.body
+    if not head and body and all(c for c in body[0]) and "<th" in html.lower():
+        head, body = body[:1], body[1:]
+    said = re.search(r"(\d[\d,]*)\s+rows?\s+[×x]\s+(\d[\d,]*)\s+columns?", parser.after)
+    cols = max((len(r) for r in head + body), default=0)
+    counted = _html_table(html) or (len(body), cols)
+    shape = (f"{said.group(1)} rows × {said.group(2)} columns" if said
+             else f"{counted[0]} rows × {counted[1]} columns")
+    shown = body if len(body) <= TABLE_HEAD + TABLE_TAIL else (
+        [*body[:TABLE_HEAD], ["…"], *body[-TABLE_TAIL:]])
+    rows = [*head, *shown]
+    if cols > TABLE_COLS:
+        rows = [[*r[: TABLE_COLS - 1], "…"] if len(r) > TABLE_COLS else r for r in rows]
+    rows = [[_cut_cell(c) for c in r] for r in rows]
+    width = [0] * max((len(r) for r in rows), default=0)
+    for r in rows:
+        for i, c in enumerate(r):
+            width[i] = max(width[i], len(c))
+    out = [f"table, {shape}" + (f" (first {TABLE_HEAD} and last {TABLE_TAIL} rows shown)"
+                                if len(body) > TABLE_HEAD + TABLE_TAIL else "") + ":"]
+    for r in rows:
+        out.append(indent + "  ".join(c.ljust(width[i]) for i, c in enumerate(r)).rstrip())
+    return out
+
+
+def widget_line(value: Any, widgets: Callable[[str], dict[str, Any] | None] | None) -> str:
+    """A widget output as its model: ``widget IntSlider: description 'n', value 5, min 0, max
+    10`` (its state from ``widgets``), or its model id when no state is known."""
+    model_id = value.get("model_id") if isinstance(value, dict) else None
+    state = widgets(str(model_id)) if widgets is not None and model_id else None
+    if not state:
+        return f"widget {model_id or '?'} (its state is not known here: not saved in the notebook)"
+    name = str(state.get("_model_name") or "Widget").removesuffix("Model")
+    bits = []
+    for key in WIDGET_KEYS:
+        if key in state and (key == "value" or not (state[key] is None or state[key] is False
+                                                    or state[key] in ("", []))):
+            shown = repr(state[key])
+            bits.append(f"{key.strip('_')} {shown if len(shown) <= 80 else shown[:80] + '…'}")
+    return f"widget {name}: " + (", ".join(bits) if bits else "no state")
+
+
+def widget_lookup(notebook_metadata: Any) -> Callable[[str], dict[str, Any] | None]:
+    """A widget model's state by id: the live kernel's (ipywidgets' instances, when this
+    process imported ipywidgets — never imported here), else the notebook's saved widget state
+    (``metadata.widgets``)."""
+    saved: Any = {}
+    if isinstance(notebook_metadata, dict):
+        widgets = notebook_metadata.get("widgets")
+        if isinstance(widgets, dict):
+            saved = (widgets.get("application/vnd.jupyter.widget-state+json") or {}).get("state")
+
+    def lookup(model_id: str) -> dict[str, Any] | None:
+        module = sys.modules.get("ipywidgets.widgets.widget")
+        instances = getattr(module, "_instances", None) if module is not None else None
+        live = instances.get(model_id) if isinstance(instances, dict) else None
+        if live is not None:
+            try:
+                state = live.get_state()
+                return state if isinstance(state, dict) else None
+            except Exception:
+                pass
+        entry = saved.get(model_id) if isinstance(saved, dict) else None
+        state = entry.get("state") if isinstance(entry, dict) else None
+        if isinstance(state, dict):
+            return {"_model_name": entry.get("model_name", ""), **state}
+        return None
+
+    return lookup
 
 
 def _rich_line(mime: str, value: Any) -> str:
@@ -177,8 +336,27 @@ def summary(outputs: list[dict[str, Any]]) -> str:
     return "; ".join(parts)
 
 
-def render(outputs: list[dict[str, Any]]) -> list[str]:
-    """The bounded lines of every output (for a read of one cell)."""
+def _rich_rows(mime: str, value: Any, line: str, label: str,
+               widgets: Callable[[str], dict[str, Any] | None] | None) -> list[str]:
+    """The rows of one rich MIME type in a read of one cell: as a person reads it where the
+    module docstring says so, else its one line."""
+    text = source_text(value) if not isinstance(value, (dict, int, float, bool)) else ""
+    if mime == "text/html":
+        table = table_lines(text)
+        if table is not None:
+            return [f"{label} {table[0]}", *table[1:]]
+    if mime in TEXT_MIMES:
+        lines = _lines_of(text)
+        return [f"{label} {mime} ({_count(len(lines), 'line')}):", *_bounded(lines)]
+    if mime == WIDGET_MIME:
+        return [f"{label} {widget_line(value, widgets)}"]
+    return [f"{label} {line}"]
+
+
+def render(outputs: list[dict[str, Any]],
+           widgets: Callable[[str], dict[str, Any] | None] | None = None) -> list[str]:
+    """The bounded lines of every output (for a read of one cell). ``widgets`` looks up a
+    widget model's state by id (None: none known)."""
     rows: list[str] = []
     for i, out in enumerate(outputs, 1):
         kind = out.get("output_type")
@@ -206,8 +384,9 @@ def render(outputs: list[dict[str, Any]]) -> list[str]:
                 lines = _lines_of(plain)
                 rows.append(f"[{i}] {label} text/plain ({_count(len(lines), 'line')}):")
                 rows.extend(_bounded(lines))
-            for line in rich:
-                rows.append(f"[{i}] {label} {line}")
+            rich_mimes = [m for m in data if m != "text/plain"]
+            for mime, line in zip(rich_mimes, rich, strict=True):
+                rows.extend(_rich_rows(mime, data[mime], line, f"[{i}] {label}", widgets))
         else:
             rows.append(f"[{i}] [{kind}]")
     return rows
