@@ -6,7 +6,10 @@ A *participant* is registered once (``register``) by the layer that owns it. For
 call (``kli.tools.core.undo.track`` / ``finish``) core calls ``begin`` before the tool runs and
 ``end`` after; a ``Part`` that ``end`` returns becomes one entry of the call's change (a
 checkpoint of the participant's ``kind``, its ``summary`` in ``Checkpoint.part``, shown as
-``path``), and ``bind`` tells the participant the change id its record now belongs to. On an
+``path``; kept in this process's memory, ``keep`` / ``kept``, not in the checkpoint store: the
+record it stands for lives and dies with the process, and writing it to disk would cost every
+call a synced write), and ``bind`` tells the participant the change id its record now belongs
+to. On an
 undo or redo (``undo.take_back``) core hands each participant the checkpoints of its kind:
 ``check`` says what is no longer as the change left it (a refusal names them, unless
 ``force``) and gives a plan; ``apply`` carries it out after the files are written and returns
@@ -59,6 +62,22 @@ class Participant(Protocol):
 
 _registered: list[Participant] = []
 _collect = threading.local()
+_kept: dict[str, list[Checkpoint]] = {}  # root -> the parts' checkpoints, oldest first
+_kept_lock = threading.Lock()
+
+
+def keep(root: str, cp: Checkpoint, bound: int) -> None:
+    """Keep ``cp`` (a part of a change under ``root``) for the timeline, the newest ``bound``."""
+    with _kept_lock:
+        found = _kept.setdefault(root, [])
+        found.append(cp)
+        del found[:max(0, len(found) - bound)]
+
+
+def kept(root: str) -> list[Checkpoint]:
+    """The parts' checkpoints of changes under ``root`` made in this process."""
+    with _kept_lock:
+        return list(_kept.get(root, ()))
 
 
 def register(participant: Participant) -> None:

@@ -8,7 +8,10 @@ of a notebook open there, which carries only the live document's state. Change d
 what it did; and undo never writes a file a running server owns (it would be overwritten from
 the server's memory, or overwrite what the server holds: a chat showing 12 messages with 10 on
 disk). Which files a *running* server owns now is the host's to say (``owner``: the kernel's
-notebook store knows its server); the names below are the server's whatever runs.
+notebook store knows its server); the names below are the server's whatever runs. An open
+notebook's file is left out of detection (its autosave), but its undo is not refused (the
+tools' own changes of it are recorded through the live document, or are writes the server
+reloads).
 """
 
 from __future__ import annotations
@@ -48,9 +51,13 @@ def owner(ws: Any, real: str, rel: str) -> str | None:
     return owner_by_name(rel)
 
 
-def running_owner(ws: Any, real: str) -> str | None:
-    """The running server's program that owns ``real`` (undo refuses to write it); None when
-    no running server owns it (the host knows none, or none runs)."""
+def running_owner(ws: Any, real: str, rel: str) -> str | None:
+    """The running server's program that owns ``real`` (undo refuses to write it): a file the
+    server's extensions write by its name (a chat, the store, a checkpoint) while the host
+    knows a running server; None otherwise. A notebook is not refused: its undo goes through
+    the live document, or is a write the server's file watcher reloads."""
+    if owner_by_name(rel) is None:
+        return None
     host = getattr(ws.notebooks, "owner", None)
     if not callable(host):
         return None

@@ -340,7 +340,7 @@ def _record(call: Call, befores: dict[str, Any], detected: list[tuple[str, str, 
         )
         checkpoints.save(ws.root, cp, raw, keep, budget)
         recorded.append(rel)
-    for part in parts or []:  # the image: its record stays in memory, bound to the change id
+    for part in parts or []:  # the image: its record and its entry stay in this process's memory
         cp = Checkpoint(
             id=checkpoints.new_id(), path=part.path, reason="change", tool=call.tool.name,
             session=call.session.id, time=now, size=0, sha256=hashlib.sha256(b"").hexdigest(),
@@ -349,7 +349,7 @@ def _record(call: Call, befores: dict[str, Any], detected: list[tuple[str, str, 
             undone=[str(u) for u in undone] if isinstance(undone, list) else None,
             notebook=ws.notebook, part=part.summary,
         )
-        checkpoints.save(ws.root, cp, b"", keep, budget)
+        participants.keep(ws.root, cp, keep)
         part.bind(change_id)
         recorded.append(part.path)
     if not recorded:
@@ -599,9 +599,12 @@ class Change:
 
 
 def timeline(root: str) -> list[Change]:
-    """Every recorded change still in the store, newest first."""
+    """Every recorded change still in the store (and the participants' parts this process
+    keeps: ``participants.kept``), newest first."""
     changes: dict[str, Change] = {}
-    for cp in checkpoints.list_all(root):
+    every = [*checkpoints.list_all(root), *participants.kept(root)]
+    every.sort(key=lambda c: (c.time, c.id), reverse=True)
+    for cp in every:
         if cp.change is None:
             continue
         found = changes.get(cp.change)
@@ -836,7 +839,7 @@ def _undo_changes(call: Call, targets: list[Change], force: bool, verb: str,
                     f"kept (over {atomic.OBSERVE_MAX_BYTES} bytes, or unseen). Nothing was "
                     "changed.", error="not_kept", path=cp.path, change=change.id)
     reals = {p: ws.jail.resolve(p, write=True).real for p in newest}
-    owned = {p: o for p, r in reals.items() if (o := serverfiles.running_owner(ws, r))}
+    owned = {p: o for p, r in reals.items() if (o := serverfiles.running_owner(ws, r, p))}
     if owned and len(owned) == len(newest) and not live and not parted:
         path = next(iter(owned))
         raise ToolError(

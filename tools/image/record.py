@@ -46,6 +46,7 @@ import collections
 import contextlib
 import hashlib
 import itertools
+import operator
 import os
 import pickle
 import re
@@ -239,11 +240,15 @@ class Place:
     hidden: Container[str] = ()
 
     def names(self) -> dict[str, Any]:
-        space = self.target if isinstance(self.target, dict) else _attrs(self.target)
-        hidden = self.hidden
-        return {k: v for k, v in list(space.items()) if isinstance(k, str)
-                and not (k.startswith("__") and k.endswith("__")) and k not in hidden
-                and not _IPYTHON_CACHE.match(k)}
+        """Every name here and its object: a copy of the mapping (C speed, whatever it holds);
+        which of them are the user's is asked only of the names that changed (``shown``)."""
+        return dict(self.target) if isinstance(self.target, dict) else _attrs(self.target)
+
+    def shown(self, name: Any) -> bool:
+        """Whether ``name`` is the user's: not a dunder, not the host's (IPython's ``In``,
+        ``Out``…), not IPython's output history (``_``, ``_3``, ``_i3``)."""
+        return isinstance(name, str) and not (name.startswith("__") and name.endswith("__")) \
+            and name not in self.hidden and not _IPYTHON_CACHE.match(name)
 
     def get(self, name: str, default: Any) -> Any:
         if isinstance(self.target, dict):
@@ -361,7 +366,7 @@ def begin(places: Iterable[Place], code: Iterable[str], object_max: int,
         names = _followed(wanted, place.target) if isinstance(place.target, dict) else dict(wanted)
         for name, how in names.items():
             obj = before.get(name, _MISSING)
-            if obj is _MISSING or id(obj) in seen:
+            if obj is _MISSING or id(obj) in seen or not place.shown(name):
                 continue
             if isinstance(obj, (types.ModuleType, type)):
                 if how != "load":  # its attributes, by a shallow map
@@ -402,16 +407,26 @@ def _copy(place: Place, name: str, obj: Any, how: str, object_max: int) -> Copy:
     return Copy(place, name, obj, how, blob=blob, size=len(blob))
 
 
+def changed_names(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+    """The names bound, rebound (another object, by identity) or deleted from ``before`` to
+    ``after``. The common case — the same names in the same order — runs at C speed
+    (``compress`` over ``is_not`` of the two value lists), whatever the namespace holds."""
+    keys = list(after)
+    if list(before) == keys:
+        return list(itertools.compress(keys, map(operator.is_not, before.values(), after.values())))
+    return [k for k in before.keys() | after.keys()
+            if before.get(k, _MISSING) is not after.get(k, _MISSING)]
+
+
 def end(token: Token, cell_of: Any = None) -> Record:
     """After the call: what it changed (``Record``; empty when nothing). ``cell_of(name)``
     names the cell that binds a name, for the note on an object not kept."""
     record = Record(notes=list(token.notes))
     for place, before in token.places:
-        after = place.names()
-        for name in before.keys() | after.keys():
-            b, a = before.get(name, _MISSING), after.get(name, _MISSING)
-            if b is a:
+        for name in changed_names(before, place.names()):
+            if not place.shown(name):
                 continue
+            b, a = before.get(name, _MISSING), place.get(name, _MISSING)
             size = estimate(b) if b is not _MISSING else 0
             if size > token.object_max:  # keeping it would hold it alive: said, not kept
                 what = "deleted" if a is _MISSING else "rebound (it keeps the call's value)"
@@ -540,14 +555,17 @@ class Records:
         self.lock = threading.Lock()
         self.by_change: collections.OrderedDict[str, Record] = collections.OrderedDict()
         self.evicted: set[str] = set()
+        self.total = 0  # bytes the records hold (kept current by ``add``)
 
     def add(self, change: str, record: Record, budget: int) -> None:
         with self.lock:
             record.change = change
             self.by_change[change] = record
+            self.total += record.held
             while len(self.by_change) > 1 and (
-                    len(self.by_change) > MAX_RECORDS or self.held() > budget):
-                old, _r = self.by_change.popitem(last=False)
+                    len(self.by_change) > MAX_RECORDS or self.total > budget):
+                old, dropped = self.by_change.popitem(last=False)
+                self.total -= dropped.held
                 self.evicted.add(old)
 
     def get(self, change: str) -> Record | None:
@@ -555,7 +573,7 @@ class Records:
             return self.by_change.get(change)
 
     def held(self) -> int:
-        return sum(r.held for r in self.by_change.values())
+        return self.total
 
 
 RECORDS = Records()

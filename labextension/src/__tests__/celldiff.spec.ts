@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cellChanges, heldRuns, kernelPath, splitCell } from '../model/celldiff';
+import { ICellChange, cellChanges, headWords, heldRuns, kernelPath, splitCell } from '../model/celldiff';
 import { INITIAL_STATE, IActivityState, reduce } from '../model/store';
 import type { ICandidate, IFileChange, IToolEvent } from '../protocol';
 
@@ -219,5 +219,28 @@ describe('held cells ops', () => {
       'nb.ipynb'
     );
     expect(end.get('new1')!.map(c => c.placement)).toEqual([{ anchor: null, where: 'end' }]);
+  });
+});
+
+describe('headWords', () => {
+  const applied = (who: string, tool: string): ICellChange => ({
+    key: 'e1:nb.ipynb#c1',
+    kind: 'applied',
+    cellId: 'c1',
+    file: written('nb.ipynb#c1', 'a', 'b'),
+    candidate: null,
+    who,
+    tool,
+    time: null
+  });
+
+  it('says who did what: the person is "you", an undo is an undo', () => {
+    expect(headWords(applied('magic', 'undo'))).toBe('Undone by you');
+    expect(headWords(applied('magic', 'redo'))).toBe('Redone by you');
+    expect(headWords(applied('chat a.chat turn 2 (undo)', 'undo'))).toBe(
+      'Undone by chat a.chat turn 2'
+    );
+    expect(headWords(applied('cell agent', 'edit'))).toBe('Changed by cell agent (edit)');
+    expect(headWords(applied('magic', 'edit'))).toBe('Changed by you (edit)');
   });
 });

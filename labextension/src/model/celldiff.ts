@@ -9,6 +9,7 @@
  */
 import type { ICandidate, IFileChange, IToolEvent } from '../protocol';
 import type { IActivityState } from './store';
+import { MAGIC_SESSION_LABEL } from './timeline';
 
 export interface ICellChange {
   /** Stable across renders: the candidate id of a proposal, `EVENT_ID:PATH` of an applied edit. */
@@ -245,4 +246,40 @@ export function cellChanges(
     }
   }
   return out;
+}
+
+/** Who, as a person reads it: the person's own session (their magics and the panel's buttons)
+ * is "you"; a session made to undo ("chat … turn 2 (undo)") is named without "(undo)" where
+ * the words already say it was an undo. */
+export function whoWords(who: string, tool: string): string {
+  if (who === MAGIC_SESSION_LABEL) {
+    return 'you';
+  }
+  return (tool === 'undo' || tool === 'redo') && who.endsWith(' (undo)')
+    ? who.slice(0, -' (undo)'.length)
+    : who;
+}
+
+/** The item's head: who changed the cell with which tool; a proposal, once decided, without
+ * "not written yet" (the decision's words follow). */
+export function headWords(c: ICellChange, decided = false): string {
+  const who = c.who ? ` by ${whoWords(c.who, c.tool)}` : '';
+  if (c.placement) {
+    const at =
+      c.placement.where === 'before' || c.placement.where === 'start'
+        ? 'before this one'
+        : 'after this one';
+    return `Proposed new cell ${c.candidate}${who} (${c.tool}), ${at}${decided ? '' : ': not written yet'}`;
+  }
+  if (c.kind === 'applied') {
+    if (c.tool === 'undo' || c.tool === 'redo') {
+      return `${c.tool === 'undo' ? 'Undone' : 'Redone'}${who}`;
+    }
+    return `Changed${who} (${c.tool})`;
+  }
+  if (c.kind === 'run') {
+    return `Run proposed ${c.candidate}${who} (${c.tool})${decided ? '' : ': not run yet'}`;
+  }
+  const what = c.candidate?.startsWith('c') ? 'Repair preview' : 'Proposed change';
+  return `${what} ${c.candidate}${who} (${c.tool})${decided ? '' : ': not written yet'}`;
 }

@@ -14,7 +14,7 @@ import type { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { ISignal, Signal } from '@lumino/signaling';
 import { PanelLayout, Widget } from '@lumino/widgets';
 import { UiConnection, connectionFor, isKliKernel } from '../connection';
-import { ICellChange, cellChanges, kernelPath } from '../model/celldiff';
+import { ICellChange, cellChanges, headWords, kernelPath } from '../model/celldiff';
 import { IDecision, decisionText, isFinal } from '../model/decision';
 import { heldLead } from '../model/diff';
 import { FileChangeView } from './fileview';
@@ -105,26 +105,6 @@ class CellChangeItem extends Widget {
   private _controls: RepairControls | null;
 }
 
-/** The item's head: who changed the cell with which tool; a proposal, once decided, without
- * "not written yet" (the decision's words follow). */
-function headWords(c: ICellChange, decided = false): string {
-  const who = c.who ? ` by ${c.who}` : '';
-  if (c.placement) {
-    const at =
-      c.placement.where === 'before' || c.placement.where === 'start'
-        ? 'before this one'
-        : 'after this one';
-    return `Proposed new cell ${c.candidate}${who} (${c.tool}), ${at}${decided ? '' : ': not written yet'}`;
-  }
-  if (c.kind === 'applied') {
-    return `Changed${who} (${c.tool})`;
-  }
-  if (c.kind === 'run') {
-    return `Run proposed ${c.candidate}${who} (${c.tool})${decided ? '' : ': not run yet'}`;
-  }
-  const what = c.candidate?.startsWith('c') ? 'Repair preview' : 'Proposed change';
-  return `${what} ${c.candidate}${who} (${c.tool})${decided ? '' : ': not written yet'}`;
-}
 
 /** The box below one cell's input: its items in order. */
 class CellDiffBox extends Widget {
