@@ -28,7 +28,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 from typing import Any
 
 from kli.tools.core import sandbox
@@ -123,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
         return unboxed(ns.connection_file, why or "bwrap not found")
     with open(ns.connection_file, encoding="utf-8") as fh:
         conn = json.load(fh)
-    tmp = tempfile.mkdtemp(prefix="kli-box-")
+    tmp = sandbox.new_box_tmp()  # removed at exit; a killed launcher's by the next one
     try:
         inner = _inner(conn)
         with open(os.path.join(tmp, "kernel.json"), "w", encoding="utf-8") as fh:

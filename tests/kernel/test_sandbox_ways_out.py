@@ -450,3 +450,36 @@ def test_undo_takes_back_what_the_agent_did_in_the_box(boxed: Kernel) -> None:
     undone = boxed.h.call(boxed.comm, "undo", {"change": change})
     assert undone["ok"], undone
     assert not made.exists()
+
+
+def test_the_boxed_kernel_is_interrupted_and_restarted_through_its_launcher(
+        tmp_path: Path, listener: _Listener) -> None:
+    """Interrupts reach the kernel in the box as messages (a signal to the launcher would not
+    reach the box's new session); a restart makes a new box and removes the old one's /tmp."""
+    _need_bwrap()
+    gen = _kernel(SANDBOXED, tmp_path, listener)
+    k = next(gen)
+    try:
+        h = k.h
+        start = len(h.seen)
+        msg_id = h.kc.execute("import time; print('sleeping', flush=True); time.sleep(60)")
+        h.wait_for(lambda m: m["parent_header"].get("msg_id") == msg_id
+                   and m["msg_type"] == "stream"
+                   and "sleeping" in m["content"]["text"], since=start)
+        h.km.interrupt_kernel()
+        err = h.wait_for(lambda m: m["parent_header"].get("msg_id") == msg_id
+                         and m["msg_type"] == "error", timeout=15, since=start)
+        assert err["content"]["ename"] == "KeyboardInterrupt"
+        assert "KeyboardInterrupt" not in "".join(  # the agent's route still answers
+            json.dumps(k.eval("1 + 1")))
+        boxes_before = {p for p in os.listdir("/tmp") if p.startswith("kli-box-")}
+        h.km.restart_kernel(now=False)
+        h.kc.wait_for_ready(timeout=60)
+        wait_until(lambda: {p for p in os.listdir("/tmp") if p.startswith("kli-box-")}
+                   != boxes_before, "the restarted kernel's new box")
+        h.seen.clear()
+        _reply, outputs = h.execute("print(open('/proc/self/status').read().count('NoNewPrivs:\\t1'))")
+        assert "1" in "".join(o["content"].get("text", "") for o in outputs)
+    finally:
+        with contextlib.suppress(StopIteration):
+            next(gen)

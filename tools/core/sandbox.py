@@ -269,6 +269,31 @@ def _remove_tmps() -> None:
         shutil.rmtree(path, ignore_errors=True)
 
 
+TMP_PREFIX = "kli-box-"
+
+
+def new_box_tmp() -> str:
+    """A fresh temporary folder for a box, named for this process (``kli-box-PID-…``); the
+    folders of boxes whose process is gone (killed, so it could not remove its own) are
+    removed first."""
+    base = tempfile.gettempdir()
+    with contextlib.suppress(OSError):
+        for name in os.listdir(base):
+            parts = name.split("-")
+            if not name.startswith(TMP_PREFIX) or len(parts) < 4 or not parts[2].isdigit():
+                continue
+            path = os.path.join(base, name)
+            try:
+                if os.lstat(path).st_uid != os.getuid():
+                    continue
+                os.kill(int(parts[2]), 0)
+            except ProcessLookupError:
+                shutil.rmtree(path, ignore_errors=True)
+            except OSError:
+                continue
+    return tempfile.mkdtemp(prefix=f"{TMP_PREFIX}{os.getpid()}-")
+
+
 def box_tmp(root: str) -> str:
     """The temporary folder the commands of ``root``'s box share in this process (their /tmp),
     removed when the process exits."""
@@ -277,7 +302,7 @@ def box_tmp(root: str) -> str:
         if path is None or not os.path.isdir(path):
             if not _tmps:
                 atexit.register(_remove_tmps)
-            path = _tmps[root] = tempfile.mkdtemp(prefix="kli-box-")
+            path = _tmps[root] = new_box_tmp()
         return path
 
 

@@ -11,6 +11,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -224,3 +225,18 @@ def test_the_choice_is_kept_per_project_like_review(root: Path) -> None:
     assert sandbox.choice(again.settings)[0] == sandbox.Choice("on", "all")
     with pytest.raises(ValueError, match="named hosts cannot be enforced"):
         sandbox.set_choice(ws, "on", "pypi.org")
+
+
+def test_a_killed_boxs_temporary_folder_is_removed_by_the_next_box() -> None:
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    stale = Path(tempfile.gettempdir()) / f"{sandbox.TMP_PREFIX}{dead.pid}-stale"
+    stale.mkdir()
+    (stale / "left.txt").write_text("x")
+    fresh = sandbox.new_box_tmp()
+    try:
+        assert not stale.exists()
+        assert Path(fresh).name.startswith(f"{sandbox.TMP_PREFIX}{os.getpid()}-")
+    finally:
+        shutil.rmtree(fresh, ignore_errors=True)
+        shutil.rmtree(stale, ignore_errors=True)
