@@ -185,8 +185,33 @@ def estimate(obj: Any, depth: int = 0) -> int:
         return 0
 
 
-def _pickle(obj: Any) -> bytes:
-    return pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+class TooLarge(Exception):
+    """A pickle grew past the bound it was given: stopped there, not finished."""
+
+
+class _Bounded:
+    """A file for ``pickle.Pickler`` that refuses to grow past ``limit`` bytes, so an object
+    whose size was underestimated (a large array deep inside) stops the copy early."""
+
+    def __init__(self, limit: int) -> None:
+        self.parts: list[bytes] = []
+        self.size = 0
+        self.limit = limit
+
+    def write(self, data: bytes) -> int:
+        self.size += len(data)
+        if self.size > self.limit:
+            raise TooLarge(self.size)
+        self.parts.append(bytes(data))
+        return len(data)
+
+
+def _pickle(obj: Any, limit: int | None = None) -> bytes:
+    if limit is None:
+        return pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+    out = _Bounded(limit)
+    pickle.Pickler(out, protocol=pickle.HIGHEST_PROTOCOL).dump(obj)
+    return b"".join(out.parts)
 
 
 def _digest(data: bytes) -> str:
@@ -394,16 +419,16 @@ def _dotted(place: Place, name: str, obj: Any) -> str:
 def _copy(place: Place, name: str, obj: Any, how: str, object_max: int) -> Copy:
     size = estimate(obj)
     if size > object_max:
-        return Copy(place, name, obj, how, why=f"too large to restore ({_mb(size)}; an undo "
+        return Copy(place, name, obj, how, why=f"is too large to restore ({_mb(size)}; an undo "
                     f"copies objects up to {_mb(object_max)})", size=size)
     try:
-        blob = _pickle(obj)
+        blob = _pickle(obj, object_max)
+    except TooLarge:
+        return Copy(place, name, obj, how, why=f"is too large to restore (over {_mb(object_max)}, "
+                    "the most an undo copies)", size=object_max)
     except Exception as exc:
         return Copy(place, name, obj, how, why=f"cannot be copied ({type(exc).__name__}: "
                     f"{_short(exc)})", size=size)
-    if len(blob) > object_max:
-        return Copy(place, name, obj, how, why=f"too large to restore ({_mb(len(blob))}; an "
-                    f"undo copies objects up to {_mb(object_max)})", size=len(blob))
     return Copy(place, name, obj, how, blob=blob, size=len(blob))
 
 
@@ -441,11 +466,11 @@ def end(token: Token, cell_of: Any = None) -> Record:
             continue  # rebound or deleted: the old object itself is kept by ``names``
         if c.blob is None:
             if c.how == "store":
-                record.notes.append(f"{c.place.prefix}{c.name} was changed in place and is "
+                record.notes.append(f"{c.place.prefix}{c.name} was changed in place and "
                                     f"{c.why}" + _rerun(cell_of, c.name))
             else:
                 record.notes.append(f"{c.place.prefix}{c.name} may have been changed in place "
-                                    f"(the call used it) and is {c.why}" + _rerun(cell_of, c.name))
+                                    f"(the call used it) and {c.why}" + _rerun(cell_of, c.name))
             continue
         try:
             blob_after = _pickle(c.obj)

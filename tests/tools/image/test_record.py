@@ -146,3 +146,11 @@ def test_records_stay_within_the_budget_oldest_first() -> None:
         r = record.Record(notes=[f"n{i}"], held=400)
         store.add(f"ch-{i}", r, budget=1000)
     assert list(store.by_change) == ["ch-1", "ch-2"] and store.evicted == {"ch-0"}
+
+
+def test_an_object_whose_size_was_underestimated_stops_its_copy_at_the_bound() -> None:
+    deep = types.SimpleNamespace(inner=[[[[bytearray(2 * record.MB)]]]])  # deeper than estimated
+    ns: dict[str, Any] = {"deep": deep}
+    assert record.estimate(deep) < record.MB
+    rec = run(ns, "deep.flag = 1", object_max=record.MB)
+    assert not rec.mutated and "deep was changed in place and is too large to restore" in rec.notes[0]
