@@ -125,3 +125,26 @@ def test_a_name_the_person_changed_after_the_call_is_not_overwritten_unless_forc
     assert "took back change" in _text(out), _text(out)
     assert value(kernel, "count, log") == "(1, ['a'])"
     kernel.close_comm(agent)
+
+
+def test_a_held_eval_accepted_by_the_person_is_recorded_and_undone_with_its_image(kernel: Any) -> None:
+    ui, _ = kernel.open_comm("kli.ui", {"replay": 0})
+    agent, _ = kernel.open_comm("kli.agent", {"label": "held-bot"})
+    kernel.execute("held_list = [1]")
+    kernel.request(ui, {"op": "approval", "mode": "review", "kind": "eval"})
+    try:
+        e = kernel.call(agent, "eval", {"code": "held_list.append(2)\nheld_new = 'x'"})
+        assert e["details"]["status"] == "pending", e["text"]
+        a = kernel.request(ui, {"op": "accept", "candidate": e["details"]["proposal"]})
+        assert a["ok"], a["text"]
+        assert value(kernel, "held_list, held_new") == "([1, 2], 'x')"
+        listed = _text(kernel.execute("%kli changes held-bot")[1])
+        change = next(w for w in listed.split() if w.startswith("ch-"))
+        assert "image: held_new, held_list" in listed or "image: held_list, held_new" in listed, listed
+    finally:
+        kernel.request(ui, {"op": "approval", "mode": "auto"})
+    _reply, out = kernel.execute(f"%kli undo {change}")
+    assert "took back change" in _text(out), _text(out)
+    assert value(kernel, "held_list, 'held_new' in dir()") == "([1], False)"
+    kernel.close_comm(agent)
+    kernel.close_comm(ui)
