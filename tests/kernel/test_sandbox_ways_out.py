@@ -61,6 +61,8 @@ class World:
     home: Path
     port: int
     accepted: list[int]
+    unix_path: str  # a Unix socket under /run, where the system's daemons listen
+    unix_accepted: list[int]
 
     @property
     def victim(self) -> Path:
@@ -75,12 +77,27 @@ class World:
         return self.root / ".git" / "hooks" / "pre-commit"
 
 
-class _Listener:
-    """A TCP server on the host's loopback counting the connections it accepts."""
+def _run_folder() -> str:
+    """A folder under /run this test may make a socket in (root: /run itself)."""
+    for place in ("/run", os.environ.get("XDG_RUNTIME_DIR", "")):
+        if place.startswith("/run") and os.access(place, os.W_OK):
+            return place
+    pytest.fail("no writable folder under /run (run as root, or with XDG_RUNTIME_DIR) for the "
+                "test's stand-in of a system daemon's socket")
 
-    def __init__(self) -> None:
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
+
+class _Listener:
+    """A server counting the connections it accepts: TCP on the host's loopback, or a Unix
+    socket at ``unix_path``."""
+
+    def __init__(self, unix_path: str | None = None) -> None:
+        self.unix_path = unix_path
+        if unix_path is not None:
+            self.sock = socket.socket(socket.AF_UNIX)
+            self.sock.bind(unix_path)
+        else:
+            self.sock = socket.socket()
+            self.sock.bind(("127.0.0.1", 0))
         self.sock.listen(16)
         self.sock.settimeout(0.2)
         self.accepted: list[int] = []
@@ -101,9 +118,12 @@ class _Listener:
         self.stop.set()
         self.thread.join(2)
         self.sock.close()
+        if self.unix_path is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.unix_path)
 
 
-def _make_world(base: Path, listener: _Listener) -> World:
+def _make_world(base: Path, listener: _Listener, unix: _Listener | None = None) -> World:
     root = base / "root"
     root.mkdir(parents=True)
     subprocess.run(["git", "init", "-q", str(root)], check=True)
@@ -115,7 +135,8 @@ def _make_world(base: Path, listener: _Listener) -> World:
     home.mkdir()
     (outside / "victim.txt").write_text(ORIGINAL)
     (home / ".bashrc").write_text(ORIGINAL)
-    return World(root, outside, home, listener.sock.getsockname()[1], listener.accepted)
+    return World(root, outside, home, listener.sock.getsockname()[1], listener.accepted,
+                 unix.unix_path if unix and unix.unix_path else "", unix.accepted if unix else [])
 
 
 def _start(kernel_name: str, world: World) -> Harness:
@@ -159,8 +180,16 @@ def listener() -> Iterator[_Listener]:
     server.close()
 
 
-def _kernel(name: str, base: Path, listener: _Listener) -> Iterator[Kernel]:
-    world = _make_world(base, listener)
+@pytest.fixture(scope="module")
+def unix_listener() -> Iterator[_Listener]:
+    server = _Listener(os.path.join(_run_folder(), f"kli-sandbox-test-{uuid.uuid4().hex[:12]}"))
+    yield server
+    server.close()
+
+
+def _kernel(name: str, base: Path, listener: _Listener, unix: _Listener | None = None
+            ) -> Iterator[Kernel]:
+    world = _make_world(base, listener, unix)
     h = _start(name, world)
     comm, _hello = h.open_comm("kli.agent", {"label": "agent"})
     try:
@@ -171,14 +200,16 @@ def _kernel(name: str, base: Path, listener: _Listener) -> Iterator[Kernel]:
 
 
 @pytest.fixture(scope="module")
-def boxed(tmp_path_factory: pytest.TempPathFactory, listener: _Listener) -> Iterator[Kernel]:
+def boxed(tmp_path_factory: pytest.TempPathFactory, listener: _Listener,
+          unix_listener: _Listener) -> Iterator[Kernel]:
     _need_bwrap()
-    yield from _kernel(SANDBOXED, tmp_path_factory.mktemp("boxed"), listener)
+    yield from _kernel(SANDBOXED, tmp_path_factory.mktemp("boxed"), listener, unix_listener)
 
 
 @pytest.fixture(scope="module")
-def unboxed(tmp_path_factory: pytest.TempPathFactory, listener: _Listener) -> Iterator[Kernel]:
-    yield from _kernel("kli", tmp_path_factory.mktemp("unboxed"), listener)
+def unboxed(tmp_path_factory: pytest.TempPathFactory, listener: _Listener,
+            unix_listener: _Listener) -> Iterator[Kernel]:
+    yield from _kernel("kli", tmp_path_factory.mktemp("unboxed"), listener, unix_listener)
 
 
 def _reset(w: World) -> None:
@@ -190,6 +221,7 @@ def _reset(w: World) -> None:
         with contextlib.suppress(FileNotFoundError):
             (w.root / name).unlink()
     w.accepted.clear()
+    w.unix_accepted.clear()
 
 
 def _ok(reply: dict) -> bool:
@@ -246,6 +278,12 @@ WAYS: dict[str, Way] = {
         lambda w: f"{PY} -c \"{_connect_py('localhost', w.port)}\"",
         lambda w: _connect_py("localhost", w.port),
         lambda w: not w.accepted,
+    ),
+    "a system daemon's Unix socket under /run": (
+        lambda w: f"{PY} -c \"import socket; socket.socket(socket.AF_UNIX).connect("
+                  f"{w.unix_path!r})\"",
+        lambda w: f"import socket; socket.socket(socket.AF_UNIX).connect({w.unix_path!r})",
+        lambda w: not w.unix_accepted,
     ),
     "/dev/tcp": (
         lambda w: f"echo hello > /dev/tcp/127.0.0.1/{w.port}",

@@ -76,6 +76,8 @@ STOPS = (
     "new privileges: setuid programs and file capabilities do nothing (NoNewPrivs), no "
     "capabilities",
     "processes outliving the box: its own PID namespace dies with the command or the kernel",
+    "the system's Unix sockets (docker, dbus, databases under /run; the host's /tmp) and "
+    "Jupyter's runtime folder (other kernels' keys, the server's token): hidden",
 )
 DOES_NOT_STOP = (
     "reading: files the person can read stay readable (secrets in your home included); "
@@ -83,6 +85,8 @@ DOES_NOT_STOP = (
     "writes inside the root (that is the work): review or undo judges them",
     "a hostile binary with a Linux kernel exploit (out of scope: the box is not a VM)",
     "named-host allow-lists: the network is all or nothing with bubblewrap alone",
+    "Unix sockets elsewhere in what it can read (say /var/tmp, a home folder): a connect() "
+    "needs no write access, and bubblewrap has no filter for it without a seccomp program",
     "repositories nested below the root keep their own .git writable",
     "a root with no .git: the box can make one (with hooks a later git run would run)",
 )
@@ -235,13 +239,21 @@ def protected(root: str, prefixes: tuple[str, ...] = ()) -> list[str]:
 
 def folder_args(root: str, tmp: str, network: str, *, writable: tuple[str, ...] = (),
                 prefixes: tuple[str, ...] = ()) -> list[str]:
-    """The box's folders after ``base_args``: the root writable, ``tmp`` as its /tmp, the
-    control paths read-only again (``protected``), then ``writable`` (paths inside those, made
-    when absent), the Jupyter runtime folder hidden (other kernels' keys, the server's token),
-    the network off unless ``network`` is ``all``."""
+    """The box's folders after ``base_args``: /run hidden, the root writable, ``tmp`` as its
+    /tmp, the control paths read-only again (``protected``), then ``writable`` (paths inside
+    those, made when absent), the Jupyter runtime folder hidden (other kernels' keys, the
+    server's token), the network off unless ``network`` is ``all``."""
     real = os.path.realpath(root)
-    # /tmp first: a root under /tmp is then bound into the box's own /tmp, not hidden by it
-    args = ["--bind", tmp, "/tmp", "--setenv", "TMPDIR", "/tmp", "--bind", real, real]
+    # /run hidden: a Unix socket can be connected on a read-only mount, and the system's
+    # daemons listen there (docker, dbus, a database); only the resolver's folder comes back
+    # when the network is allowed. Then /tmp: a root under /tmp (or /run) is then bound into
+    # the box's own, not hidden by it.
+    args = ["--tmpfs", "/run"]
+    if network == NET_ALL:
+        resolver = os.path.realpath("/etc/resolv.conf")
+        if resolver.startswith("/run/") and os.path.exists(resolver):
+            args += ["--ro-bind", os.path.dirname(resolver), os.path.dirname(resolver)]
+    args += ["--bind", tmp, "/tmp", "--setenv", "TMPDIR", "/tmp", "--bind", real, real]
     for path in protected(real, prefixes):
         # a symlink is bound as what it leads to: bind its target read-only at its own place
         args += ["--ro-bind", os.path.realpath(path), path]
