@@ -521,3 +521,28 @@ def test_the_boxed_kernel_is_interrupted_and_restarted_through_its_launcher(
     finally:
         with contextlib.suppress(StopIteration):
             next(gen)
+
+
+def test_a_boxed_kernel_whose_project_allows_the_network_reaches_it(
+        tmp_path: Path, listener: _Listener) -> None:
+    """The network setting is read when the sandboxed kernel starts: "all" shares the host's
+    network (writes stay boxed)."""
+    _need_bwrap()
+    world = _make_world(tmp_path, listener)
+    (world.root / ".kli").mkdir()
+    (world.root / ".kli" / "settings.json").write_text(
+        json.dumps({"sandbox": {"mode": "on", "network": "all"}}))
+    h = _start(SANDBOXED, world)
+    try:
+        comm, _hello = h.open_comm("kli.agent", {"label": "agent"})
+        listener.accepted.clear()
+        assert h.call(comm, "eval", {"code": _connect_py("127.0.0.1", world.port)})["ok"]
+        wait_until(lambda: listener.accepted, "the connection from the box")
+        assert not h.call(comm, "eval", {"code": f"open({str(world.victim)!r}, 'w')"})["ok"]
+        assert world.victim.read_text() == ORIGINAL
+        _reply, outputs = h.execute("%kli status")
+        assert "this kernel runs in the box (network all)" in "".join(
+            o["content"].get("text", "") for o in outputs)
+    finally:
+        _stop(h)
+        shutil.rmtree(world.outside, ignore_errors=True)

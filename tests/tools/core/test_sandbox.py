@@ -240,3 +240,16 @@ def test_a_killed_boxs_temporary_folder_is_removed_by_the_next_box() -> None:
     finally:
         shutil.rmtree(fresh, ignore_errors=True)
         shutil.rmtree(stale, ignore_errors=True)
+
+
+def test_with_the_network_allowed_the_box_reaches_it_and_still_writes_only_the_root(
+        root: Path, outside: Path, listener: tuple[socket.socket, int]) -> None:
+    _need_bwrap()
+    s, port = listener
+    ws = Workspace(str(root), settings={"sandbox": {"mode": "on", "network": "all"}})
+    command, _shell = _ways(outside, port)["the network by address"]
+    r = ws.call("bash", {"command": command}, source="agent")
+    assert r.ok, r.text
+    assert _accepted(s)
+    r = ws.call("bash", {"command": f"echo evil > {outside / 'victim.txt'}"}, source="agent")
+    assert not r.ok and (outside / "victim.txt").read_text() == ORIGINAL
