@@ -21,6 +21,7 @@ import {
 import { OPEN } from '../model/decision';
 import { heldLead } from '../model/diff';
 import { eventToRow } from '../model/summary';
+import { rowThumbnails } from '../model/thumbnails';
 import {
   IActivityState,
   IFilter,
@@ -94,6 +95,19 @@ class EventRow extends Widget {
       toggle.append(span);
     }
     pathText(toggle.querySelector('.kli-Row-summary'), row.summaryIsPaths);
+    // What the agent looked at (look): a thumbnail of each image its model was handed.
+    const thumbs = rowThumbnails(event);
+    if (thumbs.length) {
+      const looked = document.createElement('span');
+      looked.className = 'kli-Row-looked';
+      for (const thumb of thumbs) {
+        const img = document.createElement('img');
+        img.src = thumb.src;
+        img.alt = img.title = thumb.title;
+        looked.append(img);
+      }
+      toggle.querySelector('.kli-Row-summary')?.after(looked);
+    }
     toggle.title = [row.time, row.source, row.summaryTitle || row.summary]
       .filter(Boolean)
       .join(' · ');
