@@ -35,12 +35,15 @@ SETUP = ("import numpy as np\n"
          "big = np.zeros(50 * 1024 * 1024 // 8)\nitems = []\ntotal = 0\n")
 
 
-def _median_ms(samples: list[float]) -> float:
-    return statistics.median(samples) * 1000
+Timing = tuple[float, float]  # (median, minimum) in ms
+
+
+def _ms(samples: list[float]) -> Timing:
+    return statistics.median(samples) * 1000, min(samples) * 1000
 
 
 def _interleaved(call: Callable[[str, bool], Any], rounds: int,
-                 switch: Callable[[bool], None] = lambda record: None) -> dict[str, tuple[float, float]]:
+                 switch: Callable[[bool], None] = lambda record: None) -> dict[str, tuple[Timing, Timing]]:
     """Median ms of each call with recording and without, alternating every round
     (``switch(record)`` runs before each half, untimed)."""
     got: dict[tuple[str, bool], list[float]] = {(c, r): [] for c in CALLS for r in (True, False)}
@@ -55,10 +58,10 @@ def _interleaved(call: Callable[[str, bool], Any], rounds: int,
                 t = time.perf_counter()
                 call(code, record)
                 got[(code, record)].append(time.perf_counter() - t)
-    return {code: (_median_ms(got[(code, True)]), _median_ms(got[(code, False)])) for code in CALLS}
+    return {code: (_ms(got[(code, True)]), _ms(got[(code, False)])) for code in CALLS}
 
 
-def in_process(rounds: int) -> dict[str, tuple[float, float]]:
+def in_process(rounds: int) -> dict[str, tuple[Timing, Timing]]:
     from kli.tools.core.workspace import Workspace
 
     ns: dict[str, Any] = {}
@@ -76,7 +79,7 @@ def in_process(rounds: int) -> dict[str, tuple[float, float]]:
     return _interleaved(call, rounds)
 
 
-def in_kernel(rounds: int) -> dict[str, tuple[float, float]]:
+def in_kernel(rounds: int) -> dict[str, tuple[Timing, Timing]]:
     from jupyter_client.manager import KernelManager
 
     from kli import client
@@ -108,11 +111,12 @@ def in_kernel(rounds: int) -> dict[str, tuple[float, float]]:
         km.shutdown_kernel(now=True)
 
 
-def _table(title: str, rows: dict[str, tuple[float, float]]) -> None:
-    print(f"\n{title}")
+def _table(title: str, rows: dict[str, tuple[Timing, Timing]]) -> None:
+    print(f"\n{title} median (minimum)")
     print("| call | with recording (ms) | without (ms) | ratio |\n|---|---|---|---|")
-    for code, (with_, without) in rows.items():
-        print(f"| `{code}` | {with_:.3f} | {without:.3f} | {with_ / without:.2f} |")
+    for code, ((w_med, w_min), (o_med, o_min)) in rows.items():
+        print(f"| `{code}` | {w_med:.3f} ({w_min:.3f}) | {o_med:.3f} ({o_min:.3f}) | "
+              f"{w_med / o_med:.2f}× ({w_min / o_min:.2f}×) |")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -122,8 +126,8 @@ def main(argv: list[str] | None = None) -> int:
     ns = parser.parse_args(argv)
     from kli.tools.image import record
 
-    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores; a namespace of 2,000 names "
-          "and a 50 MB array no call touches")
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores, load average "
+          f"{os.getloadavg()[0]:.1f}; a namespace of 2,000 names and a 50 MB array no call touches")
     _table("In process (Workspace.call, no transport):", in_process(ns.rounds))
     held = record.RECORDS.held()
     print(f"\nrecords kept: {len(record.RECORDS.by_change)} (bound {record.MAX_RECORDS}), "

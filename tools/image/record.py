@@ -358,9 +358,10 @@ class Record:
         }
         return out
 
-    def text(self) -> str:
-        """One line: what the call changed in the image, then what cannot be taken back."""
-        s = self.summary()
+    def text(self, s: dict[str, Any] | None = None) -> str:
+        """One line: what the call changed in the image, then what cannot be taken back
+        (``s``: the ``summary`` already made)."""
+        s = s or self.summary()
         parts = [f"{w} {', '.join(s[k][:8])}{' …' if len(s[k]) > 8 else ''}"
                  for k, w in (("created", "created"), ("rebound", "rebound"),
                               ("deleted", "deleted"), ("mutated", "changed in place"))
@@ -703,12 +704,12 @@ class ImageParticipant:
     def _part(self, rec: Record, who: str) -> Any:
         from kli.tools.core.participants import Part
 
-        s = rec.summary()
+        s = rec.summary()  # once: the path, the checkpoint and the line all read it
         named = [*s["created"], *s["rebound"], *s["deleted"], *s["mutated"]]
         path = "image: " + (", ".join(named[:6]) + (" …" if len(named) > 6 else "") if named
                             else "not kept")
         budget = self.budget
-        return Part(KIND, path, s, f"{who}: {rec.text()}",
+        return Part(KIND, path, s, f"{who}: {rec.text(s)}",
                     lambda change: self.records.add(change, rec, budget))
 
     def check(self, call: Any, cps: list[Any], force: bool) -> tuple[list[str], Any]:
