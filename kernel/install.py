@@ -13,7 +13,7 @@ from kli.kernel import KERNEL_NAME
 HERE = os.path.dirname(os.path.abspath(__file__))
 SPEC_DIR = os.path.join(HERE, "kernelspec")
 SANDBOXED_NAME = "kli-sandboxed"
-SPEC_DIRS = {KERNEL_NAME: SPEC_DIR, SANDBOXED_NAME: os.path.join(HERE, "kernelspec-sandboxed")}
+SANDBOXED_SPEC_DIR = os.path.join(HERE, "kernelspec-sandboxed")
 
 
 def spec_source(name: str = KERNEL_NAME) -> str:
@@ -21,7 +21,8 @@ def spec_source(name: str = KERNEL_NAME) -> str:
     wheel installed as shared-data (a wheel does not carry it inside the package)."""
     from jupyter_core.paths import jupyter_path
 
-    places = [SPEC_DIRS[name], os.path.join(sys.prefix, "share", "jupyter", "kernels", name)]
+    here = SPEC_DIR if name == KERNEL_NAME else SANDBOXED_SPEC_DIR
+    places = [here, os.path.join(sys.prefix, "share", "jupyter", "kernels", name)]
     places += jupyter_path("kernels", name)
     for place in places:
         if os.path.isfile(os.path.join(place, "kernel.json")):
@@ -58,5 +59,6 @@ def main(argv: list[str] | None = None) -> int:
     ns = parser.parse_args(argv)
     prefix = sys.prefix if ns.sys_prefix else ns.prefix
     dest = install(user=ns.user, prefix=prefix)
-    print(f"Installed kernelspecs {KERNEL_NAME} and {SANDBOXED_NAME} in {os.path.dirname(dest)}")
+    print(f"Installed kernelspec {KERNEL_NAME} in {dest} and {SANDBOXED_NAME} in "
+          f"{os.path.join(os.path.dirname(dest), SANDBOXED_NAME)}")
     return 0

@@ -12,9 +12,10 @@ from typing import Any
 
 import pytest
 
+from tests.kernelspec import SPEC_SOURCE
+
 pytestmark = pytest.mark.kernel
 
-SPEC_SOURCE = Path(__file__).resolve().parents[2] / "kernel" / "kernelspec"
 FILES = {"kernel.json", "logo-32x32.png", "logo-64x64.png", "logo-svg.svg"}
 
 
@@ -73,3 +74,14 @@ def test_install_works_from_a_wheel_install_without_the_source_folder(
     # re-installing over the very copy it reads from keeps it whole
     again = install.install(prefix=str(prefix))
     assert again == dest and set(os.listdir(dest)) == FILES
+
+
+def test_install_writes_the_sandboxed_kernelspec_beside_kli(tmp_path: Path) -> None:
+    """``kli-sandboxed`` (docs/sandbox.md) starts the same kernel through the box's launcher."""
+    subprocess.run([sys.executable, "-m", "kli.kernel", "install", "--prefix", str(tmp_path)],
+                   check=True, capture_output=True, text=True)
+    dest = tmp_path / "share" / "jupyter" / "kernels" / "kli-sandboxed"
+    spec = json.loads((dest / "kernel.json").read_text())
+    assert spec["argv"][1:3] == ["-m", "kli.kernel.sandbox"]
+    assert spec["interrupt_mode"] == "message" and spec["display_name"] == "Python 3 (kli, sandboxed)"
+    assert set(os.listdir(dest)) == FILES
