@@ -198,9 +198,19 @@ def root_problem(root: str) -> str | None:
     return None
 
 
+_inside: list[dict[str, Any] | None] = []  # the answer, found once: a box is not left
+
+
 def inside() -> dict[str, Any] | None:
     """The box this process runs in (the launcher's facts), or None. Believed only when this
-    process sees what the box is: the root file system read-only and NoNewPrivs set."""
+    process sees what the box is: the root file system read-only and NoNewPrivs set. Found on
+    the first call and kept (an agent's code setting the variable later changes nothing)."""
+    if not _inside:
+        _inside.append(_inside_now())
+    return _inside[0]
+
+
+def _inside_now() -> dict[str, Any] | None:
     said = os.environ.get(ENV_INSIDE)
     if not said:
         return None
