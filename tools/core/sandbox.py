@@ -68,6 +68,10 @@ PROTECTED = (".git", ".kli", ".venv", ".jupyter", ".ipython", ".envrc", ".vscode
 KERNEL_WRITES = (os.path.join(".kli", "scratch"), os.path.join(".kli", "checkpoints"))
 # A boxed command writes its captures there as a tool would (ws_shell's `> .kli/scratch/x`).
 COMMAND_WRITES = (os.path.join(".kli", "scratch"),)
+# Told to the model when a boxed command failed: the likely why, and what still works.
+BOXED_NOTE = ("the command ran in the box: only the workspace root and /tmp are writable, the "
+              "network is off unless the person allowed it, and what it started in the "
+              "background ended with it (use run_in_background for long jobs)")
 PROBE_TIMEOUT = 10.0  # seconds the one probe run of bwrap may take
 
 STOPS = (

@@ -233,6 +233,9 @@ def _run(call: Call) -> ToolResult:
     else:
         status = f"exit code {outcome.exit_code}"
     notes = []
+    boxed = argv[0] != shell
+    if boxed and outcome.exit_code != 0:
+        notes.append(sandbox.BOXED_NOTE)
     if clamp_note:
         notes.append(clamp_note)
     kill_note = outcome.kill_note()
@@ -254,6 +257,7 @@ def _run(call: Call) -> ToolResult:
         "directory": cwd,
         "shell": shell,
         "orphans_killed": outcome.orphans_killed,
+        "boxed": boxed,
         "escaped_killed": outcome.escaped,
         "survivors": list(outcome.survivors),
         **out_facts,

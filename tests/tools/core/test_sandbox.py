@@ -115,6 +115,7 @@ def test_a_boxed_bash_command_cannot_take_the_way_out(way: str, root: Path, outs
     r = ws.call("bash", {"command": command, "shell": shell}, source="agent")
     assert not r.ok, r.text
     assert _unchanged(way, outside, root, s)
+    assert r.details["boxed"] and "the command ran in the box" in r.text  # the model is told
 
 
 @pytest.mark.parametrize("way", WAY_NAMES)
