@@ -310,6 +310,7 @@ def test_each_way_out_from_bash_fails_in_the_box_and_changes_nothing(boxed: Kern
     _reset(boxed.world)
     reply = boxed.bash(command(boxed.world), _bash_shell(way))
     assert not _ok(reply), f"{way}: the box let bash through: {reply}"
+    assert reply["details"]["boxed"] and "the command ran in the box" in reply["text"]
     assert unchanged(boxed.world), f"{way}: bash changed it from the box"
 
 

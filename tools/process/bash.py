@@ -233,7 +233,7 @@ def _run(call: Call) -> ToolResult:
     else:
         status = f"exit code {outcome.exit_code}"
     notes = []
-    boxed = argv[0] != shell
+    boxed = argv[0] != shell or sandbox.inside() is not None  # its own box, or the kernel's
     if boxed and outcome.exit_code != 0:
         notes.append(sandbox.BOXED_NOTE)
     if clamp_note:
