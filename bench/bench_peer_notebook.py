@@ -483,29 +483,37 @@ CTX_EDIT = "k3"  # the cell edited and run: line 3 "c = a + b" -> "c = a * b"
 CTX_LONG_LINES = 2000
 
 
-def _png(width: int = 160, height: int = 120) -> str:
-    """A real PNG (noise, as incompressible as a plot's antialiased pixels), base64."""
+def plot_output() -> dict[str, Any]:
+    """A plot as a notebook holds it: a matplotlib figure through IPython's inline "retina"
+    path (``retina_figure``: drawn at twice its dpi, 1280×960, with the size it is shown at,
+    640×480, in the output's metadata), a histogram of skewed data with a title, axis labels and
+    a legend — something an agent must read to judge."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from IPython.core.pylabtools import retina_figure
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(6.4, 4.8), dpi=100)
+    ax = fig.subplots()
+    data = [(i % 97) * (i % 89) / 97 for i in range(2000)]
+    ax.hist(data, bins=40, label="order sizes")
+    ax.axvline(sum(data) / len(data), color="red", linestyle="--", label="mean")
+    ax.set_title("Order sizes are skewed to the right")
+    ax.set_xlabel("order size (units)")
+    ax.set_ylabel("orders")
+    ax.legend()
+    png, meta = retina_figure(fig, base64=False, bbox_inches=None)
     import base64
-    import random
-    import struct
-    import zlib
 
-    rnd = random.Random(25)
-    raw = b"".join(b"\x00" + bytes(rnd.getrandbits(8) for _ in range(width * 3))
-                   for _ in range(height))
-
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        body = kind + data
-        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
-
-    png = (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2,
-                                                               0, 0, 0))
-           + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
-    return base64.b64encode(png).decode()
+    return {"output_type": "display_data", "metadata": {"image/png": meta},
+            "data": {"image/png": base64.b64encode(png).decode(),
+                     "text/plain": "<Figure size 640x480 with 1 Axes>"}}
 
 
 def context_notebook() -> dict[str, Any]:
-    """A notebook with a plot (an image/png output) and a long output (2000 printed lines)."""
+    """A notebook with a plot (a retina image/png output, ``plot_output``) and a long output
+    (2000 printed lines)."""
     def code(cid: str, src: str, outputs: list[dict[str, Any]], n: int | None) -> dict[str, Any]:
         return {"cell_type": "code", "execution_count": n, "id": cid, "metadata": {},
                 "outputs": outputs, "source": src}
@@ -517,8 +525,7 @@ def context_notebook() -> dict[str, Any]:
             code("k1", "import matplotlib.pyplot as plt\nplt.plot(range(10))", [
                 {"output_type": "execute_result", "execution_count": 2, "metadata": {},
                  "data": {"text/plain": "[<matplotlib.lines.Line2D at 0x7f>]"}},
-                {"output_type": "display_data", "metadata": {},
-                 "data": {"image/png": _png(), "text/plain": "<Figure size 640x480 with 1 Axes>"}},
+                plot_output(),
             ], 2),
             code("k2", f"for i in range({CTX_LONG_LINES}):\n    print(i)", [
                 {"output_type": "stream", "name": "stdout", "text": long}], 3),
@@ -541,6 +548,49 @@ def _blocks(result: Any) -> str:
     return ", ".join(extra) or "ok"
 
 
+# Images handed to the model, per side: (step, mime, width, height, image bytes, base64 chars)
+IMAGES: dict[str, list[tuple[str, str, int, int, int, int]]] = {}
+IMAGES_OUT: Path | None = None  # --images-out: where each image sent is written, to look at
+
+
+def _keep_images(side: str, step: str, result: Any) -> None:
+    import base64
+    import io
+
+    from PIL import Image
+
+    for n, c in enumerate(c for c in result.content if getattr(c, "type", "") == "image"):
+        data = base64.b64decode(c.data)
+        mime = getattr(c, "mime_type", "") or getattr(c, "mimeType", "")
+        with Image.open(io.BytesIO(data)) as img:
+            w, h = img.size
+        IMAGES.setdefault(side, []).append((step, mime, w, h, len(data), len(c.data)))
+        if IMAGES_OUT is not None:
+            IMAGES_OUT.mkdir(parents=True, exist_ok=True)
+            ext = "jpg" if mime == "image/jpeg" else "png"
+            (IMAGES_OUT / f"{side}-{n}.{ext}").write_bytes(data)
+
+
+def openai_tokens(w: int, h: int) -> int:
+    """OpenAI's published image cost, high detail (the tile models: GPT-4o, GPT-4.1): fit in
+    2048×2048, then the short side scaled down to 768, then 170 per 512-px tile plus 85."""
+    import math
+
+    if max(w, h) > 2048:
+        w, h = w * 2048 / max(w, h), h * 2048 / max(w, h)
+    if min(w, h) > 768:
+        w, h = w * 768 / min(w, h), h * 768 / min(w, h)
+    return 85 + 170 * math.ceil(w / 512) * math.ceil(h / 512)
+
+
+def anthropic_tokens(w: int, h: int) -> int:
+    """Anthropic's published estimate: width × height / 750, the image first scaled down by the
+    API when its long edge is over 1568 px or it would cost over ~1,600 tokens."""
+    if max(w, h) > 1568:
+        w, h = w * 1568 / max(w, h), h * 1568 / max(w, h)
+    return min(round(w * h / 750), 1600)
+
+
 async def context_kli(client: Any, nb: str) -> list[tuple[str, int, str]]:
     """kli: read the notebook, edit line 3 of the cell by its anchor, run it, read it back."""
     steps: list[tuple[str, int, str]] = []
@@ -549,10 +599,12 @@ async def context_kli(client: Any, nb: str) -> list[tuple[str, int, str]]:
         r = await client.call_tool(tool, args)
         text = _text(r)
         steps.append((name, len(text), _blocks(r)))
+        _keep_images("kli", name, r)
         return text
 
     await step("read the notebook", "read", {"path": nb})
     await step("read the plot cell k1", "read", {"path": f"{nb}#k1"})
+    await step("look at the plot k1 (an image)", "look", {"path": f"{nb}#k1"})
     await step("read the long-output cell k2", "read", {"path": f"{nb}#k2"})
     cell = await step("read the cell to edit", "read", {"path": f"{nb}#{CTX_EDIT}"})
     m = re.search(r"^3:([0-9a-f]{2})\|c = a \+ b$", cell, re.M)
@@ -574,6 +626,7 @@ async def context_peer(client: Any) -> list[tuple[str, int, str]]:
         r = await client.call_tool(tool, args)
         text = _text(r)
         steps.append((name, len(text), _blocks(r)))
+        _keep_images("jupyter-mcp-server", name, r)
         return text
 
     await step("read the notebook", "read_notebook",
@@ -632,6 +685,16 @@ def context_table(results: dict[str, list[tuple[str, int, str]]]) -> str:
     return "\n".join(rows)
 
 
+def images_table() -> str:
+    rows = ["| side | step | image sent | bytes | base64 characters | OpenAI tokens (high "
+            "detail) | Anthropic tokens |", "|---|---|---|---:|---:|---:|---:|"]
+    for side, images in IMAGES.items():
+        for step, mime, w, h, n, b64 in images:
+            rows.append(f"| {side} | {step} | {mime} {w}×{h} | {n:,} | {b64:,} | "
+                        f"{openai_tokens(w, h):,} | {anthropic_tokens(w, h):,} |")
+    return "\n".join(rows)
+
+
 def main_context(peer_python: str) -> None:
     import anyio
 
@@ -654,6 +717,8 @@ def main_context(peer_python: str) -> None:
     print(f"jupyter-mcp-server {version} (from {peer_python}); characters of tool output the "
           "model reads, per step\n")
     print(context_table(results))
+    print("\nImages handed to the model (image tokens by each provider's published formula)\n")
+    print(images_table())
 
 
 def main() -> None:
@@ -667,8 +732,12 @@ def main() -> None:
     ap.add_argument("--tasks", default=",".join(TASKS), help="comma-separated subset")
     ap.add_argument("--context", action="store_true",
                     help="measure the context instead: characters of tool output per step")
+    ap.add_argument("--images-out", metavar="DIR",
+                    help="with --context: write each image a side sent the model here")
     ns = ap.parse_args()
     if ns.context:
+        global IMAGES_OUT
+        IMAGES_OUT = Path(ns.images_out) if ns.images_out else None
         main_context(ns.peer_python)
         return
     only = [t for t in ns.tasks.split(",") if t]

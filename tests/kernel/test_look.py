@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+from kli.tools.notebook.pictures import target_size
+
 pytestmark = pytest.mark.kernel
 pytest.importorskip("matplotlib")
 Image = pytest.importorskip("PIL.Image")
@@ -51,8 +53,10 @@ def test_an_inline_retina_plot_is_seen_stored_and_live(kernel: Any, kroot: Path)
     stored = kernel.call(agent, "look", {"path": "plots.ipynb#plot"})
     assert stored["ok"], stored["text"]
     [image] = stored["images"]
-    assert (image["width"], image["height"]) == (w // 2, h // 2)
-    assert png_size(image["data"]) == (w // 2, h // 2) or image["mime"] == "image/jpeg"
+    sent = target_size((w, h), (meta["width"], meta["height"]))
+    assert max(sent) <= w // 2  # the shown size (or onto the tile grid below it)
+    assert (image["width"], image["height"]) == sent
+    assert png_size(image["data"]) == sent or image["mime"] == "image/jpeg"
     assert f"from {w}×{h}" in stored["text"] and image["data"][:20] not in stored["text"]
 
     # the panel's event: the image's size and a thumbnail, not the image
@@ -63,7 +67,7 @@ def test_an_inline_retina_plot_is_seen_stored_and_live(kernel: Any, kroot: Path)
     [seen] = event["images"]
     assert seen["thumbnail"].startswith("data:image/png;base64,")
     assert max(png_size(seen["thumbnail"].split(",", 1)[1])) <= 160
-    assert "data" not in seen and seen["width"] == w // 2
+    assert "data" not in seen and seen["width"] == sent[0]
 
     # the inline backend closed pyplot's figure; the name keeps it live
     live = kernel.call(agent, "look", {})

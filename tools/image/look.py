@@ -45,9 +45,9 @@ shows that cell's image outputs (PNG, JPEG, GIF, SVG; output=N only output [N] a
 them) — read shows them only as one line such as [image/png 640×480, 23 KB]; path='plot.png' \
 an image file; name='fig' a live matplotlib Figure or Axes (or any object with _repr_png_); \
 no arguments: every matplotlib figure still live in the kernel, drawn now without re-running \
-a cell. Each image is scaled to the size the notebook shows it, at most {pictures.MAX_EDGE} px \
-on the long edge and {pictures.MAX_BYTES // 1024} KB; at most {MAX_IMAGES} images a call. \
-Read-only."""
+a cell. Each image is scaled to the size the notebook shows it (a little less when that saves \
+image tokens), at most {pictures.MAX_EDGE} px on the long edge and \
+{pictures.MAX_BYTES // 1024} KB; at most {MAX_IMAGES} images a call. Read-only."""
 
 PARAMETERS = {
     "type": "object",

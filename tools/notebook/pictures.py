@@ -8,9 +8,14 @@ The budget (``fit``):
   PNG shown at 640×480), else its own pixels — never scaled up;
 - at most ``MAX_EDGE`` pixels on the long edge (vision models scale larger images down
   themselves, and bill them first: Anthropic above 1568 px, OpenAI to a 768 px short side);
-- at most ``MAX_BYTES`` bytes: PNG (optimised) unless JPEG is smaller, or the original bytes
-  when they are already smaller than both and need no scaling; scaled down further until it
-  fits;
+- onto OpenAI's tile grid when that is near: an image is billed per ``TILE`` px square, so
+  one whose edge is a little over a multiple of ``TILE`` (at most ``1 / SNAP`` of it) is scaled
+  down onto it (at most 1 - ``SNAP`` smaller) when that saves tiles — a 640×480 plot goes as
+  512×384, one tile instead of two (Anthropic, billed by area, pays less too);
+- at most ``MAX_BYTES`` bytes: the smallest of PNG (optimised), a 256-colour palette PNG (for an
+  image of few colours at its source, as plots are: their antialiasing survives a palette) and
+  JPEG (an image without transparency), or the original bytes when they are smaller still and
+  need no scaling; scaled down further until it fits;
 - a ``THUMB_EDGE`` thumbnail for the activity panel.
 
 Never base64 text: an ``ImagePart`` holds bytes; each face encodes them as its wire wants.
@@ -22,6 +27,7 @@ from __future__ import annotations
 import base64
 import binascii
 import io
+import math
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -32,6 +38,9 @@ MAX_EDGE = 1024  # pixels on the long edge of an image sent to a model
 MAX_BYTES = 256 * 1024  # bytes of one image sent (after re-encoding)
 THUMB_EDGE = 160  # pixels on the long edge of the activity panel's thumbnail
 MIN_EDGE = 64  # an image is never scaled below this to meet the byte cap
+TILE = 512  # OpenAI bills an image per 512-px tile (high detail)
+SNAP = 0.8  # scaled down onto the tile grid only when it keeps at least this much of each edge
+PALETTE_SOURCE_COLORS = 4096  # a source with at most this many colours may go as a palette PNG
 JPEG_QUALITY = 85
 MAX_SOURCE_BYTES = 40 * 1024 * 1024  # an image output larger than this is not decoded
 MAX_SOURCE_PIXELS = 50_000_000  # nor one with more pixels (a decompression bomb)
@@ -121,8 +130,14 @@ def _open(data: bytes, mime: str, shown: tuple[int, int] | None) -> tuple[Any, s
     return img, ""
 
 
-def _target(size: tuple[int, int], shown: tuple[int, int] | None,
-            max_edge: int) -> tuple[int, int]:
+def _tiles(w: float, h: float) -> int:
+    return math.ceil(w / TILE) * math.ceil(h / TILE)
+
+
+def target_size(size: tuple[int, int], shown: tuple[int, int] | None = None,
+                max_edge: int = MAX_EDGE) -> tuple[int, int]:
+    """The pixels an image of ``size`` is sent at (module docstring): its shown size, capped
+    at ``max_edge``, then onto the tile grid when that is within ``SNAP``."""
     w, h = size
     if shown and 0 < shown[0] < w:  # drawn larger than shown (retina): the shown size
         h = round(h * shown[0] / w)
@@ -130,7 +145,13 @@ def _target(size: tuple[int, int], shown: tuple[int, int] | None,
     long = max(w, h)
     if long > max_edge:
         w, h = round(w * max_edge / long), round(h * max_edge / long)
-    return max(1, w), max(1, h)
+    w, h = max(1, w), max(1, h)
+    fits = [TILE * k / edge for edge in (w, h) for k in range(1, edge // TILE + 1)]
+    better = [s for s in fits if SNAP <= s < 1 and _tiles(w * s, h * s) < _tiles(w, h)]
+    if better:
+        s = max(better)
+        w, h = max(1, math.floor(w * s + 1e-9)), max(1, math.floor(h * s + 1e-9))
+    return w, h
 
 
 def _encode(img: Any, fmt: str) -> bytes:
@@ -149,6 +170,16 @@ def _flat(img: Any) -> Any:
     return img.convert("RGBA" if "A" in img.mode or "transparency" in img.info else "RGB")
 
 
+def _palette(img: Any) -> Any:
+    """``img`` in 256 colours (median cut; an image with alpha: fast octree, which keeps it)."""
+    quantize = getattr(_pil(), "Quantize", None)
+    if "A" in img.mode:
+        method = quantize.FASTOCTREE if quantize is not None else 2
+    else:
+        method = quantize.MEDIANCUT if quantize is not None else 0
+    return img.quantize(256, method=method)
+
+
 def thumbnail(img: Any) -> bytes:
     thumb = _flat(img).copy()
     thumb.thumbnail((THUMB_EDGE, THUMB_EDGE))
@@ -164,10 +195,13 @@ def fit(data: bytes, mime: str, *, shown: tuple[int, int] | None = None, label: 
         return Picture(None, None, problem)
     source = (img.width, img.height)
     img = _flat(img)
-    w, h = _target(source, shown, max_edge)
+    w, h = target_size(source, shown, max_edge)
+    few = img.mode != "L" and img.getcolors(PALETTE_SOURCE_COLORS) is not None
     while True:
         scaled = img if (w, h) == source else img.resize((w, h), _lanczos())
         options = [("image/png", _encode(scaled, "PNG"))]
+        if few:
+            options.append(("image/png", _encode(_palette(scaled), "PNG")))
         if "A" not in scaled.mode:
             options.append(("image/jpeg", _encode(scaled, "JPEG")))
         if (w, h) == source and mime in ("image/png", "image/jpeg", "image/webp"):

@@ -94,8 +94,8 @@ def test_a_cells_stored_image_outputs_and_output_n(ws: Workspace, root: Path) ->
     r = ws.call("look", {"path": "nb.ipynb#plot"})
     assert r.ok, r.text
     [part] = r.images
-    assert (part.width, part.height) == (640, 480) and part.label == "nb.ipynb#plot output [2]"
-    assert "[2]: image/png 640×480 (from 1280×960)" in r.text
+    assert (part.width, part.height) == (512, 384) and part.label == "nb.ipynb#plot output [2]"
+    assert "[2]: image/png 512×384 (from 1280×960)" in r.text
     one = ws.call("look", {"path": "nb.ipynb#plot", "output": 2})
     assert one.ok and len(one.images) == 1
     none = ws.call("look", {"path": "nb.ipynb#plot", "output": 1})

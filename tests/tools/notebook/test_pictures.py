@@ -35,7 +35,7 @@ def size_of(data: bytes) -> tuple[int, int]:
         return img.size
 
 
-def test_a_retina_png_is_sent_at_the_size_the_notebook_shows_it() -> None:
+def test_a_retina_png_is_sent_at_the_size_the_notebook_shows_it_on_the_tile_grid() -> None:
     png = figure_png()
     assert size_of(png) == (1280, 960)
     output = {"output_type": "display_data",
@@ -43,12 +43,35 @@ def test_a_retina_png_is_sent_at_the_size_the_notebook_shows_it() -> None:
               "metadata": {"image/png": {"width": 640, "height": 480}}}
     [(mime, pic)] = pictures.fit_output(output, label="nb.ipynb#k1 output [1]")
     assert mime == "image/png" and pic.part is not None
-    assert (pic.part.width, pic.part.height) == (640, 480)
-    assert size_of(pic.part.data) == (640, 480)
+    # shown at 640×480; 640 is within 20% over one 512-px tile: 512×384, one tile not two
+    assert (pic.part.width, pic.part.height) == (512, 384)
+    assert size_of(pic.part.data) == (512, 384)
     assert pic.source == (1280, 960) and "from 1280×960" in pic.line()
     assert len(pic.part.data) < len(png) and pic.part.label == "nb.ipynb#k1 output [1]"
     assert pic.part.thumbnail is not None
     assert max(size_of(pic.part.thumbnail)) == pictures.THUMB_EDGE
+
+
+@pytest.mark.parametrize(("size", "shown", "sent"), [
+    ((1280, 960), (640, 480), (512, 384)),  # retina: the shown size, then one tile
+    ((1280, 960), None, (1024, 768)),  # the cap; 768 is not within 20% of 512
+    ((534, 413), None, (512, 395)),  # just over a tile: onto it
+    ((1000, 600), None, (853, 512)),  # the short edge onto the grid: 2 tiles, not 4
+    ((700, 394), None, (700, 394)),  # one tile would take 27% off: kept
+    ((300, 200), None, (300, 200)),  # small: never scaled up
+])
+def test_the_size_sent(size: tuple[int, int], shown: tuple[int, int] | None,
+                       sent: tuple[int, int]) -> None:
+    assert pictures.target_size(size, shown) == sent
+
+
+def test_a_plot_goes_as_a_palette_png_far_smaller_than_the_original() -> None:
+    png = figure_png()
+    pic = pictures.fit(png, "image/png", shown=(640, 480))
+    assert pic.part is not None and pic.part.mime == "image/png"
+    with Image.open(io.BytesIO(pic.part.data)) as img:
+        assert img.mode == "P"
+    assert len(pic.part.data) * 3 < len(png)
 
 
 def test_a_large_image_without_a_shown_size_is_capped_on_its_long_edge() -> None:
