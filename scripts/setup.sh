@@ -151,3 +151,78 @@ build_labextension() {
   fi
   echo "$want" > "$stamp"
 }
+
+# background NAME WHAT CMD...: run CMD in the background (its output to $LOGS/NAME.log, or a
+# temporary file when LOGS is not set) while the script goes on; `await NAME` collects it.
+declare -A _KLI_BG_PID _KLI_BG_START _KLI_BG_LOG _KLI_BG_WHAT
+background() {
+  local name="$1" what="$2"; shift 2
+  local log="${LOGS:-$(mktemp -d)}/$name.log"
+  say "$what (in the background; its output: ${log#"$KLI_ROOT"/})"
+  ( "$@" ) >"$log" 2>&1 &
+  _KLI_BG_PID[$name]=$!
+  _KLI_BG_START[$name]=$SECONDS
+  _KLI_BG_LOG[$name]="$log"
+  _KLI_BG_WHAT[$name]="$what"
+}
+
+# await NAME: wait for a background phase; print its output when it failed, or always when it
+# is a test stage (`await NAME show`); its exit status is await's.
+await() {
+  local name="$1" show="${2:-}" rc=0
+  wait "${_KLI_BG_PID[$name]}" || rc=$?
+  local took=$((SECONDS - _KLI_BG_START[$name]))
+  if [ "$rc" -ne 0 ] || [ -n "$show" ]; then
+    printf '\033[1m==> [%4ds] %s: its output\033[0m\n' $((SECONDS - _kli_started)) "${_KLI_BG_WHAT[$name]}"
+    cat "${_KLI_BG_LOG[$name]}"
+  fi
+  printf '\033[1m==> [%4ds] %s: %s after %ds\033[0m\n' $((SECONDS - _kli_started)) \
+    "${_KLI_BG_WHAT[$name]}" "$([ "$rc" -eq 0 ] && echo done || echo "FAILED (exit $rc)")" "$took"
+  return "$rc"
+}
+
+# install_dependencies VENV EXTRAS [PIN...]: the project's dependencies with those extras (read
+# from pyproject.toml, comma-separated extras) and the pins, not the project itself; skipped when
+# neither pyproject.toml nor the pins changed since the last install into VENV.
+install_dependencies() {
+  local venv="$1" extras="$2"; shift 2
+  local stamp="$venv/.kli-deps-hash" want
+  want="$( { cat "$KLI_ROOT/pyproject.toml"; echo "$extras" "$@"; } | sha256sum | cut -d' ' -f1)"
+  if [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
+    echo "the dependencies in $venv are up to date"
+    return 0
+  fi
+  local deps=()
+  mapfile -t deps < <("$venv/bin/python" - "$KLI_ROOT/pyproject.toml" "$extras" <<'PY'
+import sys, tomllib
+project = tomllib.load(open(sys.argv[1], "rb"))["project"]
+print("\n".join(project["dependencies"]))
+for extra in filter(None, sys.argv[2].split(",")):
+    print("\n".join(project["optional-dependencies"][extra]))
+PY
+  )
+  echo "pip install ${#deps[@]} requirements of [$extras] $*"
+  pip_install "$venv" "${deps[@]}" "$@"
+  echo "$want" > "$stamp"
+}
+
+# junit_totals XML...: one closing line over every stage's JUnit report.
+junit_totals() {
+  "$PYTHON" - "$@" <<'PY'
+import sys
+import xml.etree.ElementTree as ET
+
+total = failed = skipped = 0
+for path in sys.argv[1:]:
+    try:
+        root = ET.parse(path).getroot()
+    except (OSError, ET.ParseError):
+        continue
+    for suite in ([root] if root.tag == "testsuite" else root.iter("testsuite")):
+        total += int(suite.get("tests", 0))
+        failed += int(suite.get("failures", 0)) + int(suite.get("errors", 0))
+        skipped += int(suite.get("skipped", 0))
+if total:
+    print(f"tests: {total - failed - skipped} passed, {failed} failed, {skipped} skipped")
+PY
+}

@@ -122,6 +122,7 @@ def _chat_text(panel: Any) -> str:
     return str(panel.locator(".jp-chat-messages-container").inner_text())
 
 
+@pytest.mark.serial  # asserts a wall-clock time
 def test_a_person_types_a_task_sees_the_steps_and_accepts_the_held_cell_edit(
         server: AiServer, page: Any) -> None:
     nb = server.notebook("calc.ipynb", [("c1", "x = 41"), ("c2", BUGGY)])
@@ -245,6 +246,7 @@ def _sleepers() -> list[Any]:
     return out
 
 
+@pytest.mark.serial  # asserts a wall-clock time
 def test_the_chats_stop_during_a_60_s_bash_ends_it_in_the_kernel_within_two_seconds(
         server: AiServer, page: Any) -> None:
     server.notebook("long.ipynb", [("l1", "pass")])

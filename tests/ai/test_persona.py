@@ -93,6 +93,7 @@ def test_settings_and_model_choice_come_with_the_message(server: AiServer) -> No
     assert "steps='zero'" in reply and "a whole number" in reply, reply
 
 
+@pytest.mark.serial  # asserts a wall-clock time
 def test_stop_in_the_chat_ends_a_long_bash_in_the_kernel_within_two_seconds(
         server: AiServer, chat: Chat) -> None:
     server.notebook("long.ipynb", [("l1", "pass")])

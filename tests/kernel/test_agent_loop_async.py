@@ -31,6 +31,7 @@ def _sleeper(request: dict[str, Any]) -> dict[str, Any]:
                            "run_in_background": None}))
 
 
+@pytest.mark.serial  # asserts a wall-clock time
 def test_cancelling_the_run_cancels_the_kernels_bash_within_two_seconds(tmp_path: Path) -> None:
     events: list[Event] = []
     env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "xdg")}

@@ -92,6 +92,7 @@ def test_the_magic_shows_each_step_in_the_cell_and_the_edit_lands(
     assert all(r.get("stream") for r in endpoint.requests)
 
 
+@pytest.mark.serial  # asserts a wall-clock time
 @pytest.mark.parametrize("agent_kernel", [_sleeper], indirect=True)
 def test_the_stop_button_ends_the_run_and_kills_the_command_in_flight(
         agent_kernel: tuple[Harness, ScriptedEndpoint]) -> None:

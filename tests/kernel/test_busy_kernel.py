@@ -60,6 +60,7 @@ def test_read_is_answered_during_a_30_second_cell_and_eval_waits_for_it(kernel: 
     assert idle["status"]["busy"] is False
 
 
+@pytest.mark.serial  # asserts a wall-clock time
 def test_background_job_tools_run_while_a_cell_runs(kernel: Any) -> None:
     agent, _ = kernel.open_comm("kli.agent", {"label": "busy jobs"})
     job = kernel.call(agent, "bash", {"command": "echo early; sleep 30",
@@ -79,6 +80,7 @@ def test_background_job_tools_run_while_a_cell_runs(kernel: Any) -> None:
                     and m["content"]["execution_state"] == "idle", since=start)
 
 
+@pytest.mark.serial  # asserts a wall-clock time
 def test_an_agent_attaching_during_a_cell_gets_its_hello_and_reads_at_once(kernel: Any) -> None:
     (kernel.root / "late.txt").write_text("late\n")
     start = len(kernel.seen)

@@ -13,6 +13,7 @@ import pytest
 pytestmark = pytest.mark.kernel
 
 
+@pytest.mark.serial  # asserts a wall-clock time
 def test_a_cancelled_eval_stops_while_another_agents_command_runs_on(kernel: Any) -> None:
     other, _ = kernel.open_comm("kli.agent", {"label": "other"})
     mine, _ = kernel.open_comm("kli.agent", {"label": "mine"})

@@ -339,6 +339,7 @@ def test_close_shuts_down_the_owned_kernel(tmp_path: Path) -> None:
         k.call("read", {"path": "x"})
 
 
+@pytest.mark.serial  # asserts a wall-clock time
 def test_a_busy_kernel_times_out_with_a_clear_error(tmp_path: Path) -> None:
     with client.start(cwd=str(tmp_path), timeout=30) as k:
         k.transport.client.execute("import time; time.sleep(4)")
@@ -349,6 +350,7 @@ def test_a_busy_kernel_times_out_with_a_clear_error(tmp_path: Path) -> None:
         assert "busy" in str(info.value) and "1.5 s" in str(info.value)
 
 
+@pytest.mark.serial  # asserts a wall-clock time
 def test_a_dead_kernel_is_reported_promptly(tmp_path: Path) -> None:
     k = client.start(cwd=str(tmp_path), timeout=120)
     try:
@@ -525,6 +527,7 @@ def test_a_process_interrupting_from_timer_threads_exits_printing_nothing(tmp_pa
     assert done.stderr == ""
 
 
+@pytest.mark.serial  # asserts a wall-clock time
 def test_attaching_while_a_persons_cell_runs_is_at_once_and_busy_is_reported_as_busy(
         tmp_path: Path) -> None:
     """The comm opens on a subshell, so attaching does not wait for the cell; a call that

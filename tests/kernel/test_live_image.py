@@ -75,6 +75,7 @@ def test_inspect_a_dataframe_and_a_numpy_array_made_in_cells(kernel: Any) -> Non
     assert "shape: 4 × 5" in array["text"] and "dtype: int32" in array["text"]
 
 
+@pytest.mark.serial  # asserts a wall-clock time
 def test_trace_read_is_answered_while_the_traced_cell_runs(kernel: Any) -> None:
     agent, _ = kernel.open_comm("kli.agent", {"label": "tracer"})
     kernel.execute("def step(i):\n    return i * i\n")

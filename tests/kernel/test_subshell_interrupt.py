@@ -60,6 +60,7 @@ def _interrupt_a_sleeping_command(kernel: Any, comm_id: str) -> None:
     assert reply["details"]["error"] in ("interrupted", "cancelled"), reply["details"]
 
 
+@pytest.mark.serial  # asserts a wall-clock time
 @pytest.mark.parametrize("how", ["signal", "interrupt_request"])
 def test_an_interrupt_stops_a_slow_search_on_a_tool_subshell_with_a_tool_result(
     kernel: Any, slow_tree: Path, how: str

@@ -435,6 +435,7 @@ def test_a_long_call_sends_progress_to_a_client_that_asked_for_it(tmp_path: Path
     assert [v for v, _ in seen] == sorted(v for v, _ in seen)
 
 
+@pytest.mark.serial  # asserts a wall-clock time
 def test_a_cancelled_call_stops_its_eval_and_the_kernel_is_idle_again_within_seconds(
         tmp_path: Path) -> None:
     import anyio
@@ -456,6 +457,7 @@ def test_a_cancelled_call_stops_its_eval_and_the_kernel_is_idle_again_within_sec
     assert run(body) < 8
 
 
+@pytest.mark.serial  # asserts a wall-clock time
 def test_a_cancelled_bash_call_kills_its_command_and_the_kernel_answers_within_seconds(
         tmp_path: Path) -> None:
     """bash runs on a kernel subshell, which an interrupt does not reach: the server's cancel

@@ -139,6 +139,7 @@ def test_one_tool_call_per_turn_in_the_async_loop(root: Path) -> None:
     assert "only the first call ran; 2 more (write, bash) were dropped" in sent[3]["content"]
 
 
+@pytest.mark.serial  # asserts a wall-clock time
 def test_cancelling_during_a_60s_bash_ends_the_run_and_kills_the_command(root: Path) -> None:
     def script(request: dict[str, Any]) -> dict[str, Any]:
         return calls(("bash", {"command": "echo $$ > pid; exec sleep 60", "directory": None,

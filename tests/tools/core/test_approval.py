@@ -251,6 +251,7 @@ def test_a_decision_reaches_the_agent_in_its_next_result(root: Path) -> None:
     assert "[review]" not in ws.call("ws_list", {"path": "."}, agent, source="agent").text
 
 
+@pytest.mark.serial  # asserts a wall-clock time
 def test_await_decision_blocks_until_a_person_decides(root: Path) -> None:
     ws = review(root)
     agent = ws.open_session("agent")

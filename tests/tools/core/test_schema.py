@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from kli.tools.core.schema import validate
 
 
@@ -36,6 +38,7 @@ def _filler(prop: dict[str, object]) -> object:
             "object": {}}.get(str(prop.get("type")), "a.py")
 
 
+@pytest.mark.serial  # asserts a wall-clock time
 def test_every_number_argument_of_every_tool_refuses_nan_infinity_and_huge_naming_it(
         tmp_path: object) -> None:
     """One place (validation) keeps every timeout and count finite and bounded: NaN, ±inf or

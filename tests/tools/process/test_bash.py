@@ -111,6 +111,7 @@ def test_killed_by_signal_reports_the_signal(ws: Workspace) -> None:
     assert "SIGKILL" in r.text
 
 
+@pytest.mark.serial  # asserts a wall-clock time
 def test_timeout_is_an_error_naming_the_timeout(ws: Workspace) -> None:
     started = time.monotonic()
     r = ws.call("bash", {"command": "echo before; sleep 30", "timeout": 1})
@@ -155,6 +156,7 @@ def test_non_positive_timeout_is_an_error(ws: Workspace, root: Path, bad: int) -
     assert not (root / "ran").exists()
 
 
+@pytest.mark.serial  # asserts a wall-clock time
 def test_background_job_holding_the_pipes_cannot_hang_the_call(ws: Workspace, root: Path) -> None:
     started = time.monotonic()
     r = ws.call("bash", {"command": "sleep 60 & echo $! > pidfile; echo done", "timeout": 20})

@@ -161,6 +161,7 @@ def test_system_exit_does_not_end_the_host(ws: Workspace) -> None:
 
 
 # -- time budget ---------------------------------------------------------------------------------
+@pytest.mark.serial  # asserts a wall-clock time
 def test_pure_python_loop_is_interrupted(ws: Workspace) -> None:
     started = time.monotonic()
     r = _eval(ws, "done_before = 1\nwhile True:\n    pass", timeout=1)
@@ -171,6 +172,7 @@ def test_pure_python_loop_is_interrupted(ws: Workspace) -> None:
     assert ws.namespace["done_before"] == 1
 
 
+@pytest.mark.serial  # asserts a wall-clock time
 def test_blocking_sleep_is_interrupted(ws: Workspace) -> None:
     started = time.monotonic()
     r = _eval(ws, "import time\ntime.sleep(100)", timeout=1)
@@ -179,6 +181,7 @@ def test_blocking_sleep_is_interrupted(ws: Workspace) -> None:
     assert "partially modified" in r.text
 
 
+@pytest.mark.serial  # asserts a wall-clock time
 def test_code_that_swallows_the_first_interrupt_is_interrupted_again(ws: Workspace) -> None:
     code = "import time\ntry:\n    time.sleep(30)\nexcept BaseException:\n    pass\ntime.sleep(30)"
     started = time.monotonic()
@@ -231,6 +234,7 @@ def _in_thread(ws: Workspace, code: str, timeout: int) -> ToolResult:
     return box[0]
 
 
+@pytest.mark.serial  # asserts a wall-clock time
 def test_loop_on_another_thread_is_interrupted(ws: Workspace) -> None:
     started = time.monotonic()
     r = _in_thread(ws, "n = 0\nwhile True:\n    n += 1", timeout=1)
@@ -238,6 +242,7 @@ def test_loop_on_another_thread_is_interrupted(ws: Workspace) -> None:
     assert r.details["error"] == "timeout" and "partially modified" in r.text
 
 
+@pytest.mark.serial  # asserts a wall-clock time
 def test_blocking_call_on_another_thread_is_interrupted_when_it_returns(ws: Workspace) -> None:
     # The documented limit: PyThreadState_SetAsyncExc cannot break a blocking C call.
     started = time.monotonic()

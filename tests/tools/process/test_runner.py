@@ -59,6 +59,7 @@ def test_exit_code_streams_cwd_env_and_input(tmp_path: Path) -> None:
     assert o.stdout == f"fed\n{tmp_path}\n" and o.stderr == "this\n"
 
 
+@pytest.mark.serial  # asserts a wall-clock time
 def test_timeout_returns_none_exit_code_promptly(tmp_path: Path) -> None:
     started = time.monotonic()
     o = run_command(["sh", "-c", "sleep 30"], cwd=str(tmp_path), timeout=0.3, cap=100)
@@ -88,6 +89,7 @@ def test_multibyte_characters_split_across_reads_are_counted_as_characters(tmp_p
     assert o.stdout == "é" * 200000 and o.stdout_total == 200000
 
 
+@pytest.mark.serial  # asserts a wall-clock time
 def test_input_the_child_never_reads_does_not_block(tmp_path: Path) -> None:
     started = time.monotonic()
     o = run_command(
@@ -120,6 +122,7 @@ def test_a_command_that_prints_nothing_has_empty_streams(tmp_path: Path) -> None
     assert (o.stderr, o.stderr_tail, o.stderr_total) == ("", "", 0)
 
 
+@pytest.mark.serial  # asserts a wall-clock time
 def test_without_pidfd_exit_orphans_and_deadline_still_work(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -200,6 +203,7 @@ def test_a_tree_whose_group_is_not_known_yet_never_signals_this_process_group() 
     assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
 
 
+@pytest.mark.serial  # asserts a wall-clock time
 def test_a_cancel_from_another_thread_kills_the_whole_tree_and_reports_cancelled(
         tmp_path: Path) -> None:
     import threading
