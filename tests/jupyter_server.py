@@ -25,6 +25,8 @@ from typing import Any, ClassVar, NoReturn, TypeVar
 
 import pytest
 
+from tests.processes import descendants, outliving
+
 KERNELSPEC_SRC = Path(__file__).resolve().parents[1] / "kernel" / "kernelspec"
 LOG_TAIL_CHARS = 3000  # of the server's log, in a failure's message
 
@@ -120,7 +122,8 @@ def serve(server: Server, start_timeout: float, *, stop_timeout: float = 15.0,
     0.25 s while they raise an OSError, for ``start_timeout`` seconds); ``fail(exit code or
     None, the log's tail)`` when the server exits first or the time runs out. On exit, even a
     failed start: its sessions closed (when it still answers), then terminate, ``stop_timeout``
-    seconds' wait, kill."""
+    seconds' wait, kill; and the test fails when anything the server started (a kernel, an
+    agent a persona started in a session of its own) outlives it — killed all the same."""
     proc = server.process
     try:
         deadline = time.monotonic() + start_timeout
@@ -139,9 +142,14 @@ def serve(server: Server, start_timeout: float, *, stop_timeout: float = 15.0,
     finally:
         with contextlib.suppress(urllib.error.URLError, OSError):
             server.close_sessions()
+        started = descendants(proc.pid)
         proc.terminate()
         try:
             proc.wait(timeout=stop_timeout)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+        left = outliving(started)
+        if left and sys.exc_info()[0] is None:  # never hides the failure that stopped it
+            pytest.fail("the server stopped and left behind what it started:\n"
+                        + "\n".join(f"  {pid}: {cmd[:200]}" for pid, cmd in left.items()))
