@@ -148,3 +148,24 @@ def test_a_held_eval_accepted_by_the_person_is_recorded_and_undone_with_its_imag
     assert value(kernel, "held_list, 'held_new' in dir()") == "([1], False)"
     kernel.close_comm(agent)
     kernel.close_comm(ui)
+
+
+def test_an_agents_undo_held_for_review_changes_the_image_only_when_the_person_accepts(
+        kernel: Any) -> None:
+    ui, _ = kernel.open_comm("kli.ui", {"replay": 0})
+    agent, _ = kernel.open_comm("kli.agent", {"label": "review-bot"})
+    kernel.execute("reviewed = 'person'")
+    r = kernel.call(agent, "eval", {"code": "reviewed = 'agent'"})
+    kernel.request(ui, {"op": "approval", "mode": "review", "kind": "file"})
+    try:
+        u = kernel.call(agent, "undo", {"change": r["details"]["change"]})
+        assert u["details"].get("status") == "pending", u["text"]
+        assert "put back in the live image: image: reviewed" in u["text"], u["text"]
+        assert value(kernel, "reviewed") == "'agent'"  # nothing changed before the Accept
+        a = kernel.request(ui, {"op": "accept", "candidate": u["details"]["proposal"]})
+        assert a["ok"], a["text"]
+        assert value(kernel, "reviewed") == "'person'"
+    finally:
+        kernel.request(ui, {"op": "approval", "mode": "auto"})
+    kernel.close_comm(agent)
+    kernel.close_comm(ui)

@@ -48,7 +48,15 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from kli.tools.core import atomic, checkpoints, interrupts, participants, serverfiles, snapshot
+from kli.tools.core import (
+    approval,
+    atomic,
+    checkpoints,
+    interrupts,
+    participants,
+    serverfiles,
+    snapshot,
+)
 from kli.tools.core.cellids import source_text, stand_in_ids
 from kli.tools.core.changes import count_changes, file_change
 from kli.tools.core.checkpoints import LIVE, Checkpoint
@@ -894,7 +902,7 @@ def _undo_changes(call: Call, targets: list[Change], force: bool, verb: str,
             files.append(file_change(path, _text(now), _text(data),
                                      "deleted" if data is None else "written"))
         datas.update(dict.fromkeys(documents))
-        part_names = _apply_parts(call, plans, part_notes)
+        part_names = _apply_parts(call, plans, part_notes, force, verb)
     ids = [c.id for c in targets]
     names = ", ".join([*sorted(datas), *part_names])
     if verb == "redo":
@@ -915,11 +923,11 @@ def _undo_changes(call: Call, targets: list[Change], force: bool, verb: str,
 
 
 def _check_parts(call: Call, parted: dict[str, list[Checkpoint]], force: bool,
-                 verb: str) -> tuple[list[tuple[participants.Participant, Any]], list[str]]:
+                 verb: str) -> tuple[list[tuple[participants.Participant, Any, list[Checkpoint]]], list[str]]:
     """Each participant's plan for its parts of the changes (the image), after its check: a
     name changed since the change is a refusal naming it, unless ``force``. A part no
     participant here can take back (recorded by another process) is a note."""
-    plans: list[tuple[participants.Participant, Any]] = []
+    plans: list[tuple[participants.Participant, Any, list[Checkpoint]]] = []
     notes: list[str] = []
     for kind, cps in parted.items():
         p = participants.of_kind(kind)
@@ -936,22 +944,60 @@ def _check_parts(call: Call, parted: dict[str, list[Checkpoint]], force: bool,
                 "force=true",
                 "Look at it first; to put the old values back anyway, press Undo anyway",
                 "(what is there now is recorded, so that can be undone too).", names=problems)
-        plans.append((p, plan))
+        plans.append((p, plan, cps))
     return plans, notes
 
 
-def _apply_parts(call: Call, plans: list[tuple[participants.Participant, Any]],
-                 notes: list[str]) -> list[str]:
+def _apply_parts(call: Call, plans: list[tuple[participants.Participant, Any, list[Checkpoint]]],
+                 notes: list[str], force: bool, verb: str) -> list[str]:
     """Carry the plans out; each part of what they changed joins this call's change (so it can
-    be undone too); ``notes`` gets what they could not put back. Returns how to name them."""
+    be undone too); ``notes`` gets what they could not put back. Returns how to name them.
+    Held for review (the call's writes captured), each plan is a step the person's Accept takes
+    (``_PartStep``): nothing in the image changes before."""
     names: list[str] = []
-    for p, plan in plans:
-        part, said = p.apply(call, plan)
-        notes.extend(said)
-        if part is not None:
-            participants.add(part)
-            names.append(part.path)
+    for p, plan, cps in plans:
+        step = _PartStep(call, p, plan, cps, force, verb)
+        if atomic.capture_op(approval.STEP, step):
+            names.append(step.what)
+            continue
+        names.extend(step.apply(notes))
     return names
+
+
+class _PartStep:
+    """A participant's take-back as a held undo's step (``approval.HeldStep``): shown to the
+    person, checked again on Accept (a name changed since the proposal refuses it, unless the
+    undo was forced), then taken."""
+
+    def __init__(self, call: Call, p: participants.Participant, plan: Any, cps: list[Checkpoint],
+                 force: bool, verb: str) -> None:
+        self.call, self.p, self.plan, self.cps, self.force, self.verb = call, p, plan, cps, force, verb
+        self.what = ", ".join(cp.path for cp in cps)
+
+    def apply(self, notes: list[str]) -> list[str]:
+        part, said = self.p.apply(self.call, self.plan)
+        notes.extend(said)
+        if part is None:
+            return []
+        participants.add(part)
+        return [part.path]
+
+    def paths(self) -> list[str]:
+        return []
+
+    def shown(self) -> str:
+        return f"put back in the live image: {self.what}"
+
+    def refusal(self, proposal_id: str) -> str | None:
+        problems, plan = self.p.check(self.call, self.cps, self.force)
+        if problems and not self.force:
+            return (f"Accept of {proposal_id} refused: in the live image, {', '.join(problems)} "
+                    "since it was proposed. Nothing was changed.")
+        self.plan = plan
+        return None
+
+    def take(self) -> None:
+        self.apply([])
 
 
 def take_back(call: Call, targets: list[Change], force: bool, verb: str,
