@@ -249,10 +249,9 @@ def widget_lookup(notebook_metadata: Any) -> Callable[[str], dict[str, Any] | No
             except Exception:
                 pass
         entry = saved.get(model_id) if isinstance(saved, dict) else None
-        state = entry.get("state") if isinstance(entry, dict) else None
-        if isinstance(state, dict):
-            return {"_model_name": entry.get("model_name", ""), **state}
-        return None
+        if not isinstance(entry, dict) or not isinstance(entry.get("state"), dict):
+            return None
+        return {"_model_name": entry.get("model_name", ""), **entry["state"]}
 
     return lookup
 
