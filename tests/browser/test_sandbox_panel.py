@@ -37,8 +37,12 @@ def test_the_box_is_switched_and_explained_in_the_activity_panel(lab: Any) -> No
         status = lab.run("%kli status").locator(".jp-OutputArea-output")
         status.filter(has_text="box: ").wait_for()
         panel.locator("input.kli-Box-network").check()
-        said.filter(has_text="network all").wait_for() if shutil.which("bwrap") else None
+        if shutil.which("bwrap"):
+            said.filter(has_text="network all").wait_for()
         assert json.loads(settings.read_text())["sandbox"]["network"] == "all"
+        lab.command("kli-kernel:box")  # the palette's toggle, as the switch
+        panel.locator("input.kli-Box-on:not(:checked)").wait_for()
+        assert json.loads(settings.read_text())["sandbox"]["mode"] == "off"
     finally:
         lab.run("%kli sandbox off --network off").locator(".jp-OutputArea-output").wait_for()
         settings.unlink(missing_ok=True)

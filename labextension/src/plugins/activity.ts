@@ -36,6 +36,7 @@ export const REVIEW_COMMAND = 'kli-kernel:review';
 
 /** Command that keeps the review choice in the project's settings file (or this kernel only). */
 export const KEEP_COMMAND = 'kli-kernel:keep-review';
+export const BOX_COMMAND = 'kli-kernel:box';
 
 /** `JupyterFrontEnd.name` of Notebook 7's application. */
 const NOTEBOOK_APP_NAME = 'Jupyter Notebook';
@@ -139,6 +140,16 @@ function addReviewCommands(
     execute: () => panel.setKeep(!panel.kept)
   });
   ids.push(KEEP_COMMAND);
+  app.commands.addCommand(BOX_COMMAND, {
+    label: "Run the agent's code in the box",
+    caption:
+      "Run the agent's shell commands and Python in a sandbox (bubblewrap): writes only in the " +
+      'workspace root, no network, no new privileges (docs/sandbox.md); kept per project',
+    isEnabled: () => panel.boxSwitchable,
+    isToggled: () => panel.boxOn,
+    execute: () => panel.setBox(!panel.boxOn)
+  });
+  ids.push(BOX_COMMAND);
   app.commands.addCommand(TIMELINE_COMMAND, {
     label: 'Show the kli Timeline',
     caption: "The recorded changes of this notebook's kernel, each with Undo",

@@ -570,6 +570,18 @@ export class ActivityPanel extends Widget {
     this._said(await this._conn?.setApproval(null, undefined, keep));
   }
 
+  /** Whether the box is on (the setting, or this kernel runs in it). */
+  get boxOn(): boolean {
+    const box = this._conn?.state.box;
+    return !!box && (box.mode === 'on' || box.state === 'kernel');
+  }
+
+  /** Whether the box can be switched here (a kli kernel said it; not one already in the box). */
+  get boxSwitchable(): boolean {
+    const box = this._conn?.state.box;
+    return !!this._conn?.state.ready && !!box && box.state !== 'kernel';
+  }
+
   /** Switch the box on or off (docs/sandbox.md), kept in the project's settings. */
   async setBox(on: boolean): Promise<void> {
     this._said(await this._conn?.setSandbox(on ? 'on' : 'off'));
@@ -713,8 +725,8 @@ export class ActivityPanel extends Widget {
    * error colour), and what it stops and does not (folded). */
   private _renderBox(state: IActivityState | null): void {
     const box = state?.box ?? null;
-    this._boxOn.checked = box?.mode === 'on' || box?.state === 'kernel';
-    this._boxOn.disabled = !state?.ready || !box || box.state === 'kernel';
+    this._boxOn.checked = this.boxOn;
+    this._boxOn.disabled = !this.boxSwitchable;
     this._boxNet.checked = box?.network === 'all';
     this._boxNet.disabled = !state?.ready || !box || box.state === 'kernel';
     this._boxSaid.textContent = box ? `${box.said}${box.problem ? ` — ${box.problem}` : ''}` : '';
