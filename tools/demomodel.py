@@ -40,8 +40,9 @@ DEF = re.compile(r"^\s*def\s+(\w+)\s*\(")
 BUG = re.compile(r"/\s*\(\s*len\((\w+)\)\s*-\s*1\s*\)")
 CHECK_ARGS = "[2, 4, 6]"
 SIGNATURE = ("\n\n(I am kli's keyless demo model: a script that needs no key and no network, "
-             "and it fixes only this demo's bug. With a real model any task works: pick one in "
-             "the model picker, or see docs/agent.md for the variables that set one up.)")
+             "and it fixes only this demo's bug. With a real model any task works: set one up "
+             "(docs/agent.md says which variable), and choose it in the chat's model menu — "
+             "beside kli under the input, or in its … menu.)")
 
 
 def _reply(content: str | None = None, call: tuple[str, dict[str, Any]] | None = None,
@@ -119,7 +120,7 @@ class DemoModel:
                     turn=turn)
             patch = (f"@@ {bug['path']}#{bug['cell']}\n= {bug['line']}:{bug['anchor']}\n"
                      f"~{bug['fixed']}\n")
-            return _reply(f"`{bug['function'] or 'the function'}` in cell {bug['cell']} divides "
+            return _reply(f"{bug['function'] or 'the function'} in cell {bug['cell']} divides "
                           "by one less than the count; I will fix that line.",
                           ("edit", {"input": patch}), turn)
         bug = self._bug(messages)

@@ -67,6 +67,13 @@ SETTING_NAMES = {
     "review_wait": ("Review wait (s)", "how long a call held for review waits for you"),
     "on_review_timeout": ("After the wait", "go on, or stop the run, when you have not decided"),
 }
+# What the chat's menu offers (every setting is also a variable and a message's metadata): Jupyter
+# AI shows a persona's controls in a "…" menu of at most 60vh in a sidebar chat, opened scrolled
+# to its last control; with every choice of every setting it was taller than that at the
+# sidebar's default size, its first headings scrolled out of sight. "After the wait" stays a
+# variable (KLI_AGENT_ON_REVIEW_TIMEOUT); steps 5 and a review wait of 0 come from variables.
+MENU_CHOICES = {"profile": Settings.CHOICES["profile"], "steps": ("10", "20", "40"),
+                "review_wait": ("60", "300", "600")}
 
 
 @dataclass
@@ -142,6 +149,7 @@ class KliPersona(BasePersona):
             self._settings_problem: str | None = None
         except ValueError as exc:
             self._settings, self._settings_problem = Settings(), str(exc)
+        self._first = self._settings.current()  # the server's values, always offered again
         self._report_configuration()
         if self._model != DEMO_ID:
             _import_litellm()
@@ -160,14 +168,17 @@ class KliPersona(BasePersona):
             options.insert(0, ModelOption(id=self._model))
         self.report_model_configuration(ModelConfiguration(current=self._model,
                                                            options=options))
+        # Each setting's options leave out its current value: Jupyter AI's menu shows that as
+        # its own "Default (…)" row (see MENU_CHOICES for why the menu is kept short).
         current = self._settings.current()
         self.report_settings_configuration([
             SettingConfiguration(
                 id=key, current=current[key], name=SETTING_NAMES[key][0],
                 description=SETTING_NAMES[key][1],
                 options=[SettingOption(id=o) for o in
-                         dict.fromkeys([current[key], *Settings.CHOICES[key]])])
-            for key in Settings.CHOICES])
+                         dict.fromkeys([self._first[key], *MENU_CHOICES[key]])
+                         if o != current[key]])
+            for key in MENU_CHOICES])
 
     async def update_model(self, model_id: str) -> None:
         self._model = (model_id or "").strip() or next((m for m, _ in models_set_up()), DEMO_ID)
@@ -179,6 +190,7 @@ class KliPersona(BasePersona):
             self._settings.update(settings)
         except ValueError as exc:
             self._bad_setting = str(exc)
+        self._report_configuration()  # the new current values; the old ones offered again
 
     # -- a message ------------------------------------------------------------------------------
     async def process_message(self, message: Any) -> None:
@@ -210,9 +222,10 @@ class KliPersona(BasePersona):
             model = agent_model(self._model)  # replay:PATH is a recording, named as one
         except ValueError as exc:
             self.send_message(f"The model `{self._model}` cannot be used: {exc}. Choose "
-                              "another in the model menu under the chat's input — "
-                              f"`{DEMO_ID}` is the keyless demo — or see docs/agent.md for the "
-                              "variables that set one up (then restart the server).\n")
+                              "another in the chat's model menu (beside kli under the input, "
+                              f"or in its … menu) — `{DEMO_ID}` is the keyless demo — or see "
+                              "docs/agent.md for the variables that set one up (then restart "
+                              "the server).\n")
             return
         self._count += 1
         chat = os.path.basename(str(self.get_chat_path(relative=True))) or "chat"

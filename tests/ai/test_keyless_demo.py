@@ -14,61 +14,24 @@ not a stand-in.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import time
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.ai.harness import PERSONA_ID, START_TIMEOUT, AiServer, Chat, Panel, Script, in_thread
-from tests.jupyter_server import folders, jupyter_dirs, kli_kernelspec, launch, serve
-from tests.ports import free_port
+from tests.ai.harness import PERSONA_ID, AiServer, Chat, Panel, in_thread
+from tests.ai.keyless import BUGGY, FIXED, TASK, TOUR, start_keyless_server
 
 pytestmark = pytest.mark.timeout(300)
 
-TOUR = Path(__file__).resolve().parents[2] / "binder" / "chat_agent.ipynb"
-TASK = "fix mean in chat_agent.ipynb"
-BUGGY = "    return sum(xs) / (len(xs) - 1)"
-FIXED = "    return sum(xs) / len(xs)"
-# What sets a model up (kli.tools.agentmodels.models_set_up): none of it reaches the server.
-MODEL_VARS = ("KLI_AGENT_MODEL", "KLI_AGENT_MODELS", "OPENAI_API_KEY", "ANTHROPIC_API_KEY",
-              "GEMINI_API_KEY", "OPENAI_BASE_URL")
 
 
 @pytest.fixture(scope="module")
 def keyless(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AiServer]:
-    """A server as scripts/run starts it, with no model set up and no network needed."""
-    base = tmp_path_factory.mktemp("keyless")
-    root, runtime, share = folders(base)
-    kli_kernelspec(share)
-    labconfig = base / "config" / "labconfig"  # the chat over jupyterlab-chat's websocket
-    labconfig.mkdir(parents=True)
-    (labconfig / "page_config.json").write_text(json.dumps({"disabledExtensions": {
-        "@jupyter/docprovider-extension": True, "@jupyter/collaboration-extension": True}}))
-    notify = base / "settings" / "@jupyterlab" / "apputils-extension"
-    notify.mkdir(parents=True)
-    (notify / "notification.jupyterlab-settings").write_text(
-        json.dumps({"fetchNews": "false", "checkForUpdates": False}))
-    env = {k: v for k, v in os.environ.items() if k not in MODEL_VARS}
-    env.update(jupyter_dirs(base, runtime), JUPYTER_PATH=str(share),
-               XDG_CONFIG_HOME=str(base / "xdg"), JUPYTERLAB_SETTINGS_DIR=str(base / "settings"),
-               KLI_AGENT_REVIEW_WAIT="60")
-    port = free_port()
-    log = base / "server.log"
-    proc = launch(
-        "jupyter_server", port, root,
-        "--ServerApp.jpserver_extensions=jupyter_server_ydoc=False",
-        "--MCPExtensionApp.mcp_port=0",
-        "--LabApp.expose_app_in_browser=True",
-        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-        f"--PersonaManager.default_persona_id={PERSONA_ID}",  # as binder/default_kernel.py
-        env=env, log=log)
-    server = AiServer(f"http://127.0.0.1:{port}", root, proc, log, runtime, Script())
-    with serve(server, START_TIMEOUT):
+    with start_keyless_server(tmp_path_factory.mktemp("keyless")) as server:
         yield server
 
 
@@ -170,11 +133,6 @@ def test_in_the_chat_stop_ends_the_demo_while_its_edit_waits_and_accept_lets_it_
         _review_off(panel)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "b957370 (issue 33): undo never writes a notebook 'a running server owns', and the kernel "
-    "takes a notebook with a server session for one even with no live document "
-    "(jupyter_server_ydoc off): the cell is 'Not taken back'. tests/ai/test_persona.py's undo "
-    "test fails the same way."))
 def test_in_the_chat_undo_this_turn_puts_the_demos_cell_back(tour: AiServer) -> None:
     tour.open("chat_agent.ipynb")
     name = f"u{uuid.uuid4().hex[:6]}.chat"

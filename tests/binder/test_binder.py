@@ -32,7 +32,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 BINDER = ROOT / "binder"
-NOTEBOOKS = ["tour.ipynb", "watch_agent.ipynb", "slmcode_tools.ipynb", "bring_your_own_agent.ipynb"]
+NOTEBOOKS = ["tour.ipynb", "watch_agent.ipynb", "slmcode_tools.ipynb", "bring_your_own_agent.ipynb",
+             "chat_agent.ipynb"]
 ARTIFACTS = ROOT / "tests" / "artifacts" / "binder"
 
 # Environment variables that would make a notebook behave differently from a fresh Binder.
@@ -188,6 +189,14 @@ def test_postbuild_installs_kernel_and_prebuilt_extension(binder_env: dict) -> N
              "app.load_config_file(); print(app.config.MultiKernelManager.default_kernel_name)")
     assert _run([str(venv / "bin" / "python"), "-c", probe], cwd=repo, env=env,
                 timeout=120).strip() == "kli"
+    # Jupyter AI's chat: kli is its default persona, and the persona's entry point loads there
+    assert (json.loads(config.read_text())["PersonaManager"]["default_persona_id"]
+            == "jupyter-ai-personas::kli::KliPersona")
+    personas = ("from importlib.metadata import entry_points; "
+                "[e.load() for e in entry_points(group='jupyter_ai.personas') if e.name == 'kli']; "
+                "print(sorted(e.name for e in entry_points(group='jupyter_ai.personas')))")
+    assert "'kli'" in _run([str(venv / "bin" / "python"), "-c", personas], cwd=repo, env=env,
+                           timeout=120)
 
 
 @pytest.mark.kernel

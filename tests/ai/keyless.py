@@ -1,0 +1,63 @@
+"""A Jupyter server as ``scripts/run`` starts it for the keyless chat (issue 36): Jupyter AI 3.2
+with kli's persona as the default persona (``PersonaManager.default_persona_id``, which
+binder/default_kernel.py writes for scripts/run and Binder) and NO model set up — none of the
+variables that set one up (kli.tools.agentmodels.models_set_up) reaches it — so the persona's
+model is the keyless demo, ``kli/demo``. Nothing is scripted: no model endpoint is started.
+Used by test_keyless_demo.py (headless and websocket) and test_keyless_browser.py (Chromium).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+from tests.ai.harness import PERSONA_ID, START_TIMEOUT, AiServer, Script
+from tests.jupyter_server import folders, jupyter_dirs, kli_kernelspec, launch, serve
+from tests.ports import free_port
+
+TOUR = Path(__file__).resolve().parents[2] / "binder" / "chat_agent.ipynb"
+TASK = "fix mean in chat_agent.ipynb"  # the task the tour's notebook has the person type
+BUGGY = "    return sum(xs) / (len(xs) - 1)"
+FIXED = "    return sum(xs) / len(xs)"
+MODEL_VARS = ("KLI_AGENT_MODEL", "KLI_AGENT_MODELS", "OPENAI_API_KEY", "ANTHROPIC_API_KEY",
+              "GEMINI_API_KEY", "OPENAI_BASE_URL")
+
+
+@contextlib.contextmanager
+def start_keyless_server(base: Path) -> Iterator[AiServer]:
+    root, runtime, share = folders(base)
+    kli_kernelspec(share)
+    built = Path(__file__).resolve().parents[2] / "labextension" / "kli_kernel_labextension"
+    installed = Path(sys.prefix) / "share" / "jupyter" / "labextensions" / "kli-kernel"
+    if not installed.exists() and built.is_dir():  # an editable install carries no data files
+        (share / "labextensions").mkdir(parents=True, exist_ok=True)
+        (share / "labextensions" / "kli-kernel").symlink_to(built)
+    labconfig = base / "config" / "labconfig"  # the chat over jupyterlab-chat's websocket
+    labconfig.mkdir(parents=True)
+    (labconfig / "page_config.json").write_text(json.dumps({"disabledExtensions": {
+        "@jupyter/docprovider-extension": True, "@jupyter/collaboration-extension": True}}))
+    notify = base / "settings" / "@jupyterlab" / "apputils-extension"
+    notify.mkdir(parents=True)  # no news toast over the chat in screenshots
+    (notify / "notification.jupyterlab-settings").write_text(
+        json.dumps({"fetchNews": "false", "checkForUpdates": False}))
+    env = {k: v for k, v in os.environ.items() if k not in MODEL_VARS}
+    env.update(jupyter_dirs(base, runtime), JUPYTER_PATH=str(share),
+               XDG_CONFIG_HOME=str(base / "xdg"), JUPYTERLAB_SETTINGS_DIR=str(base / "settings"),
+               KLI_AGENT_REVIEW_WAIT="120")
+    port = free_port()
+    log = base / "server.log"
+    proc = launch(
+        "jupyter_server", port, root,
+        "--ServerApp.jpserver_extensions=jupyter_server_ydoc=False",
+        "--MCPExtensionApp.mcp_port=0",  # two servers on one machine would share 3001
+        "--LabApp.expose_app_in_browser=True",  # window.jupyterapp, for the Chromium test
+        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        f"--PersonaManager.default_persona_id={PERSONA_ID}",  # as binder/default_kernel.py
+        env=env, log=log)
+    server = AiServer(f"http://127.0.0.1:{port}", root, proc, log, runtime, Script())
+    with serve(server, START_TIMEOUT):
+        yield server
