@@ -441,6 +441,8 @@ def test_the_boxed_kernel_says_it_is_boxed_and_what_it_stops(boxed: Kernel) -> N
     text = "".join(o["content"].get("text", "") for o in outputs)
     assert "box: on: this kernel runs in the box (network off)" in text
     assert "kernel exploit" in text
+    # no project setting: the kernelspec chose the box, and says how to leave it
+    assert "switch the kernel to 'Python 3 (kli)' to leave the box" in text
 
 
 def test_a_boxed_kernel_without_bwrap_says_so_and_refuses_agent_shell_and_eval(

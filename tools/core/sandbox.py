@@ -433,11 +433,18 @@ def describe(ws: Workspace) -> dict[str, Any]:
         out.update(state="failed", said=_failed_text(failed), reason=failed)
     elif facts is not None:
         net = facts.get("network", NET_OFF)
+        if not chosen.on:
+            later = (f"; the project's setting is off, but this kernel was started as "
+                     f"{KERNEL_TITLE!r}: switch the kernel to 'Python 3 (kli)' to leave the box")
+        elif chosen.network != net:
+            later = (f"; the project's setting says network {chosen.network}, which takes "
+                     "effect when the kernel restarts")
+        else:
+            later = ""
         out.update(state="kernel", network=net, said=(
             f"on: this kernel runs in the box (network {net}); your cells, the agent's eval, "
             "bash and ws_shell all run in it. Writable: the workspace root and the box's /tmp"
-            + ("" if chosen.on and chosen.network == net else
-               "; the project's setting differs, and takes effect when the kernel restarts")))
+            + later))
     elif not chosen.on:
         out.update(state="off", said="off: an agent's shell and eval run with your full "
                    "powers (review, if on, is what guards them)")
