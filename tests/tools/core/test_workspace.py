@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from kli.tools import ToolResult, Workspace
+from kli.tools.core import atomic
 from kli.tools.core.registry import GATE_READ, Call, Profile, Tool
 from kli.tools.core.result import ToolError
 from kli.tools.registry import REGISTRY, Registry
@@ -218,6 +219,57 @@ def test_specs_take_all_for_every_tool_and_refuse_an_unknown_profile_naming_the_
             ws.specs(bad)
         assert str(err.value) == (f"unknown profile {bad!r}; the profiles are kli, slmcode and all "
                                   "(every tool).")
+
+
+# -- core reads what it must know of a tool from its entry, never from its name --------------
+def _writes_behind_the_writers(call: Call) -> ToolResult:
+    with open(call.ws.jail.resolve("made.txt", write=True).real, "w") as f:  # not atomic: unseen
+        f.write("made\n")
+    return ToolResult.success("wrote")
+
+
+def test_a_tool_that_detects_changes_has_its_files_detected_whatever_its_name(root: Path) -> None:
+    params = {"type": "object", "properties": {}}
+    seen = Tool("t_anything", "kli", None, "x", params, _writes_behind_the_writers,
+                detects_changes=True, touches_image=False)
+    unseen = Tool("bash", "kli", None, "x", params, _writes_behind_the_writers, touches_image=False)
+    ws = Workspace(str(root), registry=Registry.build([seen, unseen], [Profile("kli")]))
+    found = ws.call("t_anything", {})
+    assert [f["path"] for f in found.details["files"]] == ["made.txt"] and "change" in found.details
+    (root / "made.txt").unlink()
+    assert "files" not in ws.call("bash", {}).details  # the name "bash" alone detects nothing
+
+
+def test_the_registry_s_after_call_hooks_rewrite_each_result_in_order(root: Path) -> None:
+    def first(call: Call, result: ToolResult) -> ToolResult:
+        return ToolResult.success(result.text + f" +{call.tool.name}")
+
+    def second(call: Call, result: ToolResult) -> ToolResult:
+        return ToolResult.success(result.text + " +second")
+
+    reg = Registry.build([Tool("t_echo", "kli", None, "e", {"type": "object", "properties": {
+        "text": {"type": "string"}}}, _echo)], [Profile("kli")], after_call=(first, second))
+    assert Workspace(str(root), registry=reg).call("t_echo", {"text": "x"}).text == \
+        "echo x +t_echo +second"
+
+
+def test_a_call_deciding_a_preview_is_never_held_by_its_tool_s_flag_not_its_name(root: Path) -> None:
+    (root / ".kli").mkdir(exist_ok=True)
+    (root / ".kli" / "settings.json").write_text(json.dumps({"approval": "review"}))
+    params = {"type": "object", "properties": {"reject_repair": {"type": "string"}}}
+
+    def ran(call: Call) -> ToolResult:  # a write through core's writers: captured when held
+        atomic.write_atomic(call.ws.jail.resolve("w.txt", write=True).real, b"w\n", None)
+        return ToolResult.success("ran")
+
+    deciding = Tool("t_fix", "kli", None, "f", params, ran, mutates=True, action="file",
+                    makes_preview=True)
+    named_edit = Tool("edit", "kli", None, "f", params, ran, mutates=True, action="file")
+    ws = Workspace(str(root), registry=Registry.build([deciding, named_edit], [Profile("kli")]))
+    assert ws.call("t_fix", {"reject_repair": "p1"}, source="agent").text == "ran"
+    (root / "w.txt").unlink()
+    held = ws.call("edit", {"reject_repair": "p1"}, source="agent")  # the name alone: held
+    assert held.details["status"] == "pending" and not (root / "w.txt").exists()
 
 
 def test_registry_refuses_duplicates_and_unknown_profiles() -> None:
