@@ -359,9 +359,14 @@ def command(ws: Workspace, argv: list[str], executable: str | None = None,
     found = available()
     assert found.bwrap is not None
     program = executable or argv[0]
-    box = [*base_args(found.bwrap),
-           *folder_args(ws.root, box_tmp(ws.root), chosen.network, writable=COMMAND_WRITES,
-                        prefixes=(sys.prefix,))]
+    try:
+        box = [*base_args(found.bwrap),
+               *folder_args(ws.root, box_tmp(ws.root), chosen.network, writable=COMMAND_WRITES,
+                            prefixes=(sys.prefix,))]
+    except OSError as exc:  # .kli or its scratch folder could not be made, /tmp is full …
+        raise ToolError(_unavailable_text(
+            f"its folders could not be made ({exc.strerror}: {exc.filename})"),
+            error="sandbox_unavailable") from None
     return [*box, "--", program, *argv[1:]], None
 
 

@@ -285,3 +285,13 @@ def test_without_user_namespaces_the_box_is_not_claimed(root: Path, outside: Pat
     assert not ok and error == "sandbox_unavailable" and state == "unavailable"
     assert "user namespaces" in text
     assert (outside / "victim.txt").read_text() == ORIGINAL
+
+
+def test_a_box_whose_folders_cannot_be_made_runs_nothing_and_says_why(root: Path) -> None:
+    _need_bwrap()
+    (root / ".kli").write_text("not a folder\n")  # its scratch folder cannot be made
+    ws = Workspace(str(root), settings={"sandbox": "on"})
+    r = ws.call("bash", {"command": "echo x > made.txt"}, source="magic")
+    assert not r.ok and r.details["error"] == "sandbox_unavailable", r.text
+    assert "its folders could not be made" in r.text
+    assert not (root / "made.txt").exists()
