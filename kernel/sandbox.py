@@ -124,12 +124,18 @@ def main(argv: list[str] | None = None) -> int:
         conn = json.load(fh)
     tmp = sandbox.new_box_tmp()  # removed at exit; a killed launcher's by the next one
     try:
+        try:
+            argv = box_argv(root, tmp, network, found.bwrap)
+        except OSError as exc:  # .kli or its writable folders could not be made
+            shutil.rmtree(tmp, ignore_errors=True)
+            return unboxed(ns.connection_file,
+                           f"its folders could not be made ({exc.strerror}: {exc.filename})")
         inner = _inner(conn)
         with open(os.path.join(tmp, "kernel.json"), "w", encoding="utf-8") as fh:
             json.dump(inner, fh)
         _proxies(conn, inner, tmp)
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # interrupts arrive as messages
-        proc = subprocess.Popen(box_argv(root, tmp, network, found.bwrap))
+        proc = subprocess.Popen(argv)
 
         def stop(_signum: int, _frame: Any) -> None:
             proc.kill()  # the box's init dies with bwrap, and everything in its PID namespace

@@ -445,8 +445,12 @@ def test_the_boxed_kernel_says_it_is_boxed_and_what_it_stops(boxed: Kernel) -> N
     assert "switch the kernel to 'Python 3 (kli)' to leave the box" in text
 
 
-def test_a_boxed_kernel_without_bwrap_says_so_and_refuses_agent_shell_and_eval(
-        tmp_path: Path, listener: _Listener) -> None:
+@pytest.mark.parametrize("cause, said", [
+    ("no bwrap", "bubblewrap (bwrap) is not installed"),
+    (".kli is a file", "its folders could not be made"),
+])
+def test_a_sandboxed_kernel_whose_box_cannot_be_made_says_so_and_refuses_agent_code(
+        tmp_path: Path, listener: _Listener, cause: str, said: str) -> None:
     """Where the box cannot be made the kernel starts unboxed, says so at once and refuses the
     agent's shell and Python: it never claims a box that is not there."""
     world = _make_world(tmp_path, listener)
@@ -454,9 +458,13 @@ def test_a_boxed_kernel_without_bwrap_says_so_and_refuses_agent_shell_and_eval(
 
     env = kernel_env(world.root.parent)
     env["HOME"] = str(world.home)
-    empty = tmp_path / "no-bwrap"
-    empty.mkdir()
-    env["PATH"] = str(empty)  # bwrap (and everything else) not found
+    if cause == "no bwrap":
+        empty = tmp_path / "no-bwrap"
+        empty.mkdir()
+        env["PATH"] = str(empty)  # bwrap (and everything else) not found
+    else:
+        _need_bwrap()
+        (world.root / ".kli").write_text("a file where the control folder goes\n")
     km = KernelManager(kernel_name=SANDBOXED)
     km.start_kernel(cwd=str(world.root), env=env)
     kc = km.client()
@@ -470,7 +478,7 @@ def test_a_boxed_kernel_without_bwrap_says_so_and_refuses_agent_shell_and_eval(
                       h.call(comm, "eval", {"code": f"open({str(world.victim)!r}, 'w')"})):
             assert not reply["ok"]
             assert "its box could not be made" in reply["text"]
-            assert "bubblewrap (bwrap) is not installed" in reply["text"]
+            assert said in reply["text"]
         assert world.victim.read_text() == ORIGINAL
         _reply, outputs = h.execute("%kli status")
         text = "".join(o["content"].get("text", "") for o in outputs)
