@@ -5,7 +5,8 @@ reports that shape, see kli.tools.core.changes) is published as ONE MIME bundle:
 ``application/vnd.kli.edit+json`` for the JupyterLab extension, ``text/html`` with a coloured
 unified diff, and ``text/plain`` with the result text. A repair preview also gets an ipywidgets
 Accept / Reject control when no extension is listening (no ``kli.ui`` comm is open). Other
-results print as text, errors on stderr so the frontend marks them as errors.
+results print as text, errors on stderr so the frontend marks them as errors; a result's
+images (``look``) follow as images, so the person sees what a model is sent.
 """
 
 from __future__ import annotations
@@ -120,6 +121,11 @@ def show_result(hub: Hub, tool: str, result: ToolResult, session: str) -> None:
     text = result.text
     stream.write(text if text.endswith("\n") else text + "\n")
     stream.flush()
+    for part in result.images:  # look: the person sees the images the model is sent
+        from IPython.display import Image
+
+        display(Image(data=part.data, format=part.mime.split("/")[-1],
+                      width=part.width, height=part.height))
 
 
 def repair_widget(hub: Hub, change: dict[str, Any]) -> Any:

@@ -244,7 +244,7 @@ def spoken_to_person(result: ToolResult) -> ToolResult:
             if isinstance(f, dict) and isinstance(f.get("message"), str) else f
             for f in files
         ]
-    return ToolResult(result.ok, for_person(result.text), details)
+    return ToolResult(result.ok, for_person(result.text), details, result.images)
 
 
 def magic_usage(tool: Tool) -> str:

@@ -88,6 +88,16 @@ def test_a_pyplot_figure_under_agg_is_drawn_from_the_image(kernel: Any) -> None:
     r = kernel.call(agent, "look", {})
     assert r["ok"], r["text"]
     assert "plt figure" in r["text"] and "legend 'line'" in r["text"]
+    # the person's magic: the same text, and the images shown in the cell
+    reply, outputs = kernel.execute("%kli look")
+    assert reply["status"] == "ok"
+    kinds = [o["msg_type"] for o in outputs]
+    assert "stream" in kinds and "legend 'line'" in "".join(
+        o["content"].get("text", "") for o in outputs)
+    shown = [o["content"] for o in outputs if o["msg_type"] == "display_data"]
+    assert shown and "image/png" in shown[0]["data"]
+    assert png_size(shown[0]["data"]["image/png"]) == (r["images"][0]["width"],
+                                                       r["images"][0]["height"])
     images = r["images"]
     assert len(images) >= 1
     assert max(images[0]["width"], images[0]["height"]) <= 1024
