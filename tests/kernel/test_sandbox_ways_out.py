@@ -76,6 +76,10 @@ class World:
     def hook(self) -> Path:
         return self.root / ".git" / "hooks" / "pre-commit"
 
+    @property
+    def settings(self) -> Path:
+        return self.root / ".kli" / "settings.json"
+
 
 def _run_folder() -> str:
     """A folder under /run this test may make a socket in (root: /run itself)."""
@@ -212,9 +216,14 @@ def unboxed(tmp_path_factory: pytest.TempPathFactory, listener: _Listener,
     yield from _kernel("kli", tmp_path_factory.mktemp("unboxed"), listener, unix_listener)
 
 
+SETTINGS = '{"sandbox": "off"}\n'
+
+
 def _reset(w: World) -> None:
     w.victim.write_text(ORIGINAL)
     w.bashrc.write_text(ORIGINAL)
+    w.settings.parent.mkdir(exist_ok=True)
+    w.settings.write_text(SETTINGS)
     with contextlib.suppress(FileNotFoundError):
         w.hook.unlink()
     for name in ("swap.txt",):
@@ -254,6 +263,11 @@ WAYS: dict[str, Way] = {
         lambda w: "echo 'touch /pwned' > .git/hooks/pre-commit",
         lambda w: "open('.git/hooks/pre-commit', 'w').write('touch /pwned')",
         lambda w: not w.hook.exists(),
+    ),
+    ".kli/settings.json (the box's own switch, review's)": (
+        lambda w: "echo '{\"sandbox\": \"off\", \"approval\": \"auto\"}' > .kli/settings.json",
+        lambda w: "open('.kli/settings.json', 'w').write('{\"approval\": \"auto\"}')",
+        lambda w: w.settings.read_text() == SETTINGS,
     ),
     "a .git swapped for a new one": (
         lambda w: "mv .git .git-old && mkdir -p .git/hooks && cp -r .git-old/. .git/ && "

@@ -51,6 +51,9 @@ def root(tmp_path: Path) -> Path:
     r.mkdir()
     subprocess.run(["git", "init", "-q", str(r)], check=True)
     (r / ".git" / "hooks").mkdir(exist_ok=True)
+    (r / ".kli").mkdir()
+    (r / ".kli" / "settings.json").write_text('{"shell_policy": "any"}\n')
+    (r / ".venv" / "lib").mkdir(parents=True)
     return r
 
 
@@ -86,6 +89,8 @@ def _ways(outside: Path, port: int) -> dict[str, tuple[str, str]]:
         "the network by address": (f'{py} -c "{connect}"', "sh"),
         "/dev/tcp": (f"echo hi > /dev/tcp/127.0.0.1/{port}", "bash"),
         "new privileges": ("grep -q '^NoNewPrivs:[[:space:]]*0' /proc/self/status", "sh"),
+        ".kli/settings.json": ("echo '{}' > .kli/settings.json", "sh"),
+        "the root's .venv": ("echo 'import os' > .venv/lib/sitecustomize.py", "sh"),
     }
 
 
@@ -98,11 +103,16 @@ def _unchanged(way: str, outside: Path, root: Path, s: socket.socket) -> bool:
         return (outside / "home" / ".bashrc").read_text() == ORIGINAL
     if way == "new privileges":
         return True
+    if way == ".kli/settings.json":
+        return (root / ".kli" / "settings.json").read_text() == '{"shell_policy": "any"}\n'
+    if way == "the root's .venv":
+        return not (root / ".venv" / "lib" / "sitecustomize.py").exists()
     return (outside / "victim.txt").read_text() == ORIGINAL
 
 
 WAY_NAMES = ["write outside the root", "~/.bashrc", ".git/hooks", "a symlink swap",
-             "the network by address", "/dev/tcp", "new privileges"]
+             "the network by address", "/dev/tcp", "new privileges", ".kli/settings.json",
+             "the root's .venv"]
 
 
 @pytest.mark.parametrize("way", WAY_NAMES)
@@ -289,6 +299,7 @@ def test_without_user_namespaces_the_box_is_not_claimed(root: Path, outside: Pat
 
 def test_a_box_whose_folders_cannot_be_made_runs_nothing_and_says_why(root: Path) -> None:
     _need_bwrap()
+    shutil.rmtree(root / ".kli")
     (root / ".kli").write_text("not a folder\n")  # its scratch folder cannot be made
     ws = Workspace(str(root), settings={"sandbox": "on"})
     r = ws.call("bash", {"command": "echo x > made.txt"}, source="magic")
