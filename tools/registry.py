@@ -85,7 +85,6 @@ REGISTRY = Registry.build(_TOOLS, _PROFILES, notebooks=DiskNotebooks,
 # The profile names, derived from the registry (every face that takes a profile uses these):
 PROFILES: tuple[str, ...] = tuple(REGISTRY.profiles)
 PROFILE_CHOICES: tuple[str, ...] = (*PROFILES, ALL)
-__all__ = ["ALL", "PROFILES", "PROFILE_CHOICES", "REGISTRY", "profile_tools", "unknown_profile"]
 
 unknown_profile = REGISTRY.unknown_profile  # what every face says of an unknown profile name
 profile_tools = REGISTRY.select  # the tools of a profile (``all``: every tool)

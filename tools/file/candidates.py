@@ -31,7 +31,6 @@ from kli.tools.core.proposal import (
     ACCEPTED,
     MAX_PENDING_CANDIDATES,
     REFUSED,
-    UNKNOWN,
     WRITTEN,
     Decision,
     Proposal,
@@ -51,8 +50,6 @@ if TYPE_CHECKING:
     from kli.tools.core.workspace import Workspace
 
 KIND = "repair"  # Proposal.kind of a repair candidate
-# The queue's bound and its error for an id that is not pending are the proposal's (core's):
-__all__ = ["MAX_PENDING_CANDIDATES", "UNKNOWN", "unknown"]
 
 _candidate_ids = itertools.count(1)
 

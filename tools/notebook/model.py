@@ -28,8 +28,6 @@ from typing import Any
 
 from kli.tools.core.cellids import source_text, stand_in_ids
 
-__all__ = ["source_text", "stand_in_ids"]  # core's, used here and by the tools
-
 CELL_TYPES = ("code", "markdown", "raw")
 ID_RE = re.compile(r"^[a-zA-Z0-9-_]{1,64}$")  # nbformat 4.5's cell id pattern
 IDS_MINOR = 5  # the nbformat 4 minor version that has cell ids

@@ -8,7 +8,7 @@ from typing import Any
 
 from kli.tools import Workspace
 from kli.tools.core import approval
-from kli.tools.core.proposal import Decision
+from kli.tools.core.proposal import UNKNOWN, Decision
 from kli.tools.file import candidates
 from kli.tools.file.anchors import line_hash
 from kli.tools.file.plan import FilePlan
@@ -166,6 +166,6 @@ def test_an_unknown_id_is_one_code_from_accept_and_reject(ws: Workspace, root: P
     (root / "a.lisp").write_text(LISP)
     accept = ws.call("edit", {"accept_repair": "c999999", "path": "a.lisp"})
     reject = approval.reject(ws, "c999999", "ui")
-    assert accept.details["error"] == reject.details["error"] == candidates.UNKNOWN
+    assert accept.details["error"] == reject.details["error"] == UNKNOWN
     assert "no pending repair candidate 'c999999'" in accept.text
     assert "no pending repair candidate 'c999999'" in reject.text
