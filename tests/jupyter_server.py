@@ -1,10 +1,11 @@
 """A real Jupyter server for the tests that need one, in folders of its own under a base folder.
 
 The one home of what every such server shares: its folders and Jupyter directories, the kli
-kernelspec running this Python, the command line (loopback, a given port, no token, password
-or xsrf check), its start (polling ``/api/status`` until it answers, the log's tail when it does
-not) and its stop (its sessions closed, then terminate, wait, kill). The starters add what is
-theirs: tests/ai/harness.py, tests/ai/acp/conftest.py (Jupyter AI's venv),
+kernelspec running this Python (tests/kernelspec.py), the command line (loopback, a given port,
+no token, password or xsrf check), its start (polling ``/api/status`` until it answers, the
+log's tail when it does not) and its stop (its sessions closed, then terminate, wait, kill); and
+what a test does with it: write a kli notebook, open it (a session: its kernel), find its
+kernel and connection file, close the sessions. The starters add what is theirs: tests/ai/harness.py, tests/ai/acp/conftest.py (Jupyter AI's venv),
 tests/notebook_live/conftest.py and tests/browser/conftest.py (the shared test venv).
 """
 
@@ -18,16 +19,18 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, NoReturn, TypeVar
 
 import pytest
 
+from tests.kernelspec import write_kli_kernelspec
 from tests.processes import descendants, outliving
 
-KERNELSPEC_SRC = Path(__file__).resolve().parents[1] / "kernel" / "kernelspec"
+# The writer's former name here; tests/ai's starters still import it.
+kli_kernelspec = write_kli_kernelspec
 LOG_TAIL_CHARS = 3000  # of the server's log, in a failure's message
 
 
@@ -56,10 +59,57 @@ class JupyterServer:
     def log_text(self) -> str:
         return self.log.read_text(errors="replace")
 
-    def close_sessions(self) -> None:
-        """Shut every session down (and so its kernel)."""
+    @property
+    def runtime_dir(self) -> Path:
+        """The server's runtime folder (``folders`` makes it beside the root): its kernels'
+        connection files."""
+        return self.root.parent / "runtime"
+
+    def new_notebook(self, name: str, cells: Sequence[str | tuple[str, str]] | None = None,
+                     kernel: str = "kli") -> str:
+        """Write notebook ``name`` (its path from the root) through the contents API: a code
+        cell per item of ``cells`` (None: one empty cell), its source or ``(id, source)``, and
+        kernelspec ``kernel``. Returns ``name``."""
+        made = []
+        for cell in cells if cells is not None else [""]:
+            cid, src = cell if isinstance(cell, tuple) else (None, cell)
+            made.append({"cell_type": "code", "execution_count": None, "metadata": {},
+                         "outputs": [], "source": src, **({"id": cid} if cid else {})})
+        display = "Python 3 (kli)" if kernel == "kli" else kernel
+        nb = {
+            "cells": made,
+            "metadata": {"kernelspec": {"name": kernel, "display_name": display,
+                                        "language": "python"},
+                         "language_info": {"name": "python"}},
+            "nbformat": 4, "nbformat_minor": 5,
+        }
+        self.api("PUT", f"/api/contents/{name}", {"type": "notebook", "format": "json",
+                                                   "content": nb})
+        return name
+
+    def start_session(self, name: str, kernel: str = "kli") -> str:
+        """Start a ``kernel`` kernel for notebook ``name``, as opening it in JupyterLab does;
+        the kernel's id."""
+        s = self.api("POST", "/api/sessions", {"path": name, "type": "notebook", "name": name,
+                                               "kernel": {"name": kernel}})
+        return str(s["kernel"]["id"])
+
+    def kernel_id(self, notebook: str) -> str:
+        """The id of the kernel of ``notebook``'s session; LookupError when it has none."""
         for s in self.api("GET", "/api/sessions"):
-            self.api("DELETE", f"/api/sessions/{s['id']}")
+            if s.get("path") == notebook and s.get("kernel"):
+                return str(s["kernel"]["id"])
+        raise LookupError(f"no session for {notebook}")
+
+    def connection_file(self, kernel_id: str) -> Path:
+        """The connection file of kernel ``kernel_id`` (in the server's runtime folder)."""
+        return self.runtime_dir / f"kernel-{kernel_id}.json"
+
+    def close_sessions(self) -> None:
+        """Shut every session down (and so its kernel), past one the server no longer knows."""
+        for s in self.api("GET", "/api/sessions"):
+            with contextlib.suppress(urllib.error.URLError):
+                self.api("DELETE", f"/api/sessions/{s['id']}")
 
 
 Server = TypeVar("Server", bound=JupyterServer)
@@ -79,17 +129,6 @@ def jupyter_dirs(base: Path, runtime: Path) -> dict[str, str]:
     return {"JUPYTER_CONFIG_DIR": str(base / "config"), "JUPYTER_DATA_DIR": str(base / "data"),
             "JUPYTER_RUNTIME_DIR": str(runtime), "JUPYTER_PLATFORM_DIRS": "1",
             "PYTHONUNBUFFERED": "1"}
-
-
-def kli_kernelspec(share: Path) -> Path:
-    """The ``kli`` kernelspec in ``share/kernels/kli``, running this Python (and so the
-    worktree's kli the PYTHONPATH shim names); its folder."""
-    spec_dir = share / "kernels" / "kli"
-    spec_dir.mkdir(parents=True)
-    spec = json.loads((KERNELSPEC_SRC / "kernel.json").read_text())
-    spec["argv"] = [sys.executable, "-m", "kli.kernel", "-f", "{connection_file}"]
-    (spec_dir / "kernel.json").write_text(json.dumps(spec))
-    return spec_dir
 
 
 def launch(module: str, port: int, root: Path, *flags: str, env: dict[str, str],

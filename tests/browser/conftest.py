@@ -18,11 +18,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import sys
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,15 +27,8 @@ from typing import Any, NoReturn
 
 import pytest
 
-from tests.jupyter_server import (
-    KERNELSPEC_SRC,
-    JupyterServer,
-    folders,
-    jupyter_dirs,
-    kli_kernelspec,
-    launch,
-    serve,
-)
+from tests.jupyter_server import JupyterServer, folders, jupyter_dirs, launch, serve
+from tests.kernelspec import write_kli_kernelspec
 from tests.ports import free_port
 
 REPO = Path(__file__).resolve().parents[2]
@@ -73,47 +63,9 @@ def _installed_extension() -> Path | None:
 
 @dataclass
 class LabServer(JupyterServer):
-    runtime_dir: Path
+    """JupyterLab (its notebooks, sessions and connection files: tests/jupyter_server.py)."""
 
     api_timeout = 10.0
-
-    def new_notebook(self, name: str, cells: list[str] | None = None) -> str:
-        """Create ``name`` (a kli notebook) through the contents API; returns its path."""
-        nb = {
-            "cells": [
-                {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
-                 "source": src}
-                for src in (cells or [""])
-            ],
-            "metadata": {
-                "kernelspec": {"name": "kli", "display_name": "Python 3 (kli)",
-                               "language": "python"},
-                "language_info": {"name": "python"},
-            },
-            "nbformat": 4,
-            "nbformat_minor": 5,
-        }
-        self.api("PUT", f"/api/contents/{name}", {"type": "notebook", "format": "json",
-                                                   "content": nb})
-        return name
-
-    def kernel_id(self, notebook: str) -> str:
-        for s in self.api("GET", "/api/sessions"):
-            if s.get("path") == notebook and s.get("kernel"):
-                return str(s["kernel"]["id"])
-        raise LookupError(f"no session for {notebook}")
-
-    def connection_file(self, notebook: str) -> Path:
-        """The connection file of the notebook's kernel (in the server's runtime dir)."""
-        return self.runtime_dir / f"kernel-{self.kernel_id(notebook)}.json"
-
-    def close_sessions(self) -> None:
-        """Shut every session down, past one the server no longer knows."""
-        for s in self.api("GET", "/api/sessions"):
-            try:
-                self.api("DELETE", f"/api/sessions/{s['id']}")
-            except urllib.error.URLError:
-                pass
 
 
 def _settings(settings_dir: Path) -> None:
@@ -166,9 +118,7 @@ def start_lab_server(base: Path) -> Iterator[LabServer]:
             raise LabUnavailable(f"the extension is not built ({BUILD_OUTPUT}); run npm run build")
         (share / "labextensions").mkdir()
         (share / "labextensions" / EXTENSION_NAME).symlink_to(BUILD_OUTPUT)
-        spec_dir = kli_kernelspec(share)
-        for logo in KERNELSPEC_SRC.glob("logo-*"):
-            shutil.copy(logo, spec_dir / logo.name)
+        write_kli_kernelspec(share)
         env["JUPYTER_PATH"] = str(share)
     port = free_port()
     log = base / "server.log"
@@ -178,7 +128,7 @@ def start_lab_server(base: Path) -> Iterator[LabServer]:
         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
         env=env, log=log,
     )
-    server = LabServer(f"http://127.0.0.1:{port}", root, proc, log, runtime)
+    server = LabServer(f"http://127.0.0.1:{port}", root, proc, log)
     with serve(server, SERVER_START_TIMEOUT, fail=_lab_failed):
         specs = server.api("GET", "/api/kernelspecs")["kernelspecs"]
         if "kli" not in specs:
@@ -309,6 +259,10 @@ class Lab:
             if time.monotonic() > deadline:
                 raise AssertionError(f"the kernel of {self.notebook} did not become idle")
             self.page.wait_for_timeout(100)
+
+    def connection_file(self) -> Path:
+        """The connection file of the open notebook's kernel."""
+        return self.server.connection_file(self.server.kernel_id(self.notebook))
 
     def run(self, source: str) -> Any:
         """Run ``source`` in the notebook's first empty cell (or a new one); its locator."""

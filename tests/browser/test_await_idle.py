@@ -31,7 +31,7 @@ def test_the_kernel_reads_idle_while_an_agent_waits_for_the_persons_decision(lab
     root: Path = lab.server.root
     lab.open("await-idle.ipynb")
     lab.run("%kli approval review file").locator(".jp-OutputArea-output").wait_for()
-    agent = client.connect(str(lab.server.connection_file(lab.notebook)), label="waiting agent",
+    agent = client.connect(str(lab.connection_file()), label="waiting agent",
                            timeout=60)
     try:
         held = agent.call("write", {"path": "waited.txt", "content": "yes\n"})

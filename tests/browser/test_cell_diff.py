@@ -81,7 +81,7 @@ def test_an_agents_cell_edit_shows_its_diff_on_that_cell_and_a_repair_preview_ac
     lab: Any,
 ) -> None:
     lab.open("celldiff.ipynb", ["a = 1\nb = 2", "c = 3"])
-    agent = client.connect(str(lab.server.connection_file(lab.notebook)), label="cell agent",
+    agent = client.connect(str(lab.connection_file()), label="cell agent",
                            timeout=30)
     cells = lab.page.locator(".jp-Notebook .jp-Cell")
     try:
@@ -143,7 +143,7 @@ def test_an_agents_cell_edit_shows_its_diff_on_that_cell_and_a_repair_preview_ac
 def test_a_held_cell_edit_is_accepted_or_rejected_on_the_cell_itself(lab: Any) -> None:
     lab.open("cellreview.ipynb", ["a = 1\nb = 2", "c = 3"])
     lab.run("%kli approval review file").locator(".jp-OutputArea-output").wait_for()
-    agent = client.connect(str(lab.server.connection_file(lab.notebook)), label="review agent",
+    agent = client.connect(str(lab.connection_file()), label="review agent",
                            timeout=30)
     cells = lab.page.locator(".jp-Notebook .jp-Cell")
     try:
@@ -217,7 +217,7 @@ def test_a_held_cell_edit_is_accepted_or_rejected_on_the_cell_itself(lab: Any) -
 def test_a_held_cell_run_shows_accept_and_reject_on_the_cell(lab: Any) -> None:
     lab.open("cellrun.ipynb", ["print('ran one')", "print('ran two')"])
     lab.run("%kli approval review eval").locator(".jp-OutputArea-output").wait_for()
-    agent = client.connect(str(lab.server.connection_file(lab.notebook)), label="run agent",
+    agent = client.connect(str(lab.connection_file()), label="run agent",
                            timeout=30)
     cells = lab.page.locator(".jp-Notebook .jp-Cell")
     try:
@@ -255,7 +255,7 @@ def test_an_edit_of_a_notebook_open_with_another_kernel_shows_on_that_notebooks_
     lab: Any,
 ) -> None:
     lab.open("agentside.ipynb", ["x = 0"])
-    agent = client.connect(str(lab.server.connection_file(lab.notebook)), label="cross agent",
+    agent = client.connect(str(lab.connection_file()), label="cross agent",
                            timeout=30)
     try:
         lab.server.new_notebook("other.ipynb", ["y = 1", "z = 2"])
@@ -281,7 +281,7 @@ def test_an_edit_of_a_notebook_open_with_another_kernel_shows_on_that_notebooks_
 
 def test_in_notebook_7_an_agents_cell_edit_shows_its_diff_on_the_cell(lab: Any) -> None:
     lab.open("nb7cell.ipynb", ["m = 1"], ui="notebook")
-    agent = client.connect(str(lab.server.connection_file(lab.notebook)), label="nb7 agent",
+    agent = client.connect(str(lab.connection_file()), label="nb7 agent",
                            timeout=30)
     try:
         read = agent.call("read", {"path": "nb7cell.ipynb"})
@@ -303,7 +303,7 @@ def test_in_notebook_7_an_agents_cell_edit_shows_its_diff_on_the_cell(lab: Any) 
 def test_a_held_cell_insert_shows_on_its_anchor_and_a_held_delete_on_its_cell(lab: Any) -> None:
     lab.open("cellops.ipynb", ["a = 1", "b = 2"])
     lab.run("%kli approval review file").locator(".jp-OutputArea-output").wait_for()
-    agent = client.connect(str(lab.server.connection_file(lab.notebook)), label="ops agent",
+    agent = client.connect(str(lab.connection_file()), label="ops agent",
                            timeout=30)
     cells = lab.page.locator(".jp-Notebook .jp-Cell")
     try:

@@ -26,7 +26,7 @@ def test_without_collaboration_a_cell_shows_the_edit_and_accepts_a_held_one_into
     config = lab.page.evaluate(
         "() => JSON.parse(document.getElementById('jupyter-config-data').textContent)")
     assert set(COLLAB_LAB_PLUGINS) <= set(config.get("disabledExtensions") or ())
-    agent = client.connect(str(lab.server.connection_file(lab.notebook)), label="plain agent",
+    agent = client.connect(str(lab.connection_file()), label="plain agent",
                            timeout=30)
     cells = lab.page.locator(".jp-Notebook .jp-Cell")
     try:

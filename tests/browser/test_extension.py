@@ -164,7 +164,7 @@ def test_activity_panel_shows_agent_calls_live_and_accepts_its_preview(lab: Any)
     (root / "pend.py").write_text(ORIGINAL)
     lab.open("agent.ipynb")
     lab.run("%kli bash echo from-the-notebook").locator(".jp-OutputArea-output").wait_for()
-    agent = client.connect(str(lab.server.connection_file(lab.notebook)), label="test agent",
+    agent = client.connect(str(lab.connection_file()), label="test agent",
                            timeout=30)
     try:
         # Before this page's comm exists (the page reloads): replayed by the kernel's hello.

@@ -38,7 +38,7 @@ def test_review_holds_an_agents_changes_until_a_person_decides(lab: Any) -> None
         "Hold each of an agent's shell commands until you accept or reject it")
     files_box.check()
     shell_box.check()
-    conn = lab.server.connection_file(lab.notebook)
+    conn = lab.connection_file()
     agent = client.connect(str(conn), label="review agent", timeout=30)
     leaver = None
     try:

@@ -46,7 +46,7 @@ def test_rows_say_held_preview_written_and_rejected_and_whose_decision_it_was(la
     lab.open("rows.ipynb", ["import math\nr = math.pi", "b = 2\nprint(b)"])
     lab.run("%kli approval review").locator(".jp-OutputArea-output").wait_for()
     panel = lab.activity_panel(320)
-    agent = client.connect(str(lab.server.connection_file(lab.notebook)), label="row agent",
+    agent = client.connect(str(lab.connection_file()), label="row agent",
                            timeout=30)
     try:
         # A held edit: "held" while it waits, "written by you" in the same row after Accept.

@@ -30,7 +30,7 @@ def test_the_timeline_undoes_redoes_and_refuses_a_file_the_person_changed(lab: A
     timeline = panel.locator(".kli-Timeline")
     timeline.wait_for()
     assert panel.locator(".kli-Calls").is_hidden()
-    agent = client.connect(str(lab.server.connection_file(lab.notebook)), label="timeline agent",
+    agent = client.connect(str(lab.connection_file()), label="timeline agent",
                            timeout=30)
     try:
         ids = []
@@ -172,7 +172,7 @@ def test_undo_this_turn_takes_back_everything_a_chat_turns_session_changed_in_on
     panel.get_by_role("tab", name="Timeline").click()
     timeline = panel.locator(".kli-Timeline")
     timeline.wait_for()
-    turn = client.connect(str(lab.server.connection_file(lab.notebook)),
+    turn = client.connect(str(lab.connection_file()),
                           label="chat team.chat turn 1", timeout=30)
     try:
         assert turn.call("bash", {"command": "echo 'by the turn' >> t1.txt"}).ok

@@ -24,7 +24,7 @@ def test_the_panel_shows_a_bash_change_and_undoes_it(lab: Any) -> None:
     lab.open("undo.ipynb")
     lab.run("%kli changes").locator(".jp-OutputArea-output").wait_for()
     panel = lab.activity_panel(320)
-    agent = client.connect(str(lab.server.connection_file(lab.notebook)), label="undo agent",
+    agent = client.connect(str(lab.connection_file()), label="undo agent",
                            timeout=30)
     try:
         r = agent.call("bash", {"command": "echo second >> log.txt"})
@@ -75,7 +75,7 @@ def test_the_panels_undo_of_an_agents_edit_restores_the_bytes_exactly(lab: Any) 
     lab.open("undo-edit.ipynb")
     lab.run("%kli changes").locator(".jp-OutputArea-output").wait_for()
     panel = lab.activity_panel(320)
-    agent = client.connect(str(lab.server.connection_file(lab.notebook)), label="edit agent",
+    agent = client.connect(str(lab.connection_file()), label="edit agent",
                            timeout=30)
     try:
         assert agent.call("read", {"path": "crlf.py"}).ok

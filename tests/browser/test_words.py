@@ -30,7 +30,7 @@ def test_a_held_call_reads_as_held_for_the_person_and_the_note_field_fits(lab: A
     lab.open("words.ipynb")
     lab.run("%kli approval review").locator(".jp-OutputArea-output").wait_for()
     panel = lab.activity_panel()  # the panel's default width
-    agent = client.connect(str(lab.server.connection_file(lab.notebook)), label="words agent",
+    agent = client.connect(str(lab.connection_file()), label="words agent",
                            timeout=30)
     try:
         w = agent.call("write", {"path": "words-held.txt", "content": "held\n"})

@@ -18,28 +18,12 @@ from typing import Any
 
 import pytest
 
+from tests.kernelspec import kli_kernelspec  # noqa: F401  (session, autouse: the spec installed)
 from tests.ports import free_port
 
-SPEC_SOURCE = Path(__file__).resolve().parents[2] / "kernel" / "kernelspec"
 START_TIMEOUT = 60.0
 GATEWAY_TOKEN = "gateway-secret"
 SERVER_TOKEN = "server-secret"
-
-
-@pytest.fixture(scope="session", autouse=True)
-def kli_kernelspec() -> str:
-    """The ``kli`` kernelspec is findable (installed into sys.prefix when an editable install
-    did not put it in place)."""
-    from jupyter_client.kernelspec import KernelSpecManager
-
-    specs = KernelSpecManager().find_kernel_specs()
-    source = json.loads((SPEC_SOURCE / "kernel.json").read_text())
-    current = specs.get("kli")
-    if current is None or json.loads((Path(current) / "kernel.json").read_text()) != source:
-        subprocess.run([sys.executable, "-m", "kli.kernel", "install", "--sys-prefix"],
-                       check=True, capture_output=True)
-        current = KernelSpecManager().find_kernel_specs()["kli"]
-    return str(current)
 
 
 def http_json(url: str, token: str, method: str = "GET", body: Any = None) -> Any:

@@ -8,7 +8,6 @@ kernels run the test environment's Python: the kernelspec it serves names that i
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -20,8 +19,9 @@ from typing import Any
 import pytest
 
 from kli import client
+from tests.kernelspec import write_kli_kernelspec
 
-from .conftest import SPEC_SOURCE, free_port, http_json
+from .conftest import free_port, http_json
 
 pytestmark = [pytest.mark.kernel, pytest.mark.gateway]
 
@@ -47,13 +47,10 @@ class EnterpriseGateway:
     def __init__(self, tmp: Path) -> None:
         self.root = tmp / "root"
         self.root.mkdir()
-        kernels = tmp / "share" / "jupyter" / "kernels" / "kli"
-        kernels.mkdir(parents=True)
-        spec = json.loads((SPEC_SOURCE / "kernel.json").read_text())
-        spec["argv"][0] = sys.executable  # the kernel runs where kli is installed
-        spec["metadata"]["process_proxy"] = {"class_name": "enterprise_gateway.services."
-                                             "processproxies.processproxy.LocalProcessProxy"}
-        (kernels / "kernel.json").write_text(json.dumps(spec))
+        # The kernel runs where kli is installed, started by EG's local process proxy.
+        write_kli_kernelspec(tmp / "share" / "jupyter", {"process_proxy": {
+            "class_name": "enterprise_gateway.services.processproxies.processproxy."
+                          "LocalProcessProxy"}})
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.env = {**os.environ, "JUPYTER_PATH": str(tmp / "share" / "jupyter"),

@@ -35,4 +35,4 @@ _spec = _ilu.spec_from_file_location(
 assert _spec is not None and _spec.loader is not None
 kernel_harness = _ilu.module_from_spec(_spec)
 _spec.loader.exec_module(kernel_harness)
-kli_kernelspec = kernel_harness.kli_kernelspec  # the session fixture that installs the spec
+from tests.kernelspec import kli_kernelspec  # noqa: E402, F401  (session, autouse: installed)

@@ -6,11 +6,8 @@ Tests that must not share state (interrupts, dead kernels) start their own.
 
 from __future__ import annotations
 
-import json
 import os
 import queue
-import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -19,24 +16,9 @@ from typing import Any
 
 import pytest
 
-SPEC_SOURCE = Path(__file__).resolve().parents[2] / "kernel" / "kernelspec"
+from tests.kernelspec import kli_kernelspec  # noqa: F401  (session, autouse: the spec installed)
+
 TIMEOUT = 30.0
-
-
-@pytest.fixture(scope="session", autouse=True)
-def kli_kernelspec() -> str:
-    """The ``kli`` kernelspec is findable; installed with ``python -m kli.kernel install
-    --sys-prefix`` when the (editable) install did not put it in place, or put an old one."""
-    from jupyter_client.kernelspec import KernelSpecManager
-
-    specs = KernelSpecManager().find_kernel_specs()
-    source = json.loads((SPEC_SOURCE / "kernel.json").read_text())
-    current = specs.get("kli")
-    if current is None or json.loads((Path(current) / "kernel.json").read_text()) != source:
-        subprocess.run([sys.executable, "-m", "kli.kernel", "install", "--sys-prefix"],
-                       check=True, capture_output=True)
-        current = KernelSpecManager().find_kernel_specs()["kli"]
-    return str(current)
 
 
 def kernel_env(tmp: Path) -> dict[str, str]:

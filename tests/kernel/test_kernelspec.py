@@ -12,9 +12,10 @@ from typing import Any
 
 import pytest
 
+from tests.kernelspec import SPEC_SOURCE
+
 pytestmark = pytest.mark.kernel
 
-SPEC_SOURCE = Path(__file__).resolve().parents[2] / "kernel" / "kernelspec"
 FILES = {"kernel.json", "logo-32x32.png", "logo-64x64.png", "logo-svg.svg"}
 
 

@@ -18,7 +18,8 @@ from typing import Any
 
 import pytest
 
-from tests.jupyter_server import JupyterServer, folders, jupyter_dirs, kli_kernelspec, launch, serve
+from tests.jupyter_server import JupyterServer, folders, jupyter_dirs, launch, serve
+from tests.kernelspec import write_kli_kernelspec
 from tests.ports import free_port
 
 pytest.importorskip("jupyter_server_ydoc", reason="jupyter-collaboration is not installed")
@@ -30,27 +31,10 @@ SAVE_DELAY = 0.5  # the server's document_save_delay, seconds
 
 @dataclass
 class CollabServer(JupyterServer):
+    """A jupyter_server with jupyter-collaboration (notebooks and sessions:
+    tests/jupyter_server.py)."""
+
     api_timeout = 20.0
-
-    def new_notebook(self, name: str, cells: list[tuple[str, str]]) -> str:
-        """Write ``name`` with cells ``(id, source)`` (code cells) through the contents API."""
-        nb = {
-            "cells": [{"cell_type": "code", "execution_count": None, "id": cid, "metadata": {},
-                       "outputs": [], "source": src} for cid, src in cells],
-            "metadata": {"kernelspec": {"name": "kli", "display_name": "Python 3 (kli)",
-                                        "language": "python"},
-                         "language_info": {"name": "python"}},
-            "nbformat": 4, "nbformat_minor": 5,
-        }
-        self.api("PUT", f"/api/contents/{name}", {"type": "notebook", "format": "json",
-                                                   "content": nb})
-        return name
-
-    def start_session(self, name: str) -> str:
-        """Start a kli kernel for notebook ``name`` (as opening it in JupyterLab does); its id."""
-        s = self.api("POST", "/api/sessions", {"path": name, "type": "notebook", "name": name,
-                                               "kernel": {"name": "kli"}})
-        return str(s["kernel"]["id"])
 
     def saved(self, name: str) -> dict[str, Any]:
         return json.loads((self.root / name).read_text(encoding="utf-8"))
@@ -61,7 +45,7 @@ def start_collab_server(base: Path, *, collaboration: bool = True) -> Iterator[C
     """A jupyter_server on loopback with the kli kernelspec; ``collaboration=False`` turns the
     jupyter-collaboration server extension off (a plain server)."""
     root, runtime, share = folders(base)
-    kli_kernelspec(share)
+    write_kli_kernelspec(share)
     env = dict(os.environ)
     env.update(jupyter_dirs(base, runtime), JUPYTER_PATH=str(share))
     port = free_port()

@@ -37,7 +37,7 @@ def test_a_person_typing_in_one_cell_and_an_agent_editing_another_both_survive(
     lab: Any,  # noqa: F811
 ) -> None:
     lab.open("rtc.ipynb", ["p = 1", "q = 2"])
-    agent = client.connect(str(lab.server.connection_file(lab.notebook)), label="rtc agent",
+    agent = client.connect(str(lab.connection_file()), label="rtc agent",
                            timeout=30)
     try:
         read = agent.call("read", {"path": "rtc.ipynb"})

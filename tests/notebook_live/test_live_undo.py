@@ -201,7 +201,7 @@ def test_an_edit_in_an_open_tab_is_undone_in_the_tab(lab: Any) -> None:  # noqa:
 
     lab.open("tab.ipynb", ["t = 1", "u = 2"])
     real = lab.server.root / "tab.ipynb"
-    agent = client.connect(str(lab.server.connection_file(lab.notebook)), label="tab agent",
+    agent = client.connect(str(lab.connection_file()), label="tab agent",
                            timeout=30)
     try:
         _wait(lambda: _has_tab(agent, real), "the tab's notebooks report reaching the kernel")

@@ -131,7 +131,7 @@ def test_an_agents_edit_lands_in_the_open_tab_keeping_unsaved_typing_and_refusin
     config = json.loads(lab.page.evaluate(
         "() => document.getElementById('jupyter-config-data').textContent"))
     assert set(COLLAB_LAB_PLUGINS) <= set(config.get("disabledExtensions") or ()), config
-    agent = client.connect(str(lab.server.connection_file(lab.notebook)), label="tab agent",
+    agent = client.connect(str(lab.connection_file()), label="tab agent",
                            timeout=30)
     try:
         _wait(lambda: _has_tab(agent, real), "the tab's notebooks report reaching the kernel")
@@ -251,7 +251,7 @@ def test_a_closed_tab_sends_edits_to_the_file_and_a_silent_one_gives_an_error(la
     lab.open("gone.ipynb", ["g = 1"])
     lab.server.new_notebook("other.ipynb", ["o = 1"])
     real, other = lab.server.root / "gone.ipynb", lab.server.root / "other.ipynb"
-    agent = client.connect(str(lab.server.connection_file(lab.notebook)), label="gone agent",
+    agent = client.connect(str(lab.connection_file()), label="gone agent",
                            timeout=30)
     try:
         # A second tab (with its own kernel) opens, is reported to this kernel too, and closes.
@@ -323,7 +323,7 @@ def test_a_closed_tab_sends_edits_to_the_file_and_a_silent_one_gives_an_error(la
 def test_in_notebook_7_an_agents_edit_lands_in_the_open_page(lab: Lab) -> None:
     lab.open("nb7.ipynb", ["a = 1", "b = 2"], ui="notebook")
     real = lab.server.root / "nb7.ipynb"
-    agent = client.connect(str(lab.server.connection_file(lab.notebook)), label="nb7 agent",
+    agent = client.connect(str(lab.connection_file()), label="nb7 agent",
                            timeout=30)
     try:
         _wait(lambda: _has_tab(agent, real), "Notebook 7's page reported")

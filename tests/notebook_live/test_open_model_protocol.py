@@ -29,8 +29,7 @@ def tab(plain_server: CollabServer) -> Iterator[tuple[Harness, str, str, str]]:
 
     name = plain_server.new_notebook("t.ipynb", [("c1", "t = 1"), ("c2", "u = 2")])
     kernel_id = plain_server.start_session(name)
-    kc = BlockingKernelClient(
-        connection_file=str(plain_server.root.parent / "runtime" / f"kernel-{kernel_id}.json"))
+    kc = BlockingKernelClient(connection_file=str(plain_server.connection_file(kernel_id)))
     kc.load_connection_file()
     kc.start_channels()
     kc.wait_for_ready(timeout=60)
@@ -43,8 +42,7 @@ def tab(plain_server: CollabServer) -> Iterator[tuple[Harness, str, str, str]]:
         yield h, ui, agent, "c1"
     finally:
         kc.stop_channels()
-        for s in plain_server.api("GET", "/api/sessions"):
-            plain_server.api("DELETE", f"/api/sessions/{s['id']}")
+        plain_server.close_sessions()
 
 
 def _next_on(h: Harness, comm: str, op: str, since: int) -> dict[str, Any]:
