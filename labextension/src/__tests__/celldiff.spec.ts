@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { ICellChange, cellChanges, headWords, heldRuns, kernelPath, splitCell } from '../model/celldiff';
+import {
+  ICellChange,
+  cellChanges,
+  headWords,
+  heldRuns,
+  keptDecided,
+  kernelPath,
+  splitCell
+} from '../model/celldiff';
 import { INITIAL_STATE, IActivityState, reduce } from '../model/store';
 import type { ICandidate, IFileChange, IToolEvent } from '../protocol';
 
@@ -242,5 +250,13 @@ describe('headWords', () => {
     );
     expect(headWords(applied('cell agent', 'edit'))).toBe('Changed by cell agent (edit)');
     expect(headWords(applied('magic', 'edit'))).toBe('Changed by you (edit)');
+  });
+});
+
+describe('keptDecided', () => {
+  it('keeps only the newest decided proposal, and only while nothing else is on the cell', () => {
+    expect([...keptDecided(new Set(), ['p1', 'p2', 'p3'])]).toEqual(['p3']);
+    expect([...keptDecided(new Set(['e9:nb.ipynb#c1']), ['p1', 'p2'])]).toEqual([]);
+    expect([...keptDecided(new Set(), [])]).toEqual([]);
   });
 });

@@ -283,3 +283,15 @@ export function headWords(c: ICellChange, decided = false): string {
   const what = c.candidate?.startsWith('c') ? 'Repair preview' : 'Proposed change';
   return `${what} ${c.candidate}${who} (${c.tool})${decided ? '' : ': not written yet'}`;
 }
+
+/**
+ * Which decided proposals a cell keeps showing (folded, with their decision): only the newest,
+ * and only while nothing else is shown on the cell — an Accept's applied edit, or a newer
+ * proposal, takes its place — so decided banners do not pile up. `wanted`: the keys the cell
+ * shows now; `decided`: its decided proposals' keys, oldest first.
+ */
+export function keptDecided(wanted: ReadonlySet<string>, decided: readonly string[]): Set<string> {
+  const open = decided.filter(k => !wanted.has(k));
+  const others = [...wanted].filter(k => !decided.includes(k));
+  return new Set(others.length || !open.length ? [] : [open[open.length - 1]]);
+}

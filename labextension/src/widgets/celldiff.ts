@@ -14,7 +14,7 @@ import type { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { ISignal, Signal } from '@lumino/signaling';
 import { PanelLayout, Widget } from '@lumino/widgets';
 import { UiConnection, connectionFor, isKliKernel } from '../connection';
-import { ICellChange, cellChanges, headWords, kernelPath } from '../model/celldiff';
+import { ICellChange, cellChanges, headWords, keptDecided, kernelPath } from '../model/celldiff';
 import { IDecision, decisionText, isFinal } from '../model/decision';
 import { heldLead } from '../model/diff';
 import { FileChangeView } from './fileview';
@@ -297,14 +297,19 @@ export class NotebookCellDiffs {
     }
   }
 
-  /** Drop the items no longer wanted: a proposal stays once decided (or while the kernel's
-   * `resolved` for it is on its way) unless dismissed. */
+  /** Drop the items no longer wanted: a decided proposal (or one whose `resolved` is on its
+   * way) stays, folded, only as the cell's last word (``keptDecided``) unless dismissed. */
   private _prune(box: CellDiffBox, keys: Set<string>): void {
+    const decided = [...box.items]
+      .filter(
+        ([, item]) =>
+          item.change.kind !== 'applied' &&
+          (item.decided || (item.change.candidate ?? '') in item.conn.state.resolved)
+      )
+      .map(([key]) => key);
+    const kept = keptDecided(keys, decided);
     for (const [key, item] of [...box.items]) {
-      const decided =
-        item.change.kind !== 'applied' &&
-        (item.decided || (item.change.candidate ?? '') in item.conn.state.resolved);
-      if (!this._dismissed.has(key) && (keys.has(key) || decided)) {
+      if (!this._dismissed.has(key) && (keys.has(key) || kept.has(key))) {
         continue;
       }
       item.dispose();
