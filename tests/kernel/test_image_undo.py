@@ -169,3 +169,41 @@ def test_an_agents_undo_held_for_review_changes_the_image_only_when_the_person_a
         kernel.request(ui, {"op": "approval", "mode": "auto"})
     kernel.close_comm(agent)
     kernel.close_comm(ui)
+
+
+def test_cells_an_agent_ran_are_taken_back_in_the_image_with_their_outputs(
+        kernel: Any, kroot: Path) -> None:
+    nb = {"cells": [{"cell_type": "code", "execution_count": None, "id": "rc1", "metadata": {},
+                     "outputs": [], "source": "ran_value = 5\nrc_items.append(1)\nprint('ran')"}],
+          "metadata": {"kernelspec": {"name": "kli", "display_name": "kli", "language": "python"}},
+          "nbformat": 4, "nbformat_minor": 5}
+    (kroot / "rc.ipynb").write_text(json.dumps(nb))
+    saved = (kroot / "rc.ipynb").read_bytes()
+    kernel.execute("rc_items = []")
+    agent, _ = kernel.open_comm("kli.agent", {"label": "cells-bot"})
+    r = kernel.call(agent, "run_cells", {"path": "rc.ipynb", "cell": "rc1"})
+    assert r["ok"], r["text"]
+    [image] = r["details"]["image"]
+    assert image["created"] == ["ran_value"] and image["mutated"] == ["rc_items"], image
+    assert value(kernel, "ran_value, rc_items") == "(5, [1])"
+    _reply, out = kernel.execute(f"%kli undo {r['details']['change']}")
+    assert "took back change" in _text(out), _text(out)
+    assert value(kernel, "'ran_value' in dir(), rc_items") == "(False, [])"
+    assert (kroot / "rc.ipynb").read_bytes() == saved  # its outputs went with it
+    kernel.close_comm(agent)
+
+
+def test_a_trace_and_a_reloaded_module_are_taken_back(kernel: Any, kroot: Path) -> None:
+    (kroot / "reload_mod.py").write_text("def twice(x):\n    return 2 * x\n")
+    kernel.execute("import reload_mod\ndef traced_fn(x):\n    return x + 1\noriginal_fn = traced_fn")
+    agent, _ = kernel.open_comm("kli.agent", {"label": "trace-bot"})
+    t = kernel.call(agent, "trace", {"function": "traced_fn"})
+    assert t["ok"] and t["details"]["image"][0]["rebound"] == ["traced_fn"], t["text"]
+    (kroot / "reload_mod.py").write_text("def twice(x):\n    return 3 * x\n")
+    r = kernel.call(agent, "redefine", {"reload": "reload_mod", "code": "reload_mod.twice(2)"})
+    assert r["ok"] and "[line 1] 6" in r["text"], r["text"]
+    assert "reload_mod.twice" in r["details"]["image"][0]["rebound"], r["details"]["image"]
+    _reply, out = kernel.execute("%kli undo --session trace-bot --since 00:00")
+    assert "took back 2 changes" in _text(out), _text(out)
+    assert value(kernel, "traced_fn is original_fn, reload_mod.twice(2)") == "(True, 4)"
+    kernel.close_comm(agent)
