@@ -27,6 +27,8 @@ from typing import Any
 import pytest
 
 SPEC_SOURCE = Path(__file__).resolve().parents[1] / "kernel" / "kernelspec"
+# Every spec ``python -m kli.kernel install`` writes, by name: its source folder.
+INSTALLED_SPECS = {"kli": SPEC_SOURCE, "kli-sandboxed": SPEC_SOURCE.parent / "kernelspec-sandboxed"}
 
 
 @contextlib.contextmanager
@@ -44,27 +46,25 @@ def _install_lock() -> Iterator[None]:
 
 def install_kli_kernelspec() -> str:
     """The folder of the ``kli`` kernelspec jupyter_client finds, installed into ``sys.prefix``
-    first when it is missing or differs from the checkout's."""
+    first (with the other specs the install writes: ``INSTALLED_SPECS``) when one is missing or
+    differs from the checkout's."""
     from jupyter_client.kernelspec import KernelSpecManager
 
-    source = json.loads((SPEC_SOURCE / "kernel.json").read_text())
+    wanted = {name: json.loads((src / "kernel.json").read_text())
+              for name, src in INSTALLED_SPECS.items() if (src / "kernel.json").is_file()}
 
-    def current() -> str | None:
-        found = KernelSpecManager().find_kernel_specs().get("kli")
-        if found is None or json.loads((Path(found) / "kernel.json").read_text()) != source:
-            return None
-        return str(found)
+    def current() -> bool:
+        found = KernelSpecManager().find_kernel_specs()
+        return all(name in found
+                   and json.loads((Path(found[name]) / "kernel.json").read_text()) == spec
+                   for name, spec in wanted.items())
 
-    path = current()
-    if path is not None:
-        return path
-    with _install_lock():
-        path = current()  # another worker may have installed it meanwhile
-        if path is None:
-            subprocess.run([sys.executable, "-m", "kli.kernel", "install", "--sys-prefix"],
-                           check=True, capture_output=True)
-            path = str(KernelSpecManager().find_kernel_specs()["kli"])
-    return path
+    if not current():
+        with _install_lock():
+            if not current():  # another worker may have installed them meanwhile
+                subprocess.run([sys.executable, "-m", "kli.kernel", "install", "--sys-prefix"],
+                               check=True, capture_output=True)
+    return str(KernelSpecManager().find_kernel_specs()["kli"])
 
 
 @pytest.fixture(scope="session", autouse=True)
