@@ -38,7 +38,7 @@ def test_an_agents_eval_is_taken_back_in_the_image_names_and_contents(kernel: An
                                             "x = 'agent'\nmade = 42\ndel gone"})
     assert r["ok"], r["text"]
     change = r["details"]["change"]
-    assert "this call changed the live image" in r["text"]
+    assert "[live image: created made; rebound x; deleted gone; changed in place " in r["text"]
     [image] = r["details"]["image"]
     assert image["created"] == ["made"] and image["rebound"] == ["x"]
     assert image["deleted"] == ["gone"] and sorted(image["mutated"]) == ["items", "old_df_like"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import queue
+import re
 import sys
 import time
 import uuid
@@ -60,8 +61,11 @@ def text_of(result: Any) -> str:
 
 
 def kernel_pid(text: str) -> int:
-    """The pid an ``eval`` of ``os.getpid()`` printed (``[line 1] 1234``)."""
-    return int(text.strip().split()[-1])
+    """The pid an ``eval`` of ``os.getpid()`` printed (``[line 2] 1234``; a line naming what
+    the call changed in the live image may follow)."""
+    found = re.search(r"^\[line \d+\] (\d+)$", text, re.MULTILINE)
+    assert found is not None, text
+    return int(found.group(1))
 
 
 def pid_gone(pid: int, within: float = 15.0) -> bool:

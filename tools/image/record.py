@@ -699,7 +699,7 @@ class ImageParticipant:
 
     def end(self, call: Any, token: Token, settings: dict[str, Any]) -> Any:
         rec = end(token, token.cell_of)
-        return None if rec.empty() else self._part(rec, "this call changed the live image")
+        return None if rec.empty() else self._part(rec, "live image")
 
     def _part(self, rec: Record, who: str) -> Any:
         from kli.tools.core.participants import Part
@@ -750,7 +750,7 @@ class ImageParticipant:
         for rec in recs:  # newest first
             out += restore(rec)
         back = end(token)
-        return (None if back.empty() else self._part(back, "the undo changed the live image")), out
+        return (None if back.empty() else self._part(back, "live image, by the undo")), out
 
 
 PARTICIPANT = ImageParticipant()
