@@ -102,6 +102,8 @@ def _data_files() -> list[tuple[str, list[str]]]:
         ("kernel/kernelspec", "share/jupyter/kernels/kli"),
         ("kernel/kernelspec-sandboxed", "share/jupyter/kernels/kli-sandboxed"),
         ("labextension/kli_kernel_labextension", "share/jupyter/labextensions/kli-kernel"),
+        # kli.kernel.ai.agent_processes: Jupyter AI's ACP agents stop with the server
+        ("kernel/jupyter-config", "etc/jupyter"),
     ]
     out: list[tuple[str, list[str]]] = []
     for src, dest in trees:

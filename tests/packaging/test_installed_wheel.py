@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -64,3 +65,13 @@ def test_labextension_is_installed_and_enabled_without_node() -> None:
     share = Path(sys.prefix) / "share" / "jupyter" / "labextensions" / "kli-kernel"
     assert (share / "package.json").is_file()
     assert list((share / "static").glob("remoteEntry.*.js"))
+
+
+def test_the_server_extension_that_stops_jupyter_ais_agents_is_enabled() -> None:
+    """kli.kernel.ai.agent_processes (the agents of Jupyter AI's ACP personas stop with the
+    server) is enabled by the wheel's etc/jupyter config, with no command run."""
+    out = subprocess.run([str(BIN / "jupyter"), "server", "extension", "list"],
+                         capture_output=True, text=True, check=True)
+    listing = re.sub(r"\x1b\[[0-9;]*m", "", out.stdout + out.stderr)  # no colours
+    assert re.search(r"kli\.kernel\.ai\.agent_processes\s+enabled", listing), listing
+    assert re.search(r"kli\.kernel\.ai\.agent_processes\s+OK", listing), listing
