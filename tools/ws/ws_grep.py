@@ -161,7 +161,7 @@ def _run(call: Call) -> ToolResult:
         if clock() > deadline:
             timed_out = True
             break
-        if first_pass.pending and index & 15 == 0 and (
+        if index & 15 == 0 and first_pass.pending and (
             index >= PRE_RG_FILES or first_pass.done()
         ):
             # The first files are searched in order meanwhile, so a search that reaches the
