@@ -6,6 +6,12 @@ client) the MCP server that jupyter-server-mcp runs inside the Jupyter server, o
 point group ``jupyter_server_mcp.tools``; this module is kli's entry (``tool_specs``), and it
 offers nothing until a person opts in (``kli ai enable``, ``kli.kernel.ai.optin``).
 
+The route is locked: a call runs only when it brings this user's key (``X-Kli-Key``, which
+the server hands Jupyter AI at its start for the agents it starts: ``hand_key_to_jupyter_ai``)
+or the Jupyter server's own token (``Authorization: token …``); any other caller — another
+local process, another user's shell on a shared machine — gets a refusal and nothing runs
+(``admitted``).
+
 Once opted in, every tool of the ``kli`` profile is a tool of that server, generated from the
 registry (``kli.tools.registry``: names, descriptions, argument schemas), and each call:
 
@@ -34,6 +40,7 @@ from typing import Annotated, Any, Literal
 from kli.kernel import KERNEL_NAME
 from kli.kernel.ai import chats
 from kli.kernel.ai.notebooks import choose
+from kli.kernel.ai.optin import KEY_HEADER, ensure_key, read_key
 from kli.kernel.client import DEFAULT_TIMEOUT, AgentClient, connect_in_server
 from kli.kernel.client.find import this_server
 from kli.kernel.mcp.bridge import Bridge
@@ -77,12 +84,49 @@ _BRIDGES: dict[str, Bridge] = {}
 _LAST_KERNEL: dict[str, str] = {}
 
 
+def _live_chat(key: str) -> bool:
+    """Whether session ``key`` is a chat that is open on the server: its session is never
+    closed to make room for other clients (a throwaway chat of the headless route is not)."""
+    return key.startswith("chat:") and chats.chat_model(key[len("chat:"):]) is not None
+
+
 def bridge(kernel_id: str, notebook: str = "") -> Bridge:
-    """The bridge to kernel ``kernel_id``: a kli session per chat on that kernel."""
+    """The bridge to kernel ``kernel_id``: a kli session per chat on that kernel; a live
+    chat's session is kept whatever other clients come (``_live_chat``)."""
     b = _BRIDGES.get(kernel_id)
     if b is None:
-        b = _BRIDGES[kernel_id] = Bridge(ServerKernels(kernel_id, notebook), PROFILE)
+        b = _BRIDGES[kernel_id] = Bridge(ServerKernels(kernel_id, notebook), PROFILE,
+                                         keep=_live_chat)
     return b
+
+
+REFUSED = ("kli: this call brought neither this Jupyter server's key nor its token, so nothing "
+           "ran. kli's tools on Jupyter AI's MCP server answer the agents Jupyter AI starts from "
+           "a chat (it hands them the key in the X-Kli-Key header) and callers with the "
+           "server's token. If a person configured this endpoint for you in "
+           ".jupyter/mcp_settings.json, the entry needs that header: `kli ai key` prints it.")
+
+
+def admitted(headers: dict[str, str], key: str | None, token: str) -> bool:
+    """Whether a request with ``headers`` (names lower-cased) may run kli's tools: it brings
+    ``key`` in ``X-Kli-Key``, or the server's ``token`` (when it has one) as ``Authorization:
+    token T`` / ``Bearer T``. Constant-time comparisons."""
+    import hmac
+
+    given = headers.get(KEY_HEADER.lower(), "")
+    if key and given and hmac.compare_digest(given.encode(), key.encode()):
+        return True
+    scheme, _, value = headers.get("authorization", "").strip().partition(" ")
+    return bool(token and value and scheme.lower() in ("token", "bearer")
+                and hmac.compare_digest(value.strip().encode(), token.encode()))
+
+
+def _server_token() -> str:
+    app = this_server()
+    try:
+        return str(app.identity_provider.token or "")
+    except Exception:
+        return str(getattr(app, "token", "") or "")
 
 
 def _session() -> tuple[str, str, str]:
@@ -107,6 +151,10 @@ async def call(tool: str, args: dict[str, Any]) -> tuple[list[dict[str, Any]], b
     (``kli.kernel.ai.notebooks.choose``), with the arguments as that kernel sees them: its MCP
     content blocks (text, then an image block per image: look) and whether it is an error. A
     cancelled request stops the work in the kernel too."""
+    from fastmcp.server.dependencies import get_http_headers
+
+    if not admitted(get_http_headers(include_all=True), read_key(), _server_token()):
+        return [{"type": "text", "text": REFUSED}], True
     key, label, chat_id = _session()
     chat = chats.chat_model(chat_id) if chat_id else None
     choice = choose(chats.chat_of(chat, _LAST_KERNEL.get(key)), args,
@@ -142,6 +190,10 @@ def _annotation(schema: dict[str, Any]) -> Any:
     if kind == "array":
         item = _annotation(schema.get("items") or {})
         return list.__class_getitem__(item)
+    if kind == "number":  # NaN and infinity refused here: FastMCP would hand them on as None
+        from pydantic import Field
+
+        return Annotated[float, Field(allow_inf_nan=False)]
     return _TYPES.get(kind or "", Any)
 
 
@@ -224,6 +276,8 @@ def tool_specs() -> list[str]:
     if not enabled():
         return []
     _add_instructions()
+    hand_key_to_jupyter_ai(ensure_key())
+    _guard_raw_arguments()
     return [f"{TOOLS_MODULE}:{s['name']}" for s in _specs()]
 
 
@@ -243,3 +297,58 @@ def _add_instructions() -> None:
         before = server.instructions or ""
         if text not in before:
             server.instructions = f"{before}\n\n{text}" if before else text
+
+
+def hand_key_to_jupyter_ai(key: str) -> None:
+    """Put ``key`` in the headers of Jupyter AI's built-in MCP entry (this endpoint), which
+    Jupyter AI hands every agent it starts from a chat: the entry as Jupyter AI builds it by
+    default (``PersonaManager.builtin_mcp_servers``: jupyter-server-mcp's name and port) with
+    the header added, or — when the server's configuration lists entries of its own — the
+    header added to those on this endpoint's port. Set in the configuration of the server and
+    of its extensions, which each chat's persona manager reads when the chat opens."""
+    app = this_server()
+    if app is None:
+        return
+    try:
+        exts = [e for apps in app.extension_manager.extension_apps.values() for e in apps]
+    except Exception:
+        exts = []
+    mcp = next((e for e in exts if getattr(e, "name", "") == "jupyter_server_mcp"), None)
+    port = int(getattr(mcp, "mcp_port", 0) or 0)
+    if mcp is None or port == 0:  # no endpoint, or an ephemeral port Jupyter AI cannot name
+        return
+    header = {"name": KEY_HEADER, "value": key}
+    configs = {id(c): c for c in [app.config, *(e.config for e in exts)]}
+    for config in configs.values():
+        section = config.PersonaManager
+        listed = section.get("builtin_mcp_servers")
+        if not isinstance(listed, list):
+            listed = [{"type": "http", "name": str(mcp.mcp_name),
+                       "url": f"http://localhost:{port}/mcp", "headers": []}]
+        out = []
+        for entry in listed:
+            entry = dict(entry)
+            url = str(entry.get("url") or "")
+            if entry.get("type") == "http" and url.rstrip("/").endswith(f":{port}/mcp"):
+                headers = [h for h in entry.get("headers") or []
+                           if str(h.get("name", "")).lower() != KEY_HEADER.lower()]
+                entry["headers"] = [*headers, header]
+            out.append(entry)
+        section.builtin_mcp_servers = out
+
+
+def _guard_raw_arguments() -> None:
+    """NaN and infinities in a kli tool's raw arguments refused at the HTTP door
+    (``kli.kernel.ai.mcp_guard``): the MCP SDK would turn them into absent arguments."""
+    from kli.kernel.ai.mcp_guard import guard
+
+    app = this_server()
+    try:
+        apps = app.extension_manager.extension_apps.get("jupyter_server_mcp") or ()
+    except Exception:
+        return
+    names = frozenset(s["name"] for s in _specs())
+    for ext in apps:
+        server = getattr(getattr(ext, "mcp_server_instance", None), "mcp", None)
+        if server is not None:
+            guard(server, names)

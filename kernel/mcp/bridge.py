@@ -7,8 +7,10 @@ fail to get a result becomes an error result saying what happened and how to rec
 
 from __future__ import annotations
 
+import re
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +27,7 @@ from kli.tools.core.result import ToolResult
 from kli.tools.registry import ALL, PROFILE_CHOICES
 
 PROFILES = PROFILE_CHOICES
+_SURROGATE = re.compile("[\ud800-\udfff]")  # a str holding one cannot be encoded as UTF-8
 # Agent connections kept at once (one per MCP client session); the least recently used closes.
 MAX_SESSIONS = 32
 
@@ -41,11 +44,16 @@ class Bridge:
     """One agent connection (one kernel tool session) per MCP client session, made on first
     use and remade after the kernel died. Blocking: the MCP handlers call it from threads."""
 
-    def __init__(self, target: Target, profile: str = "kli") -> None:
+    def __init__(self, target: Target, profile: str = "kli",
+                 keep: Callable[[str], bool] | None = None) -> None:
+        """``keep(key)``: True for a session that must never be closed to make room for
+        others (a live chat's: its anchors and pending calls stay); the least recently used
+        of the others is closed past ``MAX_SESSIONS``."""
         if profile not in PROFILES:
             raise ValueError(f"profile must be one of {', '.join(PROFILES)}, got {profile!r}")
         self.target = target
         self.profile = profile
+        self.keep = keep
         self._conns: OrderedDict[str, _Conn] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -56,8 +64,11 @@ class Bridge:
                 conn = self._conns[key] = _Conn(label)
             self._conns.move_to_end(key)
             old = []
-            while len(self._conns) > MAX_SESSIONS:
-                old.append(self._conns.popitem(last=False)[1])
+            if len(self._conns) > MAX_SESSIONS:
+                spare = [k for k in self._conns if k != key
+                         and (self.keep is None or not self.keep(k))]
+                for k in spare[:len(self._conns) - MAX_SESSIONS]:
+                    old.append(self._conns.pop(k))
         for stale in old:
             with stale.lock:
                 _close_quietly(stale.client)
@@ -91,7 +102,13 @@ class Bridge:
 
     def call(self, key: str, label: str, tool: str, args: dict[str, Any]) -> ToolResult:
         """Run ``tool`` in the kernel; failures to get a result become error results whose
-        text says what happened and how to recover."""
+        text says what happened and how to recover. Arguments the kernel's messages cannot
+        carry are refused before anything is sent (``unsendable``)."""
+        problem = unsendable(args)
+        if problem is not None:
+            return ToolResult.error(f"kli mcp: {problem}; the call was not sent to the kernel, "
+                                    "so nothing ran. Call again without it.",
+                                    error="bad_arguments")
         conn = self._conn(key, label)
         with conn.lock:
             generation = self.target.generation
@@ -183,6 +200,35 @@ class Bridge:
             _close_quietly(conn.client)
             conn.client = None
         self.target.close()
+
+
+def unsendable(args: Any, name: str = "") -> str | None:
+    """What in ``args`` a kernel message cannot carry, or None: a lone surrogate in a string
+    (no UTF-8 text holds one; the message's encoding would fail) or a number that is not
+    finite (NaN, infinity: JSON carries neither, and jupyter_client would send null — a
+    timeout of NaN became "no timeout"). ``name``: where in the arguments we are."""
+    import math
+
+    if isinstance(args, str):
+        found = None if args.isascii() else _SURROGATE.search(args)
+        if found is not None:
+            return (f"argument '{name}' holds a lone surrogate ({found.group()!a} at character "
+                    f"{found.start()}), which no UTF-8 text can carry")
+        return None
+    if isinstance(args, float) and not math.isfinite(args):
+        return f"argument '{name}' is {args!r}, not a finite number"
+    if isinstance(args, dict):
+        for key, value in args.items():
+            problem = unsendable(key, name) or unsendable(value, f"{name}.{key}" if name else
+                                                           str(key))
+            if problem is not None:
+                return problem
+    if isinstance(args, (list, tuple)):
+        for i, value in enumerate(args):
+            problem = unsendable(value, f"{name}[{i}]")
+            if problem is not None:
+                return problem
+    return None
 
 
 def _close_quietly(client: AgentClient | None) -> None:

@@ -77,6 +77,7 @@ class AiServer(JupyterServer):
     script: Script = field(default_factory=Script)
     env: dict[str, str] = field(default_factory=dict)
     mcp_url: str = ""
+    key: str = ""  # the user's key after `kli ai enable` (what Jupyter AI hands its agents)
 
     def ask(self, text: str, metadata: dict[str, Any] | None = None,
             timeout: float = 120) -> str:
@@ -111,10 +112,12 @@ class AiServer(JupyterServer):
     def connection_file(self, kernel_id: str) -> str:
         return str(self.runtime / f"kernel-{kernel_id}.json")
 
-    def agent(self, chat_id: str | None, persona_id: str = "jupyter-ai-personas::t") -> Agent:
+    def agent(self, chat_id: str | None, persona_id: str = "jupyter-ai-personas::t",
+              key: str | None = None) -> Agent:
         """An MCP client of this server's jupyter-server-mcp endpoint, as chat ``chat_id``'s
-        agent (None: a local client without the chat's headers)."""
-        return Agent(self.mcp_url, chat_id, persona_id)
+        agent (None: a local client without the chat's headers), bringing ``key`` (by default
+        the server's, as Jupyter AI hands it on; "" for none)."""
+        return Agent(self.mcp_url, chat_id, persona_id, self.key if key is None else key)
 
 
 # -- a chat, spoken to as the chat panel does -------------------------------------------------
@@ -180,23 +183,24 @@ class Chat:
                                      f"wrote:\n{self.replies()}")
             self._pump(min(left, 0.2))
 
-    def send(self, body: str, attachments: list[dict[str, Any]] | None = None) -> None:
-        """Send ``body`` (to the kli persona when ``persona``) with ``attachments`` as the chat
-        panel sends them (``{"type": "notebook", "value": PATH}``); without a persona, return
-        once the server echoed it (stored)."""
+    def send(self, body: str, attachments: list[dict[str, Any]] | None = None,
+             to: str | None = None) -> None:
+        """Send ``body`` (to the kli persona when ``persona``, or to persona ``to``) with
+        ``attachments`` as the chat panel sends them (``{"type": "notebook", "value": PATH}``);
+        without a persona, return once the server echoed it (stored)."""
         message: dict[str, Any] = {"type": "client", "action": "send", "id": str(uuid.uuid4()),
                                    "body": body, "attachments": attachments}
-        if self.persona:
-            message["metadata"] = {"to_persona": PERSONA_ID}
+        if self.persona or to:
+            message["metadata"] = {"to_persona": to or PERSONA_ID}
         self.ws.send(json.dumps(message))
-        if not self.persona:
+        if not self.persona and not to:
             self.wait(lambda: any(m.get("body") == body for m in self.messages.values()), 30,
                       "the server's echo of the message")
 
-    def replies(self) -> str:
-        """Everything the persona wrote, in order."""
+    def replies(self, sender: str = PERSONA_ID) -> str:
+        """Everything the persona (or ``sender``) wrote, in order."""
         return "".join(self.messages[i]["body"] for i in self.order
-                       if self.messages[i].get("sender") == PERSONA_ID)
+                       if self.messages[i].get("sender") == sender)
 
     def stop(self) -> Any:
         """The chat panel's Stop."""
@@ -210,10 +214,14 @@ class Agent:
     local client without them)."""
 
     def __init__(self, url: str, chat_id: str | None,
-                 persona_id: str = "jupyter-ai-personas::t") -> None:
+                 persona_id: str = "jupyter-ai-personas::t", key: str = "",
+                 headers: dict[str, str] | None = None) -> None:
         self.url = url
         self.headers = ({"X-Jupyter-Chat-Id": chat_id, "X-JupyterAI-Persona-Id": persona_id}
                         if chat_id else {})
+        if key:
+            self.headers["X-Kli-Key"] = key
+        self.headers.update(headers or {})
 
     async def _session(self, body: Any) -> Any:
         from fastmcp import Client

@@ -762,9 +762,13 @@ def accept(ws: Workspace, proposal: Proposal, by: str, session: Session | None =
             if problem is not None:
                 return _refusal(ws, proposal, by, problem)
             token = _APPROVED.set(plan)
+            # The code an agent wrote stays the agent's after the person's Accept: a review
+            # magic it runs (%kli accept, %kli approval auto) is refused as inside its call.
+            agent = _AGENT_CALL.set(True)
             try:
                 result = ws.call(plan.tool, plan.args, owner, source=by)
             finally:
+                _AGENT_CALL.reset(agent)
                 _APPROVED.reset(token)
         finally:
             plan.running = False

@@ -1,7 +1,7 @@
 """Argument validation derived from a tool's JSON Schema.
 
 Supports the subset the registry uses: ``type`` (string, integer, number, boolean, array,
-object), ``required``, ``enum``, ``minimum`` / ``maximum``, ``maxLength``, ``items`` and
+object), ``required``, ``enum``, ``minimum`` / ``exclusiveMinimum`` / ``maximum``, ``maxLength``, ``items`` and
 ``additionalProperties: false``. Every failure names the argument and the tool's accepted
 arguments, so the caller can retry with a corrected call.
 
@@ -290,6 +290,11 @@ def _validate(tool_name: str, schema: dict[str, Any], args: Any) -> tuple[dict[s
         if "minimum" in prop and value < prop["minimum"]:
             return args, (
                 f"{tool_name}: argument '{name}' must be >= {prop['minimum']}, got {show(value)}."
+            )
+        if "exclusiveMinimum" in prop and value <= prop["exclusiveMinimum"]:
+            return args, (
+                f"{tool_name}: argument '{name}' must be > {prop['exclusiveMinimum']}, got "
+                f"{show(value)}."
             )
         if "maximum" in prop and value > prop["maximum"]:
             return args, (

@@ -7,9 +7,10 @@ subshell), never holding up a cell or the session's other calls while it waits."
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from kli.tools.core import approval
-from kli.tools.core.registry import Call, Tool
+from kli.tools.core.registry import AGENT, Call, Tool
 from kli.tools.core.result import ToolError, ToolResult
 
 DEFAULT_TIMEOUT = 60.0
@@ -23,6 +24,7 @@ def run(call: Call) -> ToolResult:
         while True:
             done = ws.decided.get(pid)
             if done is not None:
+                _own(call, done)
                 break
             pending = ws.find_candidate(pid)
             if pending is None:
@@ -32,6 +34,7 @@ def run(call: Call) -> ToolResult:
                     error="unknown_candidate",
                     candidate=pid,
                 )
+            _own(call, pending)
             left = deadline - time.monotonic()
             if left <= 0:
                 return ToolResult.success(
@@ -52,6 +55,19 @@ def run(call: Call) -> ToolResult:
         resolved=d.to_json(pid),
         note=d.note or None,
     )
+
+
+def _own(call: Call, proposal: Any) -> None:
+    """An agent waits only for its own session's proposals: another session's (another
+    chat's) outcome and the person's note meant for it are not this agent's to read."""
+    if call.source == AGENT and proposal.session_id != call.session.id:
+        raise ToolError(
+            f"proposal {proposal.id} is another session's, not one of this session's calls: "
+            "await_decision waits only for the proposals of your own calls. Nothing was waited "
+            "for.",
+            error="not_your_proposal",
+            candidate=proposal.id,
+        )
 
 
 TOOL = Tool(

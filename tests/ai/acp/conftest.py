@@ -75,20 +75,24 @@ def start_ai_server(base: Path, *, enable: bool, pythonpath: list[Path] = (),  #
     env.pop("PYTEST_CURRENT_TEST", None)
     if pythonpath:
         env["PYTHONPATH"] = os.pathsep.join([*map(str, pythonpath), env.get("PYTHONPATH", "")])
+    key = ""
     if enable:
         done = kli_ai(env, "enable")
         assert done.returncode == 0, done.stdout + done.stderr
+        key = json.loads(kli_ai(env, "key").stdout)["value"]
     port, mcp_port = free_port(), free_port()
     log = base / "server.log"
     if mcp_settings:
         (root / ".jupyter").mkdir()
+        # a person's own entry for the endpoint carries the key, as `kli ai key` prints it
+        headers = [{"name": "X-Kli-Key", "value": key}] if key else []
         (root / ".jupyter" / "mcp_settings.json").write_text(json.dumps({"mcp_servers": [
             {"type": "http", "name": "kli-test", "url": f"http://localhost:{mcp_port}/mcp",
-             "headers": []}]}))
+             "headers": headers}]}))
     proc = launch("jupyter_server", port, root, f"--MCPExtensionApp.mcp_port={mcp_port}", *args,
                   env=env, log=log)
     server = AiServer(f"http://127.0.0.1:{port}", root, proc, log, runtime, Script(), env,
-                      f"http://localhost:{mcp_port}/mcp")
+                      f"http://localhost:{mcp_port}/mcp", key)
 
     def mcp_listening() -> None:
         socket.create_connection(("127.0.0.1", mcp_port), timeout=1).close()

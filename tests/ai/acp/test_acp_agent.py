@@ -59,7 +59,7 @@ def test_a_chats_acp_agent_edits_a_notebook_cell_through_kli_in_a_session_of_tha
     agent_server.notebook(name, [("c1", "a = 1"), ("c2", "b = 2")])
     kernel_id = agent_server.open(name)
     first = say(agent_server, f"edit {name} c2 b = 2 => b = 3")
-    assert "headers: X-Jupyter-Chat-Id, X-JupyterAI-Persona-Id" in first, first
+    assert "headers: X-Jupyter-Chat-Id, X-JupyterAI-Persona-Id, X-Kli-Key" in first, first
     assert f"edit result: Edited {name}#c2" in first, first
     second = say(agent_server, f"edit {name} c1 a = 1 => a = 5")  # another (throwaway) chat
     assert f"edit result: Edited {name}#c1" in second, second

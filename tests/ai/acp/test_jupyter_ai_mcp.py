@@ -67,18 +67,26 @@ def test_before_kli_ai_enable_the_endpoint_offers_no_kli_tool_and_refuses_a_call
 def test_kli_ai_enable_writes_one_file_and_disable_removes_it(tmp_path: Path) -> None:
     import os
 
-    env = dict(os.environ, JUPYTER_CONFIG_DIR=str(tmp_path / "cfg"), JUPYTER_PLATFORM_DIRS="1")
+    env = dict(os.environ, JUPYTER_CONFIG_DIR=str(tmp_path / "cfg"), JUPYTER_PLATFORM_DIRS="1",
+               JUPYTER_DATA_DIR=str(tmp_path / "data"))
     on = kli_ai(env, "enable")
     path = tmp_path / "cfg" / "jupyter_server_config.d" / "kli-jupyter-ai.json"
+    key = tmp_path / "data" / "kli" / "jupyter-ai.key"
     assert on.returncode == 0 and str(path) in on.stdout, on.stdout + on.stderr
     assert json.loads(path.read_text()) == {"KliJupyterAI": {"mcp_tools": True}}
     assert sorted(p.name for p in (tmp_path / "cfg").rglob("*")) == [
         "jupyter_server_config.d", "kli-jupyter-ai.json"]  # nothing else, no temporary left
+    assert sorted(p.name for p in (tmp_path / "data").rglob("*")) == ["jupyter-ai.key", "kli"]
+    assert key.stat().st_mode & 0o777 == 0o600  # the key: this user's alone
+    header = json.loads(kli_ai(env, "key").stdout)
+    assert header == {"name": "X-Kli-Key", "value": key.read_text().strip()}
     assert kli_ai(env, "status").stdout.startswith("On")
+    assert kli_ai(env, "enable").returncode == 0 and json.loads(kli_ai(env, "key").stdout) == header
     off = kli_ai(env, "disable")
     assert off.returncode == 0 and f"Removed {path}" in off.stdout, off.stdout
-    assert not path.exists()
+    assert not path.exists() and not key.exists()
     assert kli_ai(env, "status").stdout.startswith("Off")
+    assert kli_ai(env, "key").returncode == 1
 
 
 def test_after_enable_the_tools_are_the_registrys_with_kli_notebook_rules(
