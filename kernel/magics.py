@@ -501,8 +501,9 @@ def make_matcher(shell: Any) -> Callable[[Any], dict[str, Any]]:
 AGENT_USAGE = (
     "Usage: %kli agent [--model ID] [--profile kli|slmcode|all] [--steps N] [--wait SECONDS] "
     "TASK…  (or %%kli agent [OPTIONS] with the task as the cell). The model is a litellm id "
-    "(openai/gpt-4.1-mini, ollama/qwen2.5-coder…) or replay:FILE (a recorded model), by "
-    "default KLI_AGENT_MODEL."
+    "(openai/gpt-4.1-mini, ollama/qwen2.5-coder…), kli/demo (the keyless demo model) or "
+    "replay:FILE (a recorded model), by default the first model set up (KLI_AGENT_MODEL, or a "
+    "provider's key: docs/agent.md)."
 )
 _AGENT_OPTIONS = {"--model": str, "--profile": str, "--steps": int, "--wait": float}
 

@@ -55,7 +55,9 @@ NO_MODEL = (
 )
 NO_LITELLM = (
     "the agent's model client is litellm, which is not installed: pip install "
-    '"kli-kernel[ai]" (or pip install litellm)'
+    '"kli-kernel[ai]" (or pip install litellm) in the environment that runs the kernel or the '
+    "server, then restart it; bash scripts/run installs it when started with a model set up "
+    "(docs/agent.md)"
 )
 
 
