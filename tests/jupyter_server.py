@@ -44,6 +44,8 @@ class JupyterServer:
     log: Path
 
     api_timeout: ClassVar[float] = 30.0  # seconds, for a request without its own timeout
+    # The token a server was launched with (``launch(token=)``), which ``api`` sends.
+    token: ClassVar[str] = ""
 
     def api(self, method: str, path: str, body: Any = None, timeout: float | None = None) -> Any:
         """``METHOD PATH`` with ``body`` as JSON; the JSON answer (None when empty). Raises
@@ -51,6 +53,8 @@ class JupyterServer:
         data = None if body is None else json.dumps(body).encode()
         req = urllib.request.Request(self.url + path, data=data, method=method)
         req.add_header("Content-Type", "application/json")
+        if self.token:
+            req.add_header("Authorization", f"token {self.token}")
         wait = self.api_timeout if timeout is None else timeout
         with urllib.request.urlopen(req, timeout=wait) as resp:
             raw = resp.read()
@@ -88,9 +92,10 @@ class JupyterServer:
         return name
 
     def start_session(self, name: str, kernel: str = "kli") -> str:
-        """Start a ``kernel`` kernel for notebook ``name``, as opening it in JupyterLab does;
-        the kernel's id."""
-        s = self.api("POST", "/api/sessions", {"path": name, "type": "notebook", "name": name,
+        """Start a ``kernel`` kernel for notebook ``name`` (its path from the root), as opening
+        it in JupyterLab does (the session named for the file); the kernel's id."""
+        s = self.api("POST", "/api/sessions", {"path": name, "type": "notebook",
+                                               "name": name.rsplit("/", 1)[-1],
                                                "kernel": {"name": kernel}})
         return str(s["kernel"]["id"])
 
@@ -132,13 +137,14 @@ def jupyter_dirs(base: Path, runtime: Path) -> dict[str, str]:
 
 
 def launch(module: str, port: int, root: Path, *flags: str, env: dict[str, str],
-           log: Path) -> subprocess.Popen[bytes]:
-    """``python -m MODULE`` serving ``root`` on 127.0.0.1:PORT with no token, password or xsrf
-    check, then ``flags`` (``--allow-root`` last when run as root), started in ``root`` with
-    ``env``, its output (both streams) written to ``log``."""
+           log: Path, token: str = "") -> subprocess.Popen[bytes]:
+    """``python -m MODULE`` serving ``root`` on 127.0.0.1:PORT with ``token`` (none unless
+    given: the server's ``JupyterServer.token`` then names it), no password or xsrf check, then
+    ``flags`` (``--allow-root`` last when run as root), started in ``root`` with ``env``, its
+    output (both streams) written to ``log``."""
     cmd = [sys.executable, "-m", module, "--no-browser",
            "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
-           "--IdentityProvider.token=", "--ServerApp.password=",
+           f"--IdentityProvider.token={token}", "--ServerApp.password=",
            "--ServerApp.disable_check_xsrf=True", f"--ServerApp.root_dir={root}", *flags]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         cmd.append("--allow-root")

@@ -12,13 +12,15 @@ import threading
 import time
 import urllib.request
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
 from kli import client
 from kli.client import KernelDied, KernelTimeout, ProtocolError, ToolResult
+from tests.jupyter_server import JupyterServer, folders, jupyter_dirs, launch, serve
 from tests.ports import free_port
 
 pytestmark = pytest.mark.kernel
@@ -591,52 +593,27 @@ def test_a_client_attached_during_a_persons_cell_that_gives_up_on_its_eval_leave
     assert not marker.exists()  # cancelled while it waited: it never ran
 
 
+@dataclass
+class _TokenServer(JupyterServer):
+    token: ClassVar[str] = "nb-token"
+
+
 @pytest.fixture(scope="module")
 def notebooks_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
-    """A Jupyter server with its own runtime dir and two notebooks open on kli kernels."""
-    tmp = tmp_path_factory.mktemp("notebooks")
-    root, runtime = tmp / "root", tmp / "runtime"
-    (root / "sub").mkdir(parents=True)
-    runtime.mkdir()
-    port, token = free_port(), "nb-token"
-    env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(runtime), "XDG_CONFIG_HOME": str(tmp)}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "jupyter_server", "--no-browser", "--allow-root",
-         f"--port={port}", "--ip=127.0.0.1", f"--IdentityProvider.token={token}",
-         f"--ServerApp.root_dir={root}", "--ServerApp.port_retries=0"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=str(root), env=env)
-    url = f"http://127.0.0.1:{port}"
-
-    def api(method: str, path: str, body: Any = None) -> Any:
-        req = urllib.request.Request(f"{url}{path}", method=method,
-                                     data=None if body is None else json.dumps(body).encode(),
-                                     headers={"Authorization": f"token {token}",
-                                              "Content-Type": "application/json"})
-        with urllib.request.urlopen(req, timeout=30) as resp:
-            return json.loads(resp.read() or b"null")
-
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            api("GET", "/api/status")
-            break
-        except OSError:
-            if time.monotonic() > deadline or proc.poll() is not None:
-                proc.kill()
-                raise
-            time.sleep(0.2)
-    kernels = {}
-    for nb in ("a.ipynb", "sub/b.ipynb"):
-        made = api("POST", "/api/sessions", {"path": nb, "type": "notebook",
-                                             "name": os.path.basename(nb),  # as JupyterLab
-                                             "kernel": {"name": "kli"}})
-        kernels[nb] = made["kernel"]["id"]
-    yield {"url": url, "token": token, "root": root, "runtime": runtime, "kernels": kernels}
-    proc.send_signal(signal.SIGINT)
-    try:
-        proc.wait(15)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+    """A Jupyter server with a token, its own runtime dir and two notebooks open on kli
+    kernels."""
+    base = tmp_path_factory.mktemp("notebooks")
+    root, runtime, _share = folders(base)
+    (root / "sub").mkdir()
+    env = {**os.environ, **jupyter_dirs(base, runtime), "XDG_CONFIG_HOME": str(base)}
+    port = free_port()
+    proc = launch("jupyter_server", port, root, env=env, log=base / "server.log",
+                  token=_TokenServer.token)
+    with serve(_TokenServer(f"http://127.0.0.1:{port}", root, proc, base / "server.log"),
+               30) as server:
+        kernels = {nb: server.start_session(nb) for nb in ("a.ipynb", "sub/b.ipynb")}
+        yield {"url": server.url, "token": server.token, "root": root, "runtime": runtime,
+               "kernels": kernels}
 
 
 def test_connect_by_notebook_path_attaches_to_that_notebooks_kernel_and_says_where(
