@@ -29,8 +29,6 @@ from typing import TYPE_CHECKING, Any
 DEMO_ID = "kli/demo"
 DEMO_NAME = "kli demo (keyless)"
 DEMO_LABEL = f"{DEMO_ID} — the keyless demo model (a script: no key, no network)"
-DEMO_ABOUT = ("a scripted model that needs no key and no network; it fixes only the demo bug of "
-              "the tour's chat notebook (chat_agent.ipynb)")
 
 NOTEBOOK = re.compile(r"""(?<![\w/.-])([^\s"'`<>()|#]+\.ipynb)\b""")
 CELL_HEADER = re.compile(r"""([^\s"'`<>()|#]+\.ipynb)#([\w.-]+)""")

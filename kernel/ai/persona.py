@@ -52,7 +52,7 @@ from kli.kernel.ai.undoreply import undo_reply
 from kli.kernel.client import connect_in_server
 from kli.tools.agent import Event, Finished, bounded, run_agent_async, system_prompt
 from kli.tools.agentmodels import LitellmModel, models_set_up
-from kli.tools.demomodel import DEMO_ABOUT, DEMO_ID, DEMO_NAME
+from kli.tools.demomodel import DEMO_ID, DEMO_NAME
 
 AVATAR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kli.svg")
 DESCRIPTION = ("kli's coding agent, working on the live notebook through its kli kernel: "
@@ -162,8 +162,11 @@ class KliPersona(BasePersona):
     # -- model and settings, as Jupyter AI offers them ------------------------------------------
     def _report_configuration(self) -> None:
         # The models set up in the server's environment, then the keyless demo, always there.
-        options = [ModelOption(id=m, description=why) for m, why in models_set_up()]
-        options.append(ModelOption(id=DEMO_ID, name=DEMO_NAME, description=DEMO_ABOUT))
+        # One line each, what set a model up in its name (a description's extra lines would
+        # push the menu past its height: MENU_CHOICES).
+        options = [ModelOption(id=m, name=f"{m} · {why.removesuffix(' is set')}")
+                   for m, why in models_set_up()]
+        options.append(ModelOption(id=DEMO_ID, name=DEMO_NAME))
         if self._model and self._model not in {o.id for o in options}:
             options.insert(0, ModelOption(id=self._model))
         self.report_model_configuration(ModelConfiguration(current=self._model,

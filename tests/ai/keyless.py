@@ -28,7 +28,9 @@ MODEL_VARS = ("KLI_AGENT_MODEL", "KLI_AGENT_MODELS", "OPENAI_API_KEY", "ANTHROPI
 
 
 @contextlib.contextmanager
-def start_keyless_server(base: Path) -> Iterator[AiServer]:
+def start_keyless_server(base: Path, env_extra: dict[str, str] | None = None
+                         ) -> Iterator[AiServer]:
+    """The server; ``env_extra`` adds variables (a provider's key: then a model IS set up)."""
     root, runtime, share = folders(base)
     kli_kernelspec(share)
     built = Path(__file__).resolve().parents[2] / "labextension" / "kli_kernel_labextension"
@@ -48,6 +50,7 @@ def start_keyless_server(base: Path) -> Iterator[AiServer]:
     env.update(jupyter_dirs(base, runtime), JUPYTER_PATH=str(share),
                XDG_CONFIG_HOME=str(base / "xdg"), JUPYTERLAB_SETTINGS_DIR=str(base / "settings"),
                KLI_AGENT_REVIEW_WAIT="120")
+    env.update(env_extra or {})
     port = free_port()
     log = base / "server.log"
     proc = launch(

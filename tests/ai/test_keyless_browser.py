@@ -157,3 +157,43 @@ def test_a_new_user_types_the_tours_task_in_a_new_chat_accepts_the_edit_and_sees
     review_off.locator(".jp-InputArea-editor").click()
     page.keyboard.press("Shift+Enter")
     review_off.locator(".jp-OutputArea-output").first.wait_for()
+
+
+def test_with_a_providers_key_set_the_chats_model_menu_picks_its_model_and_keeps_the_demo(
+        tmp_path: Any) -> None:
+    """One variable in the server's environment (as ``OPENAI_API_KEY=… bash scripts/run``): a
+    new chat's model menu has that provider's model as its Default, saying what set it up, and
+    the keyless demo after it. No model is called."""
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _unavailable("the playwright Python package is not installed")
+    if not os.path.isfile(CHROMIUM):
+        _unavailable(f"{CHROMIUM} is missing (apt-get install chromium)")
+    with start_keyless_server(tmp_path / "keyed", {"OPENAI_API_KEY": "sk-not-a-key"}) as server, \
+            sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True,
+                                     args=CHROMIUM_ARGS)
+        try:
+            context = browser.new_context(viewport={"width": 1500, "height": 950})
+            context.set_default_timeout(WAIT_MS)
+            page = context.new_page()
+            page.goto(f"{server.url}/lab?reset")
+            page.locator(".jp-SideBar.jp-mod-left .lm-TabBar-tab[title='Jupyter Chat']").click()
+            page.locator(".jp-chat-add").first.click()
+            picker = page.locator("button.jp-jai-personaControls-persona-btn").first
+            wait_until(lambda: "kli" in picker.inner_text(), "the persona picker to name kli")
+            page.locator("button.jp-jai-personaControls-overflow-btn").first.click()
+            menu = page.locator(".jp-jai-controlMenu-paper").first
+            menu.wait_for()
+            text = menu.inner_text()
+            assert "Default (openai/gpt-4.1-mini · OPENAI_API_KEY)" in text, text
+            assert "kli demo (keyless)" in text, text
+            content, shown = menu.evaluate("e => [e.scrollHeight, e.clientHeight]")
+            assert content <= shown + 1, f"the '…' menu needs {content} px and shows {shown}"
+            page.wait_for_function("() => getComputedStyle(document.querySelector("
+                                   "'.jp-jai-controlMenu-paper')).opacity === '1'")
+            ARTIFACTS.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(ARTIFACTS / "chat-keyed-menu.png"))
+        finally:
+            browser.close()
