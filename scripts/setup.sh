@@ -166,6 +166,18 @@ background() {
   _KLI_BG_WHAT[$name]="$what"
 }
 
+# A script that stops (done, failed, interrupted) takes its background phases with it.
+_kli_kill_tree() {
+  local child
+  for child in $(ps -o pid= --ppid "$1" 2>/dev/null); do _kli_kill_tree "$child"; done
+  kill "$1" 2>/dev/null || true
+}
+_kli_stop_background() {
+  local pid
+  for pid in "${_KLI_BG_PID[@]}"; do _kli_kill_tree "$pid"; done
+}
+trap _kli_stop_background EXIT
+
 # await NAME: wait for a background phase; print its output when it failed, or always when it
 # is a test stage (`await NAME show`); its exit status is await's.
 await() {

@@ -225,7 +225,9 @@ describe('an image part', () => {
             after_exists: true,
             checkpoint: 'cp-c9',
             kind: 'image',
-            part: { not_kept: ['df was changed in place and is too large to restore: re-run cell c3'] }
+            part: {
+              not_kept: ['df was changed in place and is too large to restore: re-run cell c3']
+            }
           }
         ]
       })

@@ -105,7 +105,6 @@ class CellChangeItem extends Widget {
   private _controls: RepairControls | null;
 }
 
-
 /** The box below one cell's input: its items in order. */
 class CellDiffBox extends Widget {
   constructor() {
