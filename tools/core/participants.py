@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 class Part:
     """What a participant recorded of one call: ``kind`` (its checkpoints' kind), ``path`` (how
     the timeline names it), ``summary`` (JSON kept in the checkpoint), ``text`` (a line for the
-    call's result) and ``bind`` (called with the change id once the change is recorded)."""
+    call's result; "" for none) and ``bind`` (called with the change id once the change is recorded)."""
 
     kind: str
     path: str

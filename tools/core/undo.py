@@ -367,7 +367,7 @@ def _record(call: Call, befores: dict[str, Any], detected: list[tuple[str, str, 
     if parts:
         details["image"] = [p.summary for p in parts]
         if "undoes" not in details:
-            text += "".join(f"\n[{p.text} — change {change_id}]" for p in parts)
+            text += "".join(f"\n[{p.text} — change {change_id}]" for p in parts if p.text)
     if detected:
         files = list(details.get("files") or [])
         names: list[str] = []

@@ -709,7 +709,10 @@ class ImageParticipant:
         path = "image: " + (", ".join(named[:6]) + (" …" if len(named) > 6 else "") if named
                             else "not kept")
         budget = self.budget
-        return Part(KIND, path, s, f"{who}: {rec.text(s)}",
+        # The call's text (what the model reads) gets a line only for what undo could not take
+        # back: names and contents are in ``details.image``, the change id in ``details.change``.
+        line = f"{who}: {rec.text(s)}" if rec.notes else ""
+        return Part(KIND, path, s, line,
                     lambda change: self.records.add(change, rec, budget))
 
     def check(self, call: Any, cps: list[Any], force: bool) -> tuple[list[str], Any]:
