@@ -118,8 +118,10 @@ def test_stop_in_the_chat_ends_a_long_bash_in_the_kernel_within_two_seconds(
     import psutil
 
     def sleeping() -> list[psutil.Process]:
-        kernels = [p for p in psutil.process_iter(["cmdline"])
-                   if "kli.kernel" in " ".join(p.info["cmdline"] or [])]
+        kernels = [p for p in psutil.process_iter(["cmdline"])  # this server's kernels only
+                   if "kli.kernel" in " ".join(p.info["cmdline"] or [])
+                   and str(server.runtime) in " ".join(p.info["cmdline"] or [])]
+        assert kernels, "no kli kernel of this server found"
         found = []
         for k in kernels:
             for c in k.children(recursive=True):
