@@ -113,7 +113,7 @@ def test_an_interrupted_search_in_a_cell_answers_a_result_saying_what_was_stoppe
     kernel: Any, kroot: Path
 ) -> None:
     setup = (
-        "import os\nos.makedirs('slow', exist_ok=True)\n"
+        "import json\nimport os\nos.makedirs('slow', exist_ok=True)\n"  # json: for _value
         "for _i in range(300):\n"
         "    with open(f'slow/f{_i}.txt', 'w') as _fh:\n"
         "        _fh.write('x' * 3000 + '\\n')\n"
