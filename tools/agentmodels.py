@@ -36,9 +36,6 @@ MODEL_VAR = "KLI_AGENT_MODEL"
 # "1" or "0": the model takes images, or not, whatever litellm's model list says (a local
 # vision model behind an OpenAI-compatible server is unknown to it).
 VISION_VAR = "KLI_AGENT_VISION"
-# "1" or "0": the model takes images, or not, whatever litellm's model list says (a local
-# vision model behind an OpenAI-compatible server is unknown to it).
-VISION_VAR = "KLI_AGENT_VISION"
 MODELS_VAR = "KLI_AGENT_MODELS"  # more litellm ids offered (the chat's model picker), comma-separated
 # A provider's key set in the environment sets up its model: (key variable, litellm id).
 KEYED_MODELS = (
