@@ -61,6 +61,7 @@ from kli.tools.core.proposal import (
 )
 from kli.tools.core.registry import AGENT, current
 from kli.tools.core.result import ToolError, ToolResult
+from kli.tools.core.settings import read_settings_file, write_setting
 from kli.tools.core.textfile import read_bytes
 
 if TYPE_CHECKING:
@@ -198,25 +199,6 @@ class Origin:
         return "the default (no 'approval' setting)"
 
 
-def _file_setting(path: str) -> tuple[bytes | None, dict[str, Any]]:
-    """A settings file's bytes (None: absent) and its object; ValueError when it is not one."""
-    import json
-
-    try:
-        data = read_bytes(path)
-    except FileNotFoundError:
-        return None, {}
-    except OSError as exc:
-        raise ValueError(f"{path} cannot be read ({exc.strerror})") from None
-    try:
-        obj = json.loads(data.decode("utf-8"))
-    except (ValueError, UnicodeDecodeError):
-        raise ValueError(f"{path} is not valid JSON; fix it first") from None
-    if not isinstance(obj, dict):
-        raise ValueError(f"{path} does not hold a JSON object; fix it first")
-    return data, obj
-
-
 def origin(ws: Workspace) -> Origin:
     """Where the current modes come from: this kernel's switch, else the nearest settings file
     that sets ``approval`` (project files nearest first, then the user file), else the default."""
@@ -226,7 +208,7 @@ def origin(ws: Workspace) -> Origin:
         return Origin(KERNEL_ONLY)
     for path in [*project_settings_paths(ws.root), user_settings_path()]:
         try:
-            if SETTING in _file_setting(path)[1]:
+            if SETTING in read_settings_file(path)[1]:
                 return Origin(KEPT, path)
         except ValueError:
             continue  # the settings loader reports a broken file on every call
@@ -252,25 +234,6 @@ def keep_file(ws: Workspace) -> str:
     return os.path.join(here, CONTROL_DIR, SETTINGS_NAME)
 
 
-def _write_setting(path: str, value: dict[str, str] | None) -> None:
-    """Set (None: remove) ``approval`` in the settings file ``path``, its other settings kept;
-    atomic, and only over the bytes just read. ValueError saying why when it cannot."""
-    import json
-
-    data, obj = _file_setting(path)
-    if value is None:
-        obj.pop(SETTING, None)
-    else:
-        obj[SETTING] = value
-    try:
-        atomic.makedirs(os.path.dirname(path))
-        atomic.write_atomic(path, (json.dumps(obj, indent=2) + "\n").encode(), data)
-    except atomic.Stale:
-        raise ValueError(f"{path} changed while it was written; try again") from None
-    except OSError as exc:
-        raise ValueError(f"{path} cannot be written ({exc.strerror})") from None
-
-
 def set_mode(ws: Workspace, mode: str | None, kind: str | None = None,
              keep: bool | None = None) -> dict[str, str]:
     """Switch approval (the panel, ``%kli approval``): ``kind`` or every kind to ``mode`` (None:
@@ -291,14 +254,14 @@ def set_mode(ws: Workspace, mode: str | None, kind: str | None = None,
     problem = None
     try:
         if keep or (keep is None and now.where == KEPT):
-            _write_setting(now.file if now.where == KEPT and now.file else keep_file(ws), current)
+            write_setting(now.file if now.where == KEPT and now.file else keep_file(ws), SETTING, current)
             ws.drop_setting(SETTING)
             if modes(ws.settings)[0] != current:  # a file nearer the root says otherwise
                 ws.set_setting(SETTING, current)
                 problem = "a settings file nearer the notebook sets 'approval' too"
         else:
             if keep is False and now.where == KEPT and now.file:
-                _write_setting(now.file, None)
+                write_setting(now.file, SETTING, None)
             ws.set_setting(SETTING, current)
     except ValueError as exc:
         ws.set_setting(SETTING, current)

@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kli.tools.core.result import ToolResult
+from kli.tools.core.settings import read_settings_file, write_setting
 
 if TYPE_CHECKING:
     from kli.tools.core.registry import Call
@@ -489,7 +490,7 @@ def set_choice(ws: Workspace, mode: str | None, network: str | None = None,
     if keep:
         path = _kept_in(ws) or approval.keep_file(ws)
         try:
-            _write(path, value)
+            write_setting(path, SETTING, value)
             ws.drop_setting(SETTING)
             if choice(ws.settings)[0] != Choice(mode, network):
                 ws.set_setting(SETTING, value)
@@ -505,44 +506,13 @@ def set_choice(ws: Workspace, mode: str | None, network: str | None = None,
     return Choice(mode, network)
 
 
-def _file_setting(path: str) -> tuple[bytes | None, dict[str, Any]]:
-    """A settings file's bytes (None: absent) and its object; ValueError when it is not one."""
-    from kli.tools.core.textfile import read_bytes
-
-    try:
-        data = read_bytes(path)
-    except FileNotFoundError:
-        return None, {}
-    except OSError as exc:
-        raise ValueError(f"{path} cannot be read ({exc.strerror})") from None
-    try:
-        obj = json.loads(data.decode("utf-8"))
-    except (ValueError, UnicodeDecodeError):
-        raise ValueError(f"{path} is not valid JSON; fix it first") from None
-    if not isinstance(obj, dict):
-        raise ValueError(f"{path} does not hold a JSON object; fix it first")
-    return data, obj
-
-
 def _kept_in(ws: Workspace) -> str | None:
     from kli.tools.core.settings import project_settings_paths
 
     for path in project_settings_paths(ws.root):
         with contextlib.suppress(ValueError):
-            if SETTING in _file_setting(path)[1]:
+            if SETTING in read_settings_file(path)[1]:
                 return path
     return None
 
 
-def _write(path: str, value: dict[str, str]) -> None:
-    from kli.tools.core import atomic
-
-    data, obj = _file_setting(path)
-    obj[SETTING] = value
-    try:
-        atomic.makedirs(os.path.dirname(path))
-        atomic.write_atomic(path, (json.dumps(obj, indent=2) + "\n").encode(), data)
-    except atomic.Stale:
-        raise ValueError(f"{path} changed while it was written; try again") from None
-    except OSError as exc:
-        raise ValueError(f"{path} cannot be written ({exc.strerror})") from None

@@ -241,3 +241,40 @@ def granted(settings: dict[str, Any], gate: str | None) -> bool:
     if caps is None:
         return True
     return gate in caps
+
+
+def read_settings_file(path: str) -> tuple[bytes | None, dict[str, Any]]:
+    """A settings file's bytes (None: absent) and its object; ValueError when it is not one."""
+    try:
+        data = read_bytes(path)
+    except FileNotFoundError:
+        return None, {}
+    except OSError as exc:
+        raise ValueError(f"{path} cannot be read ({exc.strerror})") from None
+    try:
+        obj = json.loads(data.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError):
+        raise ValueError(f"{path} is not valid JSON; fix it first") from None
+    if not isinstance(obj, dict):
+        raise ValueError(f"{path} does not hold a JSON object; fix it first")
+    return data, obj
+
+
+def write_setting(path: str, name: str, value: Any) -> None:
+    """Set (None: remove) the setting ``name`` in the settings file ``path``, its other
+    settings kept; atomic, and only over the bytes just read. ValueError saying why when it
+    cannot (the person's review and box choices are kept this way)."""
+    from kli.tools.core import atomic
+
+    data, obj = read_settings_file(path)
+    if value is None:
+        obj.pop(name, None)
+    else:
+        obj[name] = value
+    try:
+        atomic.makedirs(os.path.dirname(path))
+        atomic.write_atomic(path, (json.dumps(obj, indent=2) + "\n").encode(), data)
+    except atomic.Stale:
+        raise ValueError(f"{path} changed while it was written; try again") from None
+    except OSError as exc:
+        raise ValueError(f"{path} cannot be written ({exc.strerror})") from None
