@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from kli import client
 from tests.jupyter_server import JupyterServer, folders, jupyter_dirs, launch, serve
 from tests.kernelspec import write_kli_kernelspec
 from tests.ports import free_port
@@ -117,3 +118,20 @@ class Person:
         with contextlib.suppress(Exception):
             self._run_coro(self.client.stop())
         self.loop.call_soon_threadsafe(self.loop.stop)
+
+
+@contextlib.contextmanager
+def live_notebook(collab: CollabServer, name: str, cells: list[tuple[str, str]],
+                  timeout: float = 120) -> Iterator[tuple[str, Any, Person]]:
+    """A new notebook ``name`` of ``cells`` (id, source) open on ``collab`` with a kernel: its
+    name, an agent attached to that kernel through the server, and a person in its live
+    document; both closed at the end."""
+    name = collab.new_notebook(name, cells)
+    kernel_id = collab.start_session(name)
+    agent = client.connect_server(collab.url, kernel_id=kernel_id, timeout=timeout)
+    person = Person(collab, name)
+    try:
+        yield name, agent, person
+    finally:
+        person.close()
+        agent.close()

@@ -10,25 +10,17 @@ from typing import Any
 
 import pytest
 
-from kli import client
 from kli.tools.file.anchors import line_hash
-from tests.notebook_live.conftest import CollabServer, Person
+from tests.notebook_live.conftest import CollabServer, Person, live_notebook
 
 pytestmark = [pytest.mark.kernel, pytest.mark.notebook_live]
 
 
 @pytest.fixture(scope="module")
 def session(collab: CollabServer) -> Iterator[tuple[str, Any, Person]]:
-    name = collab.new_notebook("live.ipynb", [("first", "x = 1\nprint(x)"),
-                                              ("second", "y = 2")])
-    kernel_id = collab.start_session(name)
-    agent = client.connect_server(collab.url, kernel_id=kernel_id, timeout=60)
-    person = Person(collab, name)
-    try:
-        yield name, agent, person
-    finally:
-        person.close()
-        agent.close()
+    with live_notebook(collab, "live.ipynb", [("first", "x = 1\nprint(x)"),
+                                              ("second", "y = 2")], timeout=60) as live:
+        yield live
 
 
 def test_an_agent_edit_lands_in_the_live_document_and_the_server_saves_it(

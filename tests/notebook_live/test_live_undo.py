@@ -14,7 +14,7 @@ import pytest
 
 from kli import client
 from kli.tools.file.anchors import line_hash
-from tests.notebook_live.conftest import CollabServer, Person
+from tests.notebook_live.conftest import CollabServer, Person, live_notebook
 from tests.notebook_live.test_open_model import (  # noqa: F401 (fixtures: a lab without collaboration)
     browser,
     lab,
@@ -29,15 +29,8 @@ WS = "get_ipython().kernel.workspace"
 
 @pytest.fixture(scope="module")
 def live(collab: CollabServer) -> Iterator[tuple[str, Any, Person]]:
-    name = collab.new_notebook("undo.ipynb", [("one", "a = 1"), ("two", "b = 2")])
-    kernel_id = collab.start_session(name)
-    agent = client.connect_server(collab.url, kernel_id=kernel_id, timeout=120)
-    person = Person(collab, name)
-    try:
-        yield name, agent, person
-    finally:
-        person.close()
-        agent.close()
+    with live_notebook(collab, "undo.ipynb", [("one", "a = 1"), ("two", "b = 2")]) as live:
+        yield live
 
 
 def _persons_accept(pid: str) -> str:

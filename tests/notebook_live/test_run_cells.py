@@ -14,27 +14,20 @@ import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from kli import client
-from tests.notebook_live.conftest import CollabServer, Person
+from tests.notebook_live.conftest import CollabServer, Person, live_notebook
 
 pytestmark = [pytest.mark.kernel, pytest.mark.notebook_live]
 
 
 @pytest.fixture(scope="module")
 def live(collab: CollabServer) -> Iterator[tuple[str, Any, Person]]:
-    name = collab.new_notebook("run.ipynb", [
+    with live_notebook(collab, "run.ipynb", [
         ("setup", "n = 6\nprint('n is', n)"),
         ("show", "n * 7"),
         ("boom", "1 / 0"),
         ("after", "print('never')"),
-    ])
-    kernel_id = collab.start_session(name)
-    agent = client.connect_server(collab.url, kernel_id=kernel_id, timeout=120)
-    person = Person(collab, name)
-    try:
-        yield name, agent, person
-    finally:
-        person.close()
-        agent.close()
+    ]) as live:
+        yield live
 
 
 def test_cells_run_as_cells_and_their_outputs_appear_in_the_live_document(

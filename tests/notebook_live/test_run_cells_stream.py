@@ -12,30 +12,22 @@ from typing import Any
 
 import pytest
 
-from kli import client
-from tests.notebook_live.conftest import CollabServer, Person
+from tests.notebook_live.conftest import CollabServer, Person, live_notebook
 
 pytestmark = [pytest.mark.kernel, pytest.mark.notebook_live]
 
 
 @pytest.fixture(scope="module")
 def live(collab: CollabServer) -> Iterator[tuple[str, Any, Person]]:
-    name = collab.new_notebook("stream.ipynb", [
+    with live_notebook(collab, "stream.ipynb", [
         ("slow", "import time\nprint('first line', flush=True)\ntime.sleep(4)\nprint('second')"),
         ("flood", "for i in range(100_000):\n    print('flood line', i)"),
         ("stuck", "import time\nprint('before the interrupt')\nfor _ in range(600): "
                   "time.sleep(0.05)"),
         ("progress", "from IPython.display import display\nh = display('start', display_id=True)\n"
                      "for i in range(50):\n    h.update(f'step {i}')"),
-    ])
-    kernel_id = collab.start_session(name)
-    agent = client.connect_server(collab.url, kernel_id=kernel_id, timeout=120)
-    person = Person(collab, name)
-    try:
-        yield name, agent, person
-    finally:
-        person.close()
-        agent.close()
+    ]) as live:
+        yield live
 
 
 def _ycell(person: Person, index: int) -> dict[str, Any]:

@@ -14,23 +14,15 @@ from typing import Any
 
 import pytest
 
-from kli import client
-from tests.notebook_live.conftest import SAVE_DELAY, CollabServer, Person
+from tests.notebook_live.conftest import SAVE_DELAY, CollabServer, Person, live_notebook
 
 pytestmark = [pytest.mark.kernel, pytest.mark.notebook_live]
 
 
 @pytest.fixture(scope="module")
 def served(collab: CollabServer) -> Iterator[tuple[str, Any, Person]]:
-    name = collab.new_notebook("charged.ipynb", [("one", "a = 1")])
-    kernel_id = collab.start_session(name)
-    agent = client.connect_server(collab.url, kernel_id=kernel_id, timeout=120)
-    person = Person(collab, name)
-    try:
-        yield name, agent, person
-    finally:
-        person.close()
-        agent.close()
+    with live_notebook(collab, "charged.ipynb", [("one", "a = 1")]) as live:
+        yield live
 
 
 def test_a_bash_call_is_not_charged_with_what_the_server_saves_while_it_runs(
