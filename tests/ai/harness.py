@@ -313,21 +313,26 @@ def in_thread(fn: Callable[[], Any]) -> tuple[threading.Thread, dict[str, Any]]:
     return thread, box
 
 
-@contextlib.contextmanager
-def start_server(base: Path) -> Iterator[AiServer]:
-    """The server (Jupyter AI 3.2 + kli's persona) in ``base``, its model the scripted one."""
-    root, runtime, share = folders(base)
-    kli_kernelspec(share)
-    # The lab page without jupyter-collaboration's front end (its server side is off above):
-    # notebooks open as plain documents, chats over jupyterlab-chat's websocket.
+def lab_page_settings(base: Path) -> None:
+    """The lab page of a server in ``base`` without jupyter-collaboration's front end (its
+    server side is off): notebooks open as plain documents, chats over jupyterlab-chat's
+    websocket; and no news toast over the chat in screenshots."""
     labconfig = base / "config" / "labconfig"
     labconfig.mkdir(parents=True)
     (labconfig / "page_config.json").write_text(json.dumps({"disabledExtensions": {
         "@jupyter/docprovider-extension": True, "@jupyter/collaboration-extension": True}}))
     notify = base / "settings" / "@jupyterlab" / "apputils-extension"
-    notify.mkdir(parents=True)  # no news toast over the chat in screenshots
+    notify.mkdir(parents=True)
     (notify / "notification.jupyterlab-settings").write_text(
         json.dumps({"fetchNews": "false", "checkForUpdates": False}))
+
+
+@contextlib.contextmanager
+def start_server(base: Path) -> Iterator[AiServer]:
+    """The server (Jupyter AI 3.2 + kli's persona) in ``base``, its model the scripted one."""
+    root, runtime, share = folders(base)
+    kli_kernelspec(share)
+    lab_page_settings(base)
     script = Script()
     with ScriptedEndpoint(script) as model_url:  # closed after the server has stopped
         env = dict(os.environ)

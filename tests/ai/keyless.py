@@ -9,13 +9,12 @@ Used by test_keyless_demo.py (headless and websocket) and test_keyless_browser.p
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from tests.ai.harness import PERSONA_ID, START_TIMEOUT, AiServer, Script
+from tests.ai.harness import PERSONA_ID, START_TIMEOUT, AiServer, Script, lab_page_settings
 from tests.jupyter_server import folders, jupyter_dirs, kli_kernelspec, launch, serve
 from tests.ports import free_port
 
@@ -38,14 +37,7 @@ def start_keyless_server(base: Path, env_extra: dict[str, str] | None = None
     if not installed.exists() and built.is_dir():  # an editable install carries no data files
         (share / "labextensions").mkdir(parents=True, exist_ok=True)
         (share / "labextensions" / "kli-kernel").symlink_to(built)
-    labconfig = base / "config" / "labconfig"  # the chat over jupyterlab-chat's websocket
-    labconfig.mkdir(parents=True)
-    (labconfig / "page_config.json").write_text(json.dumps({"disabledExtensions": {
-        "@jupyter/docprovider-extension": True, "@jupyter/collaboration-extension": True}}))
-    notify = base / "settings" / "@jupyterlab" / "apputils-extension"
-    notify.mkdir(parents=True)  # no news toast over the chat in screenshots
-    (notify / "notification.jupyterlab-settings").write_text(
-        json.dumps({"fetchNews": "false", "checkForUpdates": False}))
+    lab_page_settings(base)
     env = {k: v for k, v in os.environ.items() if k not in MODEL_VARS}
     env.update(jupyter_dirs(base, runtime), JUPYTER_PATH=str(share),
                XDG_CONFIG_HOME=str(base / "xdg"), JUPYTERLAB_SETTINGS_DIR=str(base / "settings"),
