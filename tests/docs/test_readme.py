@@ -12,8 +12,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 COMMANDS = [
-    "bash scripts/run     # set up and start JupyterLab with the kli kernel and the tour notebook"
-    " (headless: prints the URL)",
+    "bash scripts/run     # set up and start JupyterLab with the kli kernel, Jupyter AI's chat with"
+    " the kli agent, and the tour (headless: prints the URL)",
     "bash scripts/test    # set up and run every check: linters, extension build and tests, pytest"
     " on the installed wheel",
 ]
