@@ -274,7 +274,10 @@ def folder_args(root: str, tmp: str, network: str, *, writable: tuple[str, ...] 
         resolver = os.path.realpath("/etc/resolv.conf")
         if resolver.startswith("/run/") and os.path.exists(resolver):
             args += ["--ro-bind", os.path.dirname(resolver), os.path.dirname(resolver)]
-    args += ["--bind", tmp, "/tmp", "--setenv", "TMPDIR", "/tmp", "--bind", real, real]
+    args += ["--bind", tmp, "/tmp", "--setenv", "TMPDIR", "/tmp"]
+    for path in _hidden_but_needed():
+        args += ["--ro-bind", path, path]
+    args += ["--bind", real, real]
     for path in protected(real, prefixes):
         # a symlink is bound as what it leads to: bind its target read-only at its own place
         args += ["--ro-bind", os.path.realpath(path), path]
@@ -291,6 +294,22 @@ def folder_args(root: str, tmp: str, network: str, *, writable: tuple[str, ...] 
         args.append("--unshare-net")
     args += ["--chdir", real]
     return args
+
+
+def _hidden_but_needed() -> list[str]:
+    """What the box must still read that lies under a folder it hides (/tmp, /run): the
+    interpreter's prefixes, its import path and PATH (a virtual environment or a checkout under
+    /tmp, as a CI run makes them), read-only, outermost folders only."""
+    path_dirs = [d for d in os.environ.get("PATH", "").split(os.pathsep) if d]
+    wanted = {sys.prefix, sys.base_prefix, sys.exec_prefix, *sys.path,
+              *(os.path.dirname(d) if os.path.basename(d) == "bin" else d for d in path_dirs)}
+    found = sorted(p for p in {os.path.realpath(w) for w in wanted if w}
+                   if p.startswith(("/tmp/", "/run/")) and os.path.isdir(p))
+    out: list[str] = []
+    for path in found:  # sorted: a folder comes before what it holds
+        if not any(path.startswith(o + os.sep) for o in out):
+            out.append(path)
+    return out
 
 
 _tmps: dict[str, str] = {}
