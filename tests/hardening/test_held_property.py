@@ -318,6 +318,9 @@ def _call(draw: st.DrawFn, name: str, root: Path, ids: dict[str, list[str]],
         return {}
     if name == "inspect":
         return {"name": draw(st.sampled_from(["x", "kli_probe_sentinel", "mod"]))}
+    if name == "look":  # a cell's images, an image file, a live figure, or every live figure
+        return draw(st.sampled_from([{}, {"path": "nb.ipynb#c1"}, {"path": path},
+                                     {"name": draw(st.sampled_from(["x", "mod"]))}]))
     if name in ("trace", "untrace"):  # names of the tree's modules only: never the test's own
         return {"function": draw(st.sampled_from(["f", "mod.g", "kli_probe_sentinel.f"]))}
     if name == "await_decision":
