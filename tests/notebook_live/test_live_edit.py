@@ -16,17 +16,30 @@ from tests.notebook_live.conftest import CollabServer, Person, live_notebook
 pytestmark = [pytest.mark.kernel, pytest.mark.notebook_live]
 
 
+CELLS = [("first", "x = 1\nprint(x)"), ("second", "y = 2")]
+
+
 @pytest.fixture(scope="module")
 def session(collab: CollabServer) -> Iterator[tuple[str, Any, Person]]:
-    with live_notebook(collab, "live.ipynb", [("first", "x = 1\nprint(x)"),
-                                              ("second", "y = 2")], timeout=60) as live:
+    """One live notebook the tests below share: each reads the cells as it finds them, so none
+    depends on which of the others ran before it (or on another xdist worker)."""
+    with live_notebook(collab, "live.ipynb", CELLS, timeout=60) as live:
+        yield live
+
+
+@pytest.fixture
+def own_session(collab: CollabServer, request: pytest.FixtureRequest
+                ) -> Iterator[tuple[str, Any, Person]]:
+    """A live notebook of the test's own, as ``CELLS`` made it (a test that needs the cells as
+    made, or that adds one)."""
+    with live_notebook(collab, f"{request.node.name[:40]}.ipynb", CELLS, timeout=60) as live:
         yield live
 
 
 def test_an_agent_edit_lands_in_the_live_document_and_the_server_saves_it(
-    collab: CollabServer, session: tuple[str, Any, Person]
+    collab: CollabServer, own_session: tuple[str, Any, Person]
 ) -> None:
-    name, agent, person = session
+    name, agent, person = own_session
     read = agent.call("read", {"path": name})
     assert read.ok, read.text
     patch = f"@@ {name}#first\n= 1:{line_hash('x = 1')}\n~x = 10\n"
@@ -37,7 +50,7 @@ def test_an_agent_edit_lands_in_the_live_document_and_the_server_saves_it(
     # the kernel's store took the live path for its own notebook (not the file)
     route = agent.call("eval", {"code": "import os\n[(os.path.basename(k), r.path) for k, r in "
                                         "get_ipython().kernel.workspace.notebooks.routes.items()]"})
-    assert "('live.ipynb', 'ydoc')" in route.text, route.text
+    assert f"('{name}', 'ydoc')" in route.text, route.text
     deadline = time.monotonic() + 15
     while "".join(collab.saved(name)["cells"][0]["source"]) != "x = 10\nprint(x)":
         assert time.monotonic() < deadline, collab.saved(name)["cells"][0]
@@ -88,9 +101,9 @@ def test_the_persons_typing_in_another_cell_between_read_and_edit_is_kept(
 
 
 def test_cells_inserted_by_the_agent_appear_in_the_live_document(
-    session: tuple[str, Any, Person]
+    own_session: tuple[str, Any, Person]
 ) -> None:
-    name, agent, person = session
+    name, agent, person = own_session
     assert agent.call("read", {"path": name}).ok
     r = agent.call("cells", {"path": name, "op": "insert", "where": "after", "anchor": "first",
                              "source": "inserted = True"})
