@@ -27,9 +27,13 @@ pytestmark = [pytest.mark.kernel, pytest.mark.notebook_live]
 WS = "get_ipython().kernel.workspace"
 
 
-@pytest.fixture(scope="module")
-def live(collab: CollabServer) -> Iterator[tuple[str, Any, Person]]:
-    with live_notebook(collab, "undo.ipynb", [("one", "a = 1"), ("two", "b = 2")]) as live:
+@pytest.fixture
+def live(collab: CollabServer, request: pytest.FixtureRequest
+         ) -> Iterator[tuple[str, Any, Person]]:
+    """A live notebook (cells ``one``, ``two``) of the test's own, on a kernel of its own: the
+    tests read its cells as made, whichever ran before (or on another xdist worker)."""
+    name = f"undo-{request.node.name[5:45]}.ipynb"
+    with live_notebook(collab, name, [("one", "a = 1"), ("two", "b = 2")]) as live:
         yield live
 
 
