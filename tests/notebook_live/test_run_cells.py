@@ -53,6 +53,9 @@ def test_a_run_from_a_cell_stops_at_the_first_error_which_appears_in_the_cell(
     live: tuple[str, Any, Person]
 ) -> None:
     name, agent, person = live
+    # "show" needs the n that "setup" defines: defined here, whether or not the test that runs
+    # setup ran before in this kernel (it may run later, or on another xdist worker)
+    assert agent.call("eval", {"code": "n = 6"}).ok
     r = agent.call("run_cells", {"path": name, "from": "show"})
     assert not r.ok and r.details["error"] == "error"
     assert [c["cell"] for c in r.details["cells"]] == ["show", "boom"]
