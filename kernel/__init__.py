@@ -7,8 +7,6 @@ Nothing heavy is imported here, so
 ``python -m kli.kernel`` starts as fast as the stock kernel.
 """
 
-from kli.kernel.protocol import AGENT_TARGET, EDIT_MIME, PROTOCOL_VERSION, UI_TARGET
-
-KERNEL_NAME = "kli"
+from kli.kernel.protocol import AGENT_TARGET, EDIT_MIME, KERNEL_NAME, PROTOCOL_VERSION, UI_TARGET
 
 __all__ = ["AGENT_TARGET", "EDIT_MIME", "KERNEL_NAME", "PROTOCOL_VERSION", "UI_TARGET"]

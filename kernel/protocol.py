@@ -27,6 +27,7 @@ from kli.tools.core.registry import SOURCES
 PROTOCOL_VERSION = request.PROTOCOL_VERSION
 AGENT_TARGET = request.AGENT_TARGET
 UI_TARGET = "kli.ui"
+KERNEL_NAME = "kli"  # the kernelspec a notebook names to get this kernel (kernel/kernelspec)
 COMM_TARGETS = (AGENT_TARGET, UI_TARGET)
 EDIT_MIME = "application/vnd.kli.edit+json"
 EVENT_RING = 500  # recent events the kernel keeps for a UI that opens late

@@ -12,9 +12,9 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from kli.kernel import KERNEL_NAME
 from kli.kernel.ai.notebooks import Chat, Open, Server
 from kli.kernel.client.find import this_server
+from kli.kernel.protocol import KERNEL_NAME
 
 
 async def server_state() -> Server:

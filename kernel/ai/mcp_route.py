@@ -37,7 +37,6 @@ import inspect
 import keyword
 from typing import Annotated, Any, Literal
 
-from kli.kernel import KERNEL_NAME
 from kli.kernel.ai import chats
 from kli.kernel.ai.notebooks import choose
 from kli.kernel.ai.optin import KEY_HEADER, ensure_key, read_key
@@ -47,6 +46,7 @@ from kli.kernel.mcp.bridge import Bridge
 from kli.kernel.mcp.instructions import describe, instructions
 from kli.kernel.mcp.server import result_blocks
 from kli.kernel.mcp.targets import CONNECT_TIMEOUT, Target
+from kli.kernel.protocol import KERNEL_NAME
 
 PROFILE = "kli"
 CHAT_HEADER = "x-jupyter-chat-id"  # get_http_headers lowers header names

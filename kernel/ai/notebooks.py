@@ -39,7 +39,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from kli.kernel import KERNEL_NAME
+from kli.kernel.protocol import KERNEL_NAME
 
 Reader = Literal["person", "model"]
 # Tools that run a notebook's cells in the live image: naming a notebook that runs another

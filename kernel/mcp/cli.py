@@ -13,11 +13,11 @@ import signal
 import sys
 from typing import Any
 
-from kli.kernel import KERNEL_NAME
 from kli.kernel.mcp.bridge import PROFILES, Bridge
 from kli.kernel.mcp.stdio import serve_stdio
 from kli.kernel.mcp.streamable_http import DEFAULT_PORT, listen, serve_http
 from kli.kernel.mcp.targets import FileKernel, OwnKernel, ServerKernel, Target
+from kli.kernel.protocol import KERNEL_NAME
 
 TOKEN_ENV = "KLI_MCP_TOKEN"
 

@@ -14,7 +14,6 @@ import sys
 import threading
 from typing import Any
 
-from kli.kernel import KERNEL_NAME
 from kli.kernel.client import (
     DEFAULT_TIMEOUT,
     AgentClient,
@@ -26,6 +25,7 @@ from kli.kernel.client import (
     launch,
     resolve_connection_file,
 )
+from kli.kernel.protocol import KERNEL_NAME
 
 # How long attaching to a kernel may take before the call reports it unreachable (a dead
 # kernel's connection file never answers; a starting one answers within a few seconds).
