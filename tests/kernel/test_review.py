@@ -129,6 +129,27 @@ def test_proposals_of_a_closed_agent_comm_stay_as_expired_and_can_be_applied(
     assert (kroot / "left.txt").read_text() == "kept\n"
 
 
+def test_a_chat_undo_held_then_accepted_after_it_disconnected_is_filed_under_the_chat(
+    kernel: Any, kroot: Path, ui: str
+) -> None:
+    # As the Jupyter AI persona does: one connection per turn, and @kli undo another one that
+    # closes as soon as its undo is held; the person Accepts later, in the panel.
+    turn, hello = kernel.open_comm("kli.agent", {"label": "chat k.chat turn 1"})
+    pid = kernel.call(turn, "write", {"path": "turn.txt", "content": "t\n"})["details"]["proposal"]
+    assert kernel.request(ui, {"op": "accept", "candidate": pid})["ok"]
+    kernel.close_comm(turn)
+    label = "kli in chat k.chat (undoing turn 1)"
+    undoer, _ = kernel.open_comm("kli.agent", {"label": label})
+    held = kernel.call(undoer, "undo", {"session": hello["session"], "since": "0"})
+    assert held["details"]["status"] == "pending", held["text"]
+    kernel.close_comm(undoer)
+    done = kernel.request(ui, {"op": "accept", "candidate": held["details"]["proposal"]})
+    assert done["ok"] and not (kroot / "turn.txt").exists(), done["text"]
+    changes = kernel.request(ui, {"op": "changes", "session": label})["changes"]
+    assert [(c["id"], c["tool"]) for c in changes] == [(done["details"]["change"], "undo")]
+    assert kernel.request(ui, {"op": "changes", "session": "default"})["changes"] == []
+
+
 def test_the_review_magics_show_switch_and_decide_and_the_agent_hears_of_it(
     kernel: Any, kroot: Path, ui: str
 ) -> None:

@@ -708,12 +708,27 @@ def changed_step(plan: CallPlan, proposal_id: str) -> str | None:
     return None
 
 
+def owner_of(ws: Workspace, proposal: Proposal) -> Session:
+    """The session an Accepted held call runs and is recorded in: its own while it is open.
+    Once it closed (its agent disconnected — a chat's ``@kli undo`` closes its connection as
+    soon as its undo is held), a stand-in: the default session's state (where what the call
+    starts — a background job, a trace — lives, as before) under the closed session's id and
+    label, so the change is filed as that agent's on the Timeline, not under "default"."""
+    owner = ws.sessions.get(proposal.session_id)
+    if owner is not None:
+        return owner
+    if not proposal.session_id:
+        return ws.default_session
+    return dataclasses.replace(ws.default_session, id=proposal.session_id,
+                               label=proposal.session_label or proposal.session_id)
+
+
 def accept(ws: Workspace, proposal: Proposal, by: str, session: Session | None = None) -> ToolResult:
     """Accept held call ``proposal``: write its captured bytes (a file call) or run it (a shell
     or eval call, in ``session``: the owner's, or the default one when it expired)."""
     plan: CallPlan = proposal.plan
     if plan.action != FILE:
-        owner = session or ws.sessions.get(proposal.session_id) or ws.default_session
+        owner = session or owner_of(ws, proposal)
         with ws.file_lock:  # one Accept runs it: a second click, the widget, a magic wait out
             if ws.find_candidate(proposal.id) is not proposal:
                 return _unknown(proposal.id, ws)
@@ -826,7 +841,7 @@ def _recorded_apply(ws: Workspace, plan: CallPlan, proposal: Proposal, by: str) 
     from kli.tools.core import undo
     from kli.tools.core.registry import Call
 
-    session = ws.sessions.get(proposal.session_id) or ws.default_session
+    session = owner_of(ws, proposal)
     call = Call(ws=ws, session=session, tool=ws.registry.tools[plan.tool], args=plan.args,
                 source=by)
     settings = ws.settings

@@ -330,13 +330,37 @@ def test_a_closed_session_leaves_its_proposals_expired_and_one_can_still_be_appl
     assert (root / "b.txt").read_text() == "x\n"
 
 
-def test_an_expired_command_runs_in_the_default_session_on_accept(root: Path) -> None:
+def test_an_expired_command_runs_on_accept_and_is_filed_as_its_agents_not_default(
+    root: Path,
+) -> None:
     ws = review(root, {"shell": "review"})
     agent = ws.open_session("bot")
     pid = ws.call("bash", {"command": "echo x > e.txt"}, agent, source="agent").details["proposal"]
     ws.close_session(agent.id)
-    assert approval.accept_any(ws, pid, "ui").ok
-    assert (root / "e.txt").read_text() == "x\n"
+    r = approval.accept_any(ws, pid, "ui")
+    assert r.ok and (root / "e.txt").read_text() == "x\n"
+    [change] = undo.timeline(str(root))
+    assert (change.id, change.session, change.session_label) == (r.details["change"], agent.id, "bot")
+    assert agent.id not in ws.sessions  # no session comes back to life
+
+
+def test_a_held_undo_accepted_after_its_agent_left_is_filed_under_that_agent(root: Path) -> None:
+    # A chat's @kli undo: its connection's session closes as soon as the undo is held.
+    ws = Workspace(str(root))
+    turn = ws.open_session("chat a.chat turn 1")
+    made = ws.call("write", {"path": "t.txt", "content": "turn\n"}, turn, source="agent")
+    ws.close_session(turn.id)
+    (root / ".kli" / "settings.json").write_text(json.dumps({"approval": "review"}))
+    undoer = ws.open_session("kli in chat a.chat (undoing turn 1)")
+    held = ws.call("undo", {"session": turn.id, "since": "0"}, undoer, source="agent")
+    assert held.details["status"] == "pending", held.text
+    ws.close_session(undoer.id)
+    r = approval.accept_any(ws, held.details["proposal"], "ui")
+    assert r.ok and not (root / "t.txt").exists(), r.text
+    by_id = {c.id: c for c in undo.timeline(str(root))}
+    done = by_id[r.details["change"]]
+    assert (done.session, done.session_label) == (undoer.id, "kli in chat a.chat (undoing turn 1)")
+    assert done.undone == [made.details["change"]]
 
 
 @pytest.mark.parametrize("value", ["sometimes", {"file": "maybe"}, {"disk": "review"}, 3])
