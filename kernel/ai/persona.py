@@ -48,7 +48,7 @@ from kli.kernel.ai.chatlines import (
 )
 from kli.kernel.ai.notebooks import Choice, choose
 from kli.kernel.ai.settings import Settings
-from kli.kernel.ai.undoreply import undo_reply
+from kli.kernel.ai.undoreply import undo_label, undo_reply
 from kli.kernel.client import connect_in_server
 from kli.tools.agent import Event, Finished, bounded, run_agent_async, system_prompt
 from kli.tools.agentmodels import LitellmModel, models_set_up
@@ -356,7 +356,8 @@ class KliPersona(BasePersona):
             return
         turn = self._turns[-1]
         try:
-            client = await self._connect(turn.kernel_id, f"{turn.label} (undo)")
+            client = await self._connect(turn.kernel_id,
+                                         undo_label(self.defaults.name, turn.label, turn.number))
         except Exception as exc:
             self.send_message(f"I could not attach to the kli kernel of `{turn.notebook}` to undo "
                               f"turn {turn.number}: {exc}\n")

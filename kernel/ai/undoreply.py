@@ -11,6 +11,16 @@ PANEL_TEXT = "panel_text"  # an undo refusal's words for a person (kli.tools.cor
 TIMELINE = "the kli panel's Timeline"
 
 
+def undo_label(persona: str, turn_label: str, number: int) -> str:
+    """The label of the session ``@kli undo`` runs in, saying who undoes what: the chat's
+    persona, in its chat, undoing a turn (``kli in chat a.chat (undoing turn 2)``) — the Timeline
+    heads its group so, the activity panel's row and a cell's banner name it ("Undone by kli in
+    chat a.chat (undoing turn 2)"). Not the turn's label with "(undo)" added: that read as the
+    turn undoing itself, and beside the tool's own "(undo)" as "(undo) (undo)"."""
+    chat = turn_label.removesuffix(f" turn {number}")
+    return f"{persona} in {chat} (undoing turn {number})"
+
+
 def _names(details: dict[str, Any]) -> list[str]:
     """What the undo put back: the files and cells, then the live image's names."""
     out = [str(f.get("path")) for f in details.get("files") or [] if isinstance(f, dict)]

@@ -4,7 +4,7 @@ where Undo anyway is — never the agent's ``force=true`` or ``redo change=…``
 
 from __future__ import annotations
 
-from kli.kernel.ai.undoreply import undo_reply
+from kli.kernel.ai.undoreply import undo_label, undo_reply
 
 
 def test_an_undo_held_for_review_says_it_waits_for_the_person() -> None:
@@ -31,3 +31,9 @@ def test_a_refusal_speaks_to_the_person_not_the_agent() -> None:
                "can be undone too)."}
     said, taken = undo_reply(3, "chat a.chat turn 3", False, "… repeat with force=true …", details)
     assert "force=true" not in said and "Undo this turn, then Undo anyway" in said and not taken
+
+
+def test_the_undo_session_is_labelled_as_the_chats_persona_undoing_a_turn() -> None:
+    assert undo_label("kli", "chat a.chat turn 2", 2) == "kli in chat a.chat (undoing turn 2)"
+    assert "(undo)" not in undo_label("kli", "chat turn 3.chat turn 12", 12)
+    assert undo_label("kli", "chat turn 3.chat turn 12", 12) == "kli in chat turn 3.chat (undoing turn 12)"
