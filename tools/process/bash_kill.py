@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from kli.tools.core.registry import GATE_EXEC, Call, Tool
 from kli.tools.core.result import ToolResult
-from kli.tools.process.bash_output import describe, find_job
+from kli.tools.process.bash_output import find_job
 
 DESCRIPTION = """\
 Stop a running background shell job by its id: its whole process group gets SIGTERM, then \
@@ -29,10 +29,10 @@ def _run(call: Call) -> ToolResult:
     job = find_job(call)
     if not job.running:
         job.kill("bash_kill")  # members of its group may still run
-        return ToolResult.success(f"{describe(job)}; nothing left to stop.", **job.facts())
+        return ToolResult.success(f"{job.describe()}; nothing left to stop.", **job.facts())
     job.kill("bash_kill")
     return ToolResult.success(
-        f"{describe(job)}. Its output so far is readable with bash_output.", **job.facts()
+        f"{job.describe()}. Its output so far is readable with bash_output.", **job.facts()
     )
 
 

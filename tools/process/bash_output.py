@@ -67,15 +67,6 @@ def find_job(call: Call) -> jobs.Job:
     return job
 
 
-def describe(job: jobs.Job) -> str:
-    if job.running:
-        return f"job {job.id} is running ({job.seconds():.1f} s so far)"
-    how = {"timed out": f"timed out after {job.timeout:g} s and was killed"
-           if job.timeout else "timed out", "killed": f"was killed ({job.killed_by})"}
-    head = how.get(job.status, "exited")
-    return f"job {job.id} {head}: exit code {job.exit_code} after {job.seconds():.1f} s"
-
-
 def _run(call: Call) -> ToolResult:
     job = find_job(call)
     wait = call.args.get("wait") or 0
@@ -89,7 +80,7 @@ def _run(call: Call) -> ToolResult:
         and time.monotonic() < deadline
     ):
         job.done.wait(POLL)
-    parts = [describe(job)]
+    parts = [job.describe()]
     facts: dict[str, object] = {}
     for label, stream in (("stdout", job.stdout), ("stderr", job.stderr)):
         head, tail, total = stream.take_new()

@@ -188,6 +188,15 @@ class Job:
                {"change": self.last_change} if self.last_change else {}),
         }
 
+    def describe(self) -> str:
+        """One line: running for how long, or how it ended, with its exit code."""
+        if self.running:
+            return f"job {self.id} is running ({self.seconds():.1f} s so far)"
+        how = {"timed out": f"timed out after {self.timeout:g} s and was killed"
+               if self.timeout else "timed out", "killed": f"was killed ({self.killed_by})"}
+        head = how.get(self.status, "exited")
+        return f"job {self.id} {head}: exit code {self.exit_code} after {self.seconds():.1f} s"
+
 
 def _drain(job: Job, out_fd: int, err_fd: int) -> None:
     """The reader thread: pipes into the sinks until both close, then the leader's exit."""
@@ -382,10 +391,8 @@ def _watch(call: Call, tracker: undo.Tracker, result: ToolResult, settings: dict
         return
 
     def done(j: Job) -> None:
-        from kli.tools.process.bash_output import describe
-
         j.changes = undo.ended(
-            w, ok=j.exit_code == 0, text=describe(j), details={**j.facts(), "job_completion": True},
+            w, ok=j.exit_code == 0, text=j.describe(), details={**j.facts(), "job_completion": True},
             who=f"job {j.id}", args={**call.args, "job_id": j.id}, seconds=j.seconds())
 
     job.watch = w
@@ -396,13 +403,11 @@ def changes_so_far(job: Job) -> ToolResult | None:
     """What a running job changed under the root since its start or the last time this was
     asked, recorded as one change now (``undo.so_far``); None when nothing changed, the job
     is not watched, or it has ended."""
-    from kli.tools.process.bash_output import describe
-
     w = job.watch
     if w is None or not job.running:
         return None
     got: ToolResult | None = undo.so_far(
-        w, ok=True, text=describe(job), details={**job.facts(), "job_progress": True},
+        w, ok=True, text=job.describe(), details={**job.facts(), "job_progress": True},
         who=f"job {job.id} (so far)", args={**w.call.args, "job_id": job.id},
         seconds=job.seconds())
     if got is not None:
