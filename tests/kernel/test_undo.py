@@ -108,8 +108,18 @@ def test_the_panels_changes_request_answers_the_timeline_with_counts_and_undo_st
     # reading the timeline is no tool call: no event reaches the UIs
     assert not any(m["msg_type"] == "comm_msg" and m["content"]["data"].get("op") == "event"
                    for m in kernel.seen[seen:])
+    seen = len(kernel.seen)
     done = kernel.request(ui, {"op": "undo", "change": b})
     assert done["ok"], done["text"]
+    # The panel's Undo is the person at the panel: source "ui" in the person's own session
+    # (which the panel names "you, from the kli panel"), never an agent's or "magic"'s source.
+    event = kernel.wait_for(lambda m: m["msg_type"] == "comm_msg"
+                            and m["content"]["comm_id"] == ui
+                            and m["content"]["data"].get("op") == "event"
+                            and m["content"]["data"]["event"].get("tool") == "undo", since=seen)
+    said = event["content"]["data"]["event"]
+    assert (said["source"], said["session_label"]) == ("ui", "magic")
+    assert said["details"]["change"] == done["details"]["change"]
     after = kernel.request(ui, {"op": "changes"})
     by_id = {c["id"]: c for c in after["changes"]}
     assert by_id[b]["undone_by"] == done["details"]["change"]

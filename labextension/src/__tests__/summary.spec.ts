@@ -99,6 +99,12 @@ describe('eventToRow', () => {
     });
   });
 
+  it("names the person's own calls as theirs: the panel's Undo is not 'magic'", () => {
+    const undo = { ...event, tool: 'undo', session_label: 'magic' };
+    expect(eventToRow({ ...undo, source: 'ui' }).sessionLabel).toBe('you, from the kli panel');
+    expect(eventToRow({ ...undo, source: 'magic' }).sessionLabel).toBe('you');
+  });
+
   it('marks a failed call as an error and falls back to the session id', () => {
     const row = eventToRow(
       {

@@ -3,6 +3,7 @@ import {
   changesKey,
   groupBySession,
   ofNotebook,
+  sessionWho,
   sinceScope,
   timelineStatus,
   toEntry,
@@ -179,6 +180,35 @@ describe('toEntry', () => {
     );
     expect(toEntry(change('u', 1, { tool: 'undo', undoes: 'a' })).note).toBe('undoes a');
     expect(toEntry(change('a', 1, { undone_by: 'u' })).note).toBe('undone by u');
+  });
+
+  it('says who undid a change: you (the Timeline, a magic) or the chat persona that did', () => {
+    const [you, agent] = groupBySession([
+      change('u', 20, { session: 's0', session_label: 'magic', tool: 'undo', undone: ['a'] }),
+      change('a', 10, { undone_by: 'u' })
+    ]);
+    expect(agent.entries[0].note).toBe('undone by you (u)');
+    expect(you.title).toMatch(/^Your magics and the panel/);
+    const [chat] = groupBySession([
+      change('k', 20, {
+        session: 's7',
+        session_label: 'kli in chat a.chat (undoing turn 2)',
+        tool: 'undo',
+        undone: ['b']
+      }),
+      change('b', 10, { session: 's6', session_label: 'chat a.chat turn 2', undone_by: 'k' })
+    ]).filter(g => g.session === 's6');
+    expect(chat.entries[0].note).toBe('undone by kli in chat a.chat (undoing turn 2) (k)');
+    expect(chat.entries[0].note).not.toContain('(undo) (undo)');
+  });
+
+  it('names the person by what they pressed, an agent by its label', () => {
+    expect(sessionWho('magic', 'ui')).toBe('you, from the kli panel');
+    expect(sessionWho('magic', 'magic')).toBe('you');
+    expect(sessionWho('magic')).toBe('you');
+    expect(sessionWho('kli in chat a.chat (undoing turn 2)', 'agent')).toBe(
+      'kli in chat a.chat (undoing turn 2)'
+    );
   });
 });
 

@@ -3,6 +3,7 @@
  */
 import type { IFileChange, IToolEvent } from '../protocol';
 import { fileCounts } from './diff';
+import { sessionWho } from './timeline';
 
 /** Longest one-line argument summary, in characters. */
 export const SUMMARY_MAX = 80;
@@ -185,7 +186,8 @@ export function eventToRow(event: IToolEvent, summaryArgs: readonly string[] = [
     okText: event.ok ? 'ok' : 'error',
     duration: formatDuration(event.duration_ms),
     session,
-    sessionLabel: event.session_label || session,
+    // Who: the person's own session is "you" (the Timeline's Undo: "you, from the kli panel").
+    sessionLabel: sessionWho(event.session_label || session, event.source),
     source: event.source ?? '',
     time: formatTime(event.time),
     files,

@@ -9,6 +9,19 @@ import type { IChangeInfo, IToolEvent } from '../protocol';
 /** The session the person's magics (and the panel's own undos) run in. */
 export const MAGIC_SESSION_LABEL = 'magic';
 
+/**
+ * Who a session is, as the person reads it: their own session (their magics, and the panel's
+ * buttons: the Timeline's Undo, Redo, Undo this turn) is "you"; an agent's session its label
+ * (a chat's `@kli undo`: "kli in chat a.chat (undoing turn 2)"); `source` "ui" (a call event's:
+ * the panel's own request) says "you, from the kli panel".
+ */
+export function sessionWho(label: string, source?: string | null): string {
+  if (label !== MAGIC_SESSION_LABEL) {
+    return label;
+  }
+  return source === 'ui' ? 'you, from the kli panel' : 'you';
+}
+
 export interface ITimelineFile {
   path: string;
   /** `created`, `deleted` or `modified`. */
@@ -66,8 +79,12 @@ function countText(added: number, removed: number): string {
   return `+${added} −${removed}`;
 }
 
-/** One change as a timeline entry. */
-export function toEntry(change: IChangeInfo): ITimelineEntry {
+/** One change as a timeline entry; `whoOf` names the session of another change by its id
+ * (an undo's), so "undone by" says who undid it. */
+export function toEntry(
+  change: IChangeInfo,
+  whoOf: (id: string) => string | undefined = () => undefined
+): ITimelineEntry {
   let added = 0;
   let removed = 0;
   let known = false;
@@ -97,7 +114,8 @@ export function toEntry(change: IChangeInfo): ITimelineEntry {
     parts.push(`undoes ${undoes.length} changes`);
   }
   if (undoneBy) {
-    parts.push(`undone by ${undoneBy}`);
+    const who = whoOf(undoneBy);
+    parts.push(who ? `undone by ${who} (${undoneBy})` : `undone by ${undoneBy}`);
   }
   const lost = change.files.flatMap(notKept);
   if (lost.length) {
@@ -139,6 +157,11 @@ function titleOf(group: ISessionTimeline): string {
  * sessions in the order of their latest change (the busiest now first). */
 export function groupBySession(changes: readonly IChangeInfo[]): ISessionTimeline[] {
   const bySession = new Map<string, ISessionTimeline>();
+  const labels = new Map(changes.map(c => [c.id, c.session_label || c.session]));
+  const whoOf = (id: string): string | undefined => {
+    const label = labels.get(id);
+    return label === undefined ? undefined : sessionWho(label);
+  };
   for (const change of changes) {
     let group = bySession.get(change.session);
     if (!group) {
@@ -151,7 +174,7 @@ export function groupBySession(changes: readonly IChangeInfo[]): ISessionTimelin
       };
       bySession.set(change.session, group);
     }
-    group.entries.push(toEntry(change));
+    group.entries.push(toEntry(change, whoOf));
   }
   for (const group of bySession.values()) {
     group.entries.sort((a, b) => a.time - b.time || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
