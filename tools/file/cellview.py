@@ -3,7 +3,7 @@ of a ``.ipynb``, and the views they record.
 
 Each cell is one keyed text (``PATH#CELL_ID``, ``notebook.address.key``) in the session's views,
 exactly as a file is: its rows are ``LINE:HH|content`` numbered from 1 inside the cell, the same
-hash as files; what was shown of it is recorded with ``read.record_view``, so edit checks a
+hash as files; what was shown of it is recorded with ``anchors.record_view``, so edit checks a
 cell's anchors as it checks a file's. The notebook itself is recorded too (keyed by its real
 path, its "lines" being the cell ids in order): the ``cells`` tool's read-before-change rule for
 an insert at the start or the end.
@@ -22,7 +22,13 @@ from kli.tools.core.registry import Call
 from kli.tools.core.result import ToolError
 from kli.tools.core.session import Session
 from kli.tools.core.textfile import IsDirectory, NotRegular, NotText, TooLarge, split_lines
-from kli.tools.file.read import MAX_LINES, MAX_OUTPUT_CHARS, cut_notice, record_view, render_row
+from kli.tools.file.anchors import (
+    MAX_LINES,
+    MAX_OUTPUT_CHARS,
+    cut_notice,
+    record_view,
+    render_row,
+)
 from kli.tools.notebook import address, outputs
 from kli.tools.notebook.model import Notebook, NotebookError
 

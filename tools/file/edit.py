@@ -32,9 +32,9 @@ from kli.tools.core.registry import GATE_EDIT, Call, Tool
 from kli.tools.core.result import ToolError, ToolResult
 from kli.tools.core.textfile import encode
 from kli.tools.file import candidates, cellview
+from kli.tools.file.anchors import MAX_LINE_CHARS
 from kli.tools.file.hashline import Op, PatchSyntaxError, parse
 from kli.tools.file.plan import FilePlan, PlanError, plan_file
-from kli.tools.file.read import MAX_LINE_CHARS
 from kli.tools.file.repair import python as python_repair
 from kli.tools.file.repair.common import RepairLanguage
 from kli.tools.file.repair.decide import (

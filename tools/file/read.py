@@ -19,7 +19,6 @@ from typing import Any
 
 from kli.tools.core.registry import GATE_READ, Call, Tool
 from kli.tools.core.result import ToolError, ToolResult
-from kli.tools.core.session import FileView, Session, version_of
 from kli.tools.core.textfile import (
     IsDirectory,
     NotRegular,
@@ -28,82 +27,24 @@ from kli.tools.core.textfile import (
     read_text,
     split_lines,
 )
-from kli.tools.file.anchors import line_hash
+from kli.tools.file import cellview
+from kli.tools.file.anchors import (
+    MAX_LINE_CHARS,
+    MAX_LINES,
+    MAX_OUTPUT_CHARS,
+    cut_notice,
+    record_view,
+    render_row,
+)
 from kli.tools.notebook import address
 
 MAX_READ_BYTES = 2 * 1024 * 1024  # spec: 2 MiB (2097152 bytes)
-MAX_LINES = 2000  # lines one read shows (not in the spec)
-MAX_LINE_CHARS = 2000  # a wider line is shown cut (not in the spec)
-MAX_OUTPUT_CHARS = 256 * 1024  # characters one read shows, at least one line (not in the spec)
 EMPTY_FILE = "(empty file)"
 NOT_A_NOTEBOOK = (
     "[{rel} does not parse as a notebook (not nbformat 4 JSON: a merge conflict or a cut-off "
     "write?), so it is shown as text; edit it as a file ('@@ {rel}') to repair the JSON, then "
     "read it again to see its cells.]"
 )
-
-
-def show_line(line: str, width: int | None = None) -> tuple[str, bool]:
-    """The text shown for ``line``: cut to ``width`` (default ``MAX_LINE_CHARS``) characters
-    with a ``… [+N chars]`` marker. Returns ``(text, was_cut)``."""
-    limit = MAX_LINE_CHARS if width is None else width
-    if len(line) <= limit:
-        return line, False
-    return f"{line[:limit]}… [+{len(line) - limit} chars]", True
-
-
-def render_row(
-    number: int, line: str, *, raw: bool = False, marker: str = ""
-) -> tuple[str, str, bool]:
-    """One shown row: ``{marker}LINE:HH|content`` (or the bare content when ``raw``).
-
-    Returns ``(row, hh, was_cut)``; ``hh`` is the hash of the whole line.
-    """
-    text, cut = show_line(line)
-    hh = line_hash(line)
-    if raw:
-        return text, hh, cut
-    return f"{marker}{number}:{hh}|{text}", hh, cut
-
-
-def cut_notice(count: int) -> str:
-    return (
-        f"[{count} line(s) wider than {MAX_LINE_CHARS} characters are shown cut, marked "
-        "'… [+N chars]'. edit refuses to replace a line that was shown cut; to change one, "
-        "rewrite the file with write, or use bash.]"
-    )
-
-
-def record_view(
-    session: Session,
-    real: str,
-    lines: list[str] | None,
-    texts: dict[int, str],
-    cut: set[int],
-    *,
-    whole: bool | None = None,
-) -> FileView:
-    """Record what was just shown of ``real``: ``texts`` maps each shown row's number to the
-    line's full text. ``lines`` is the file's current lines, remembered as the view's version
-    (``version_of``); None when the text was streamed and never held whole. Rows shown earlier
-    are kept only when the file is still the version they were shown from (so paging through an
-    unchanged file builds up one view, and a changed file's old rows are never trusted).
-    ``whole`` defaults to "every line of the file has been shown". Returns the stored view."""
-    old = session.views.get(real)
-    base = version_of(lines) if lines is not None else None
-    merged = dict(texts)
-    merged_cut = set(cut)
-    if old is not None and base is not None and old.base == base:
-        for number, text in old.texts.items():
-            if number not in merged:
-                merged[number] = text
-                if number in old.cut:
-                    merged_cut.add(number)
-    if whole is None:
-        whole = lines is not None and len(merged) == len(lines)
-    view = FileView(texts=merged, cut=merged_cut, whole=whole, base=base)
-    session.record_view(real, view)
-    return view
 
 
 def load_text(call: Call, path: str) -> tuple[str, str, str, int]:
@@ -243,8 +184,6 @@ def _read_notebook(
 ) -> ToolResult | None:
     """A ``.ipynb`` reads as cells (``cellview``); ``PATH#CELL_ID`` as one cell. None when the
     file does not parse as a notebook: the caller reads it as text, so it can be repaired."""
-    from kli.tools.file import cellview  # cellview renders rows with this module's helpers
-
     try:
         loaded = cellview.load(call, path)
     except ToolError as exc:

@@ -65,9 +65,10 @@ from kli.tools.core.textfile import (
 )
 from kli.tools.file import cellview
 from kli.tools.file import walk as walk_mod
+from kli.tools.file.anchors import cut_notice, record_view, render_row
 from kli.tools.file.firstpass import Answer, FirstPass
 from kli.tools.file.firstpass.rust_regex import translate
-from kli.tools.file.read import MAX_READ_BYTES, cut_notice, record_view, render_row
+from kli.tools.file.read import MAX_READ_BYTES
 from kli.tools.notebook import address
 from kli.tools.notebook.disk import MAX_NOTEBOOK_BYTES
 from kli.tools.notebook.model import NotebookError

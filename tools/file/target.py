@@ -13,8 +13,8 @@ from kli.tools.core.jail import Jail
 from kli.tools.core.result import ToolError
 from kli.tools.core.session import FileView, Session, version_of
 from kli.tools.core.textfile import IsDirectory, NotRegular, NotText, read_text, split_lines
+from kli.tools.file.anchors import render_row
 from kli.tools.file.plan import MAX_SHOWN_ROWS, FilePlan, merge_regions
-from kli.tools.file.read import render_row
 
 EMPTY_FILE = "(empty file)"
 

@@ -19,7 +19,8 @@ from typing import Any
 from kli.tools.core.registry import GATE_INSPECT, Call, Tool
 from kli.tools.core.result import ToolResult
 from kli.tools.core.textfile import split_lines
-from kli.tools.file.read import load_text, record_view, render_row
+from kli.tools.file.anchors import record_view, render_row
+from kli.tools.file.read import load_text
 from kli.tools.image.describe import facts, human_bytes, type_name
 from kli.tools.image.names import resolve
 from kli.tools.process.saferepr import saferepr

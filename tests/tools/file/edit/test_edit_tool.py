@@ -16,9 +16,8 @@ from kli.tools.core import atomic
 from kli.tools.core.approval import reject
 from kli.tools.file import candidates as candidates_module
 from kli.tools.file import edit as edit_module
-from kli.tools.file.anchors import line_hash, view_hashes
+from kli.tools.file.anchors import MAX_LINE_CHARS, line_hash, view_hashes
 from kli.tools.file.candidates import accept_call
-from kli.tools.file.read import MAX_LINE_CHARS
 
 LISP = "(defun f (x)\n  (let ((y 1))\n    (+ x y)))\n\n(defun g () 1)\n"
 
