@@ -193,6 +193,12 @@ def test_undo_this_turn_restores_the_notebooks_bytes_and_is_refused_after_a_late
     chat.send("@kli undo this turn")
     chat.wait(lambda: "Took back turn 1" in chat.replies(), 60, "the undo")
     assert nb.read_bytes() == before
+    # Filed as the chat's persona undoing the turn (not "… turn 1 (undo)", not "default").
+    from kli.tools.core import undo as undo_store
+
+    [undone] = [c for c in undo_store.timeline(str(nb.parent)) if c.tool == "undo"]
+    assert undone.session_label.startswith("kli in chat "), undone.session_label
+    assert undone.session_label.endswith(" (undoing turn 1)"), undone.session_label
 
     # A second turn, then the person changes the cell: undo is refused, naming it.
     server.script.set([calls(("edit", {"input": FIX})), answer("fixed again")])
