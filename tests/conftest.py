@@ -71,3 +71,13 @@ def progress(pytestconfig: pytest.Config):  # type: ignore[no-untyped-def]
             reporter.write_line(line)
 
     return say
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Modules that hold a test marked ``slow`` (a fresh environment built, a source install)
+    are collected first: on several workers (scripts/test) they then start at once and run while
+    the short ones fill the other workers, instead of starting last and running alone at the
+    end. The order inside each module, and of the other modules, is kept."""
+    slow = {item.nodeid.split("::")[0] for item in items if item.get_closest_marker("slow")}
+    if slow:
+        items.sort(key=lambda item: item.nodeid.split("::")[0] not in slow)

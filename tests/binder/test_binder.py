@@ -172,6 +172,7 @@ def binder_env(tmp_path_factory: pytest.TempPathFactory,
 BUILD_TIMEOUT = 1500
 
 
+@pytest.mark.slow  # builds the Binder environment: started first on a worker (tests/conftest.py)
 @pytest.mark.timeout(BUILD_TIMEOUT)
 def test_postbuild_installs_kernel_and_prebuilt_extension(binder_env: dict) -> None:
     venv, env, repo = binder_env["venv"], binder_env["env"], binder_env["repo"]
