@@ -356,3 +356,30 @@ def start_server(base: Path) -> Iterator[AiServer]:
         server = AiServer(f"http://127.0.0.1:{port}", root, proc, log, runtime, script, env)
         with serve(server, START_TIMEOUT):
             yield server
+
+
+def stored_plot(server: AiServer, name: str, source: str,
+                draw: Callable[[Any], object]) -> None:
+    """Notebook ``name`` with one cell ``plot`` (``source``) whose stored output is the PNG a
+    retina inline backend saves (1280×960 shown at 640×480), drawn by ``draw(axes)`` with
+    matplotlib (Agg) in this process; written through the contents API, no kernel run."""
+    import base64
+    import io
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(6.4, 4.8), dpi=200)
+    draw(fig.subplots())
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    server.notebook(name, [("plot", source)])
+    nb = json.loads((server.root / name).read_text())
+    nb["cells"][0]["outputs"] = [{"output_type": "display_data",
+                                  "metadata": {"image/png": {"width": 640, "height": 480}},
+                                  "data": {"image/png": base64.b64encode(buf.getvalue()).decode(),
+                                           "text/plain": "<Figure size 640x480 with 1 Axes>"}}]
+    server.api("PUT", f"/api/contents/{name}", {"type": "notebook", "format": "json",
+                                                 "content": nb})

@@ -5,37 +5,14 @@ which knows gpt-4o takes images and a scripted id does not) — and a SCRIPTED m
 
 from __future__ import annotations
 
-import base64
-import io
-import json
 from typing import Any
 
 import pytest
 
-from tests.ai.harness import AiServer, answer, calls
+from tests.ai.harness import AiServer, answer, calls, stored_plot
 
 pytestmark = pytest.mark.timeout(240)
 pytest.importorskip("matplotlib")
-
-
-def _plot_notebook(server: AiServer, name: str) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(6.4, 4.8), dpi=200)
-    fig.subplots().hist([x * x for x in range(300)], bins=30)
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png")
-    server.notebook(name, [("plot", "plt.hist(data)")])
-    nb = json.loads((server.root / name).read_text())
-    nb["cells"][0]["outputs"] = [{"output_type": "display_data",
-                                  "metadata": {"image/png": {"width": 640, "height": 480}},
-                                  "data": {"image/png": base64.b64encode(buf.getvalue()).decode(),
-                                           "text/plain": "<Figure size 640x480 with 1 Axes>"}}]
-    server.api("PUT", f"/api/contents/{name}", {"type": "notebook", "format": "json",
-                                                 "content": nb})
 
 
 def _image_parts(request: dict[str, Any]) -> list[dict[str, Any]]:
@@ -45,7 +22,8 @@ def _image_parts(request: dict[str, Any]) -> list[dict[str, Any]]:
 
 def test_the_persona_sends_the_plot_to_a_model_that_takes_images_and_not_to_one_that_does_not(
         server: AiServer) -> None:
-    _plot_notebook(server, "plot.ipynb")
+    stored_plot(server, "plot.ipynb", "plt.hist(data)",
+                lambda ax: ax.hist([x * x for x in range(300)], bins=30))
     server.open("plot.ipynb")
 
     server.script.set([calls(("look", {"path": "plot.ipynb#plot"})), answer("skewed right")])

@@ -8,37 +8,17 @@ from __future__ import annotations
 
 import base64
 import io
-import json
 import uuid
 from typing import Any
 
 import pytest
 
 from tests.ai.acp.conftest import AiServer
+from tests.ai.harness import stored_plot
 
 pytestmark = pytest.mark.timeout(600)
 pytest.importorskip("matplotlib")
 Image = pytest.importorskip("PIL.Image")
-
-
-def _plot_notebook(server: AiServer, name: str) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(6.4, 4.8), dpi=200)
-    fig.subplots().plot([1, 4, 2, 8])
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png")
-    server.notebook(name, [("plot", "plt.plot([1, 4, 2, 8])")])
-    nb = json.loads((server.root / name).read_text())
-    nb["cells"][0]["outputs"] = [{"output_type": "display_data",
-                                  "metadata": {"image/png": {"width": 640, "height": 480}},
-                                  "data": {"image/png": base64.b64encode(buf.getvalue()).decode(),
-                                           "text/plain": "<Figure size 640x480 with 1 Axes>"}}]
-    server.api("PUT", f"/api/contents/{name}", {"type": "notebook", "format": "json",
-                                                 "content": nb})
 
 
 def _blocks(chat: Any, tool: str, args: dict[str, Any]) -> tuple[list[Any], bool]:
@@ -56,7 +36,7 @@ def _size(block: Any) -> tuple[int, int]:
 
 def test_look_through_jupyter_ais_route_returns_image_blocks(ai_server: AiServer) -> None:
     name = "look_nb.ipynb"
-    _plot_notebook(ai_server, name)
+    stored_plot(ai_server, name, "plt.plot([1, 4, 2, 8])", lambda ax: ax.plot([1, 4, 2, 8]))
     ai_server.open(name)
     chat = ai_server.agent(uuid.uuid4().hex)
     assert "look" in {t.name for t in chat.tools()}
