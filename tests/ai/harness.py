@@ -273,6 +273,17 @@ class Panel:
         self.comm = uuid.uuid4().hex
         self._send("comm_open", {"comm_id": self.comm, "target_name": "kli.ui",
                                  "data": {"replay": 0}})
+        # Answered at once, but iopub may join after the first replies went out (ZMQ's slow
+        # joiner: a just-started kernel's first reply was lost): ask a read-only question until
+        # one is heard, before any request that changes something.
+        deadline = time.monotonic() + TIMEOUT
+        while True:
+            try:
+                self.request({"op": "replay"}, timeout=2.0)
+                break
+            except AssertionError:
+                if time.monotonic() > deadline:
+                    raise
 
     def _send(self, kind: str, content: dict[str, Any]) -> None:
         self.kc.shell_channel.send(self.kc.session.msg(kind, content))

@@ -9,6 +9,7 @@ import random
 import signal
 import threading
 import time
+import warnings
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,20 @@ from kli.tools import Workspace
 from kli.tools.core import interrupts
 from kli.tools.file.anchors import line_hash
 from kli.tools.file.firstpass import binaries
+
+
+@pytest.fixture(autouse=True)
+def _no_section_left_open_on_this_thread() -> None:
+    """A critical section an earlier test on this worker left open on this thread makes every
+    later ``deferred()`` here a nested one, which defers nothing (seen once on an xdist worker,
+    never alone): it is closed first, and named in a warning so it can be found."""
+    ident = threading.get_ident()
+    with interrupts._lock:
+        left = interrupts._held.pop(ident, None)
+    if left is not None:
+        warnings.warn(f"an earlier test left interrupts.deferred() open on this thread "
+                      f"(holding {left!r})", stacklevel=1)
+
 
 BODY = "".join(f"line {i} of a file big enough that its commit takes a while\n" for i in range(4000))
 
