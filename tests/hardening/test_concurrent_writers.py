@@ -63,6 +63,7 @@ def test_two_processes_editing_one_file_lose_no_update(root: Path, tool: str) ->
     assert not [n for n in os.listdir(root) if n.endswith(".kli-tmp")]
 
 
+@pytest.mark.serial  # races a writer: other workers' load widens the window README names
 @pytest.mark.timeout(320)
 @pytest.mark.parametrize("tool", ["edit", "ws_edit"])
 def test_an_editor_saving_without_a_lock_never_loses_a_save_to_kli(root: Path, tool: str) -> None:
