@@ -64,3 +64,19 @@ def outliving(started: dict[int, str], grace: float = 5.0) -> dict[int, str]:
         with contextlib.suppress(OSError):
             os.kill(p, signal.SIGKILL)
     return left
+
+
+def running_with_arg(arg: str) -> list[int]:
+    """Living pids whose command line has ``arg`` as one of its arguments."""
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/cmdline", "rb") as fh:
+                argv = fh.read().split(b"\0")
+        except OSError:
+            continue
+        if arg.encode() in argv and alive(int(name)):
+            found.append(int(name))
+    return found

@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 from tests.kernel.conftest import Harness, kernel_env
-from tests.processes import alive
+from tests.processes import running_with_arg
 from tests.waiting import wait_until
 
 SANDBOXED = "kli-sandboxed"
@@ -397,21 +397,6 @@ def test_a_setuid_program_gains_nothing_in_the_box_and_does_without_it(
 
 
 # -- a process that outlives the kernel ---------------------------------------------------------
-def _sleepers(mark: str) -> list[int]:
-    found = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/cmdline", "rb") as fh:
-                argv = fh.read().split(b"\0")
-        except OSError:
-            continue
-        if mark.encode() in argv and alive(int(name)):
-            found.append(int(name))
-    return found
-
-
 def _detach(k: Kernel, seconds: str) -> None:
     """From bash and from eval, start a process in its own session meant to outlive the kernel."""
     k.bash(f"setsid nohup sleep {seconds}1 </dev/null >/dev/null 2>&1 &")
@@ -431,20 +416,20 @@ def test_a_process_started_to_outlive_the_kernel_dies_with_it_only_in_the_box(
     k = next(gen)
     try:
         _detach(k, seconds)
-        wait_until(lambda: all(_sleepers(m) for m in marks), "the detached sleepers to start",
+        wait_until(lambda: all(running_with_arg(m) for m in marks), "the detached sleepers to start",
                    timeout=10)
     finally:
         with contextlib.suppress(StopIteration):
             next(gen)  # the kernel shuts down
     try:
         if name == SANDBOXED:
-            wait_until(lambda: not any(_sleepers(m) for m in marks),
+            wait_until(lambda: not any(running_with_arg(m) for m in marks),
                        "the box's processes to die with the kernel", timeout=10)
         else:
-            assert all(_sleepers(m) for m in marks), "without the box they outlive the kernel"
+            assert all(running_with_arg(m) for m in marks), "without the box they outlive the kernel"
     finally:
         for mark in marks:
-            for pid in _sleepers(mark):
+            for pid in running_with_arg(mark):
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
 

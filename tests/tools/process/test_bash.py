@@ -12,6 +12,7 @@ from kli.tools import Workspace
 from kli.tools.process import bash as bash_tool
 from kli.tools.process.present import MODEL_STREAM_CHARS
 from tests.processes import alive as _alive
+from tests.processes import running_with_arg
 
 
 def _wait_dead(pid: int, within: float = 3.0) -> bool:
@@ -274,26 +275,9 @@ def test_keyboard_interrupt_kills_the_command_and_returns_an_error(
     assert _wait_dead(int((root / "pidfile").read_text()))
 
 
-def _running_with_arg(arg: str) -> list[int]:
-    """Live pids whose command line has ``arg`` as an argument (found independently of the
-    runner's own mark)."""
-    found = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/cmdline", "rb") as fh:
-                argv = fh.read().split(b"\0")
-        except OSError:
-            continue
-        if arg.encode() in argv and _alive(int(name)):
-            found.append(int(name))
-    return found
-
-
 def _none_left(arg: str, within: float = 3.0) -> list[int]:
     end = time.monotonic() + within
-    while (left := _running_with_arg(arg)) and time.monotonic() < end:
+    while (left := running_with_arg(arg)) and time.monotonic() < end:
         time.sleep(0.05)
     return left
 
@@ -328,7 +312,7 @@ def test_no_process_holding_the_output_outlives_the_call(
         assert (r.details["escaped_killed"] > 0) is escaped
         assert r.details["survivors"] == []
     finally:
-        for pid in _running_with_arg(arg):
+        for pid in running_with_arg(arg):
             os.kill(pid, 9)
 
 
@@ -341,7 +325,7 @@ def test_a_timeout_kills_what_left_the_group_even_with_its_output_redirected(ws:
         assert _none_left(arg) == []
         assert r.details["escaped_killed"] == 1, r.text
     finally:
-        for pid in _running_with_arg(arg):
+        for pid in running_with_arg(arg):
             os.kill(pid, 9)
 
 
@@ -355,7 +339,7 @@ def test_a_redirected_background_job_that_left_the_group_keeps_running_as_docume
     try:
         assert r.ok and r.details["orphans_killed"] is False, r.text
         time.sleep(0.2)
-        assert len(_running_with_arg(arg)) == 1
+        assert len(running_with_arg(arg)) == 1
     finally:
-        for pid in _running_with_arg(arg):
+        for pid in running_with_arg(arg):
             os.kill(pid, 9)
