@@ -83,50 +83,78 @@ def clear_in_thread(ident: int) -> None:
 @contextlib.contextmanager
 def deferred() -> Iterator[None]:
     """A critical section: signals and asynchronous exceptions wait until it ends (see the
-    module docstring). Reentrant; an inner section changes nothing."""
+    module docstring). Reentrant; an inner section changes nothing.
+
+    No moment of its own entry or exit can leave a section open (which would make every later
+    section on the thread a nested one that defers nothing): the entry runs inside the
+    ``try``, so what lands there runs the exit; the exit first closes the section under the
+    lock (nothing can land before that: the signals are recorded and the exceptions held), and
+    a signal arriving after that while its handler is still the recording one — an exit cut
+    short while it put the handlers back — is passed through to the handler it replaced, which
+    is put back then."""
     ident = threading.get_ident()
-    with _lock:
-        if ident in _held:
-            nested = True
-        else:
-            nested = False
+    if ident in _held:  # only this thread adds or removes its own key
+        yield
+        return
+    live = True
+    caught: list[tuple[int, FrameType | None]] = []
+    swapped: dict[int, Any] = {}
+
+    def record(signum: int, frame: FrameType | None) -> None:
+        if live:
+            caught.append((signum, frame))
+            return
+        previous = swapped[signum]  # the section is over: deliver as if it had never been
+        signal.signal(signum, previous)
+        _deliver(signum, frame, previous)
+
+    try:
+        with _lock:
             held: list[type[BaseException]] = []
             undelivered = _sent.pop(ident, None)
             if undelivered is not None:  # sent just before the section: hold it too
                 _CLEAR_ASYNC_EXC(ident, None)
                 held.append(undelivered)
             _held[ident] = held
-    if nested:
-        yield
-        return
-    caught: list[tuple[int, FrameType | None]] = []
-    swapped: dict[int, Any] = {}
-    if threading.current_thread() is threading.main_thread():
-
-        def record(signum: int, frame: FrameType | None) -> None:
-            caught.append((signum, frame))
-
-        for sig in DEFERRED_SIGNALS:
-            previous = signal.getsignal(sig)
-            if previous is None:  # installed from C: it cannot be put back, leave it alone
-                continue
-            swapped[sig] = previous
-            signal.signal(sig, record)
-    try:
+        if threading.current_thread() is threading.main_thread():
+            for sig in DEFERRED_SIGNALS:
+                previous = _unwrapped(sig, signal.getsignal(sig))
+                if previous is None:  # installed from C: it cannot be put back, leave it alone
+                    continue
+                swapped[sig] = previous
+                _recorders[record] = swapped
+                signal.signal(sig, record)
         yield
     finally:
+        with _lock:
+            live = False
+            pending = _held.pop(ident, [])
         for sig, previous in swapped.items():
             signal.signal(sig, previous)
-        with _lock:
-            pending = _held.pop(ident, [])
+        _recorders.pop(record, None)
         for signum, frame in caught:
-            previous = swapped[signum]
-            if callable(previous):
-                previous(signum, frame)
-            elif previous == signal.SIG_DFL:
-                signal.raise_signal(signum)
+            _deliver(signum, frame, swapped[signum])
         for exc_type in pending:
             raise exc_type
+
+
+# A section's recording handler → the handlers it replaced: a section whose exit was cut short
+# left its recorder installed, and the next section puts back what that one replaced.
+_recorders: dict[Callable[..., Any], dict[int, Any]] = {}
+
+
+def _unwrapped(sig: int, handler: Any) -> Any:
+    while handler in _recorders:
+        handler = _recorders[handler].get(sig, signal.SIG_DFL)
+    return handler
+
+
+def _deliver(signum: int, frame: FrameType | None, handler: Any) -> None:
+    """Run what ``handler`` (a signal's handler, as ``signal.getsignal`` gives it) would."""
+    if callable(handler):
+        handler(signum, frame)
+    elif handler == signal.SIG_DFL:
+        signal.raise_signal(signum)
 
 
 _stoppable: dict[int, Callable[[], None] | None] = {}  # thread in a stoppable call → its stop
@@ -239,9 +267,10 @@ _journal: contextvars.ContextVar[list[dict[str, Any]] | None] = contextvars.Cont
 
 
 @contextlib.contextmanager
-def recording() -> Iterator[list[dict[str, Any]]]:
-    """Collect the commits made inside the block (``note_commit``), e.g. during one call."""
-    commits: list[dict[str, Any]] = []
+def recording(commits: list[dict[str, Any]] | None = None) -> Iterator[list[dict[str, Any]]]:
+    """Collect the commits made inside the block (``note_commit``), e.g. during one call, in
+    ``commits`` (a new list when None)."""
+    commits = [] if commits is None else commits
     token = _journal.set(commits)
     try:
         yield commits

@@ -309,6 +309,7 @@ class Workspace:
         """Run tool ``name`` with ``args`` in ``session`` (the default session when None)."""
         session = session or self.default_session
         started = time.perf_counter()
+        result: ToolResult | None = None
         try:
             with approval.running_for(source):  # a magic the agent's code runs is not a person
                 result = self._call(name, args if args is not None else {}, session, source)
@@ -317,7 +318,8 @@ class Workspace:
         except KeyboardInterrupt:
             if getattr(_depth, "n", 0):  # a tool called from eval code: the eval is what stops
                 raise
-            result = self._interrupted_before_run(name)
+            if result is None:  # once the call has its result, a late interrupt changes nothing
+                result = self._interrupted_before_run(name)
         except Exception as exc:  # never raises: whatever escaped is an error result
             result = ToolResult.error(
                 f"{name if isinstance(name, str) else show(name)} failed with an internal error: "
@@ -384,9 +386,10 @@ class Workspace:
         profile = registry.profiles[tool.profile]
         outermost = not getattr(_depth, "n", 0)
         _depth.n = getattr(_depth, "n", 0) + 1
+        commits: list[dict[str, Any]] = []
         try:
-            with interrupts.recording() as commits, imports.guarded(self.root):
-                try:
+            try:
+                with interrupts.recording(commits), imports.guarded(self.root):
                     early = profile.before(call)
                     if early is not None:
                         return early
@@ -407,10 +410,10 @@ class Workspace:
                     for hook in registry.after_call:  # the layer above's post-call work
                         result = hook(call, result)
                     return profile.after(call, result)
-                except KeyboardInterrupt:
-                    if not outermost:  # a tool called from eval code: the eval is what stops
-                        raise
-                    return self._interrupted(tool, commits)
+            except KeyboardInterrupt:  # also one landing as the blocks above are left
+                if not outermost:  # a tool called from eval code: the eval is what stops
+                    raise
+                return self._interrupted(tool, commits)
         except ToolError as exc:
             # Error results pass the profile's ``after`` too (slmcode caps every result).
             return profile.after(call, ToolResult.error(exc.message, **exc.details))

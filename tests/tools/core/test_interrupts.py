@@ -4,13 +4,16 @@ run is tests/kernel/test_commit_interrupt.py)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import signal
 import threading
 import time
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -112,6 +115,64 @@ def test_a_signal_in_a_critical_section_is_delivered_when_it_ends() -> None:
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
+def _signal_landing_at(monkeypatch: pytest.MonkeyPatch, nth: int) -> None:
+    """The ``nth`` ``signal.signal`` call from now finds a SIGINT waiting (as the real one
+    would: it runs pending handlers before it changes anything) and raises as it would."""
+    real = signal.signal
+    calls = [0]
+
+    def landing(sig: int, handler: Any) -> Any:
+        calls[0] += 1
+        if calls[0] == nth:
+            raise KeyboardInterrupt
+        return real(sig, handler)
+
+    monkeypatch.setattr(signal, "signal", landing)
+
+
+def test_an_interrupt_as_a_section_begins_leaves_no_section_open(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    before = {s: signal.getsignal(s) for s in interrupts.DEFERRED_SIGNALS}
+    _signal_landing_at(monkeypatch, 2)  # after SIGINT's handler was swapped, before the next
+    with pytest.raises(KeyboardInterrupt):
+        with interrupts.deferred():
+            pytest.fail("the section's body ran although its entry was interrupted")
+    monkeypatch.undo()
+    assert threading.get_ident() not in interrupts._held
+    assert {s: signal.getsignal(s) for s in interrupts.DEFERRED_SIGNALS} == before
+    # The next section defers again.
+    seen: list[str] = []
+    with pytest.raises(KeyboardInterrupt):
+        with interrupts.deferred():
+            signal.raise_signal(signal.SIGINT)
+            seen.append("deferred")
+    assert seen == ["deferred"]
+
+
+def test_an_interrupt_as_a_section_ends_leaves_no_section_open_nor_a_signal_swallowed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with pytest.raises(KeyboardInterrupt):
+        with interrupts.deferred():
+            _signal_landing_at(monkeypatch, 1)  # the first handler put back: SIGINT's
+    monkeypatch.undo()
+    assert threading.get_ident() not in interrupts._held
+    # SIGINT's handler is still the section's recorder: it passes the signal on, as it was.
+    with pytest.raises(KeyboardInterrupt):
+        signal.raise_signal(signal.SIGINT)
+        for _ in range(1000):  # the handler runs at a bytecode boundary
+            pass
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    seen: list[str] = []
+    with pytest.raises(KeyboardInterrupt):
+        with interrupts.deferred():
+            signal.raise_signal(signal.SIGINT)
+            seen.append("deferred")
+    assert seen == ["deferred"]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
 def test_an_async_exception_sent_to_a_thread_in_a_section_waits_for_its_end() -> None:
     class Stop(Exception):
         pass
@@ -198,3 +259,25 @@ def test_an_interrupt_while_the_settings_are_read_is_a_result_not_an_exception(
     assert not r.ok and r.details["error"] == "interrupted"
     assert r.text.startswith("interrupted: search was stopped")
     assert "changes nothing" in r.text
+
+
+def test_an_interrupt_landing_as_a_finished_edit_returns_says_the_change_was_written(
+    ws: Workspace, root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kli.tools.core import workspace
+
+    real = workspace.imports.guarded
+
+    @contextlib.contextmanager
+    def guarded_then_interrupted(where: str) -> Iterator[None]:
+        with real(where):
+            yield
+        raise KeyboardInterrupt  # the stop button, pressed as the call's blocks are left
+
+    (root / "a.txt").write_text("old\n")
+    ws.call("read", {"path": "a.txt"})
+    monkeypatch.setattr(workspace.imports, "guarded", guarded_then_interrupted)
+    r = ws.call("edit", {"input": f"@@ a.txt\n= 1:{line_hash('old')}\n~new\n"})
+    assert (root / "a.txt").read_text() == "new\n"
+    assert r.details["error"] == "interrupted" and r.details["written"] == ["a.txt"]
+    assert "already written" in r.text
