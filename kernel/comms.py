@@ -300,6 +300,7 @@ class Hub:
             respond(reply)
             return
         rid, tool, args = data["id"], data["tool"], data.get("args") or {}
+        review = data.get("review")
         key = (comm_id, rid)
         cancel = threading.Event()
         with self._lock:
@@ -326,12 +327,15 @@ class Hub:
                 return ToolResult.error(f"{tool}: the request was cancelled before it started; "
                                         "nothing ran. Call it again if it is still wanted.",
                                         error="cancelled")
+            from kli.tools.core.approval import required
+
             token = CANCEL.set(cancel)
             try:
-                if threading.current_thread() is threading.main_thread():
-                    with on_main(cancel):  # a cancel of this request stops it (an eval)
-                        return self.ws.call(tool, args, session, source=AGENT)
-                return self._stoppable_call(session, tool, args, cancel)
+                with required(review):  # the host's review for notebooks on other kernels
+                    if threading.current_thread() is threading.main_thread():
+                        with on_main(cancel):  # a cancel of this request stops it (an eval)
+                            return self.ws.call(tool, args, session, source=AGENT)
+                    return self._stoppable_call(session, tool, args, cancel)
             finally:
                 CANCEL.reset(token)
 
@@ -398,6 +402,12 @@ class Hub:
         if request.op == "list":
             specs = self.ws.specs(None if request.profile == ALL else request.profile)
             return message(P.SPECS, id=request.id, specs=specs)
+        if request.op == "reach":
+            from kli.tools.core import sandbox
+
+            return message(P.REACH_MSG, id=request.id, approval=self._modes(),
+                           root=os.path.realpath(self.ws.root),
+                           boxed=self._box()["state"] in sandbox.CONFINING_STATES)
         return None
 
     # -- kli.ui -----------------------------------------------------------------------------

@@ -9,10 +9,10 @@ import os
 import sys
 
 from kli.kernel import KERNEL_NAME
+from kli.kernel.protocol import SANDBOXED_KERNEL_NAME as SANDBOXED_NAME
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SPEC_DIR = os.path.join(HERE, "kernelspec")
-SANDBOXED_NAME = "kli-sandboxed"
 SANDBOXED_SPEC_DIR = os.path.join(HERE, "kernelspec-sandboxed")
 
 

@@ -294,7 +294,7 @@ class KliKernel(IPythonKernel):
         if not isinstance(data, dict):
             return default
         op = data.get("op", "call")
-        if op in ("ping", "list", "cancel", *MODEL_OPS):  # MODEL_OPS: a tab's answers
+        if op in ("ping", "reach", "list", "cancel", *MODEL_OPS):  # MODEL_OPS: a tab's answers
             if self._control_subshell is None:
                 self._control_subshell = self._new_subshell()
             return self._control_subshell

@@ -28,6 +28,8 @@ PROTOCOL_VERSION = request.PROTOCOL_VERSION
 AGENT_TARGET = request.AGENT_TARGET
 UI_TARGET = "kli.ui"
 KERNEL_NAME = "kli"  # the kernelspec a notebook names to get this kernel (kernel/kernelspec)
+SANDBOXED_KERNEL_NAME = "kli-sandboxed"  # the same kernel started in the box (kernel/sandbox.py)
+KLI_KERNEL_NAMES = (KERNEL_NAME, SANDBOXED_KERNEL_NAME)  # a notebook on either has kli's tools
 COMM_TARGETS = (AGENT_TARGET, UI_TARGET)
 EDIT_MIME = "application/vnd.kli.edit+json"
 EVENT_RING = 500  # recent events the kernel keeps for a UI that opens late
@@ -475,6 +477,16 @@ SPECS = Shape("SpecsMsg", "The answer to `list`: the registry's function-calling
     Field("specs", ListOf(MapOf(ANY)), "`{name, description, parameters}` in registry order"),
 ), op="specs", target=AGENT_TARGET)
 
+REACH_MSG = Shape("ReachMsg", "The answer to `reach`; no tool runs.", (
+    Field("id", ID),
+    Field("approval", MapOf(ApprovalMode), "the mode of each kind of action, as `approval` "
+          "messages give them"),
+    Field("root", STR, "the workspace root (absolute): what its file tools can change"),
+    Field("boxed", BOOL, "true when its shell and eval run in the sandbox, which can write "
+          "only the root and a folder of its own; false: they can change any file the "
+          "person can"),
+), op="reach", target=AGENT_TARGET)
+
 PONG = Shape("PongMsg", "The answer to `ping`; no tool runs.", (
     Field("id", ID),
     Field("status", MapOf(ANY), "what keeps the image busy (docs/live-image.md)", required=False),
@@ -574,6 +586,10 @@ CALL = Shape("CallRequest", "Call a tool in the comm's session.", (
     Field("id", ID),
     Field("tool", STR),
     Field("args", nullable(MapOf(ANY)), "the arguments (absent or null: `{}`)", required=False),
+    Field("review", MapOf(ListOf(STR)), "a host that reaches several kernels (Jupyter AI's "
+          "route): the action kinds (`file`, `shell`, `eval`) held for review whatever this "
+          "kernel's mode says, each with the notebooks under review that a call of that kind "
+          "here can change (docs/review.md)", required=False),
 ), op="call", target=AGENT_TARGET, sender="client", extra=True)
 
 LIST = Shape("ListRequest", "List the tools' specs.", (
@@ -584,6 +600,12 @@ LIST = Shape("ListRequest", "List the tools' specs.", (
 PING = Shape("PingRequest", "Is the kernel answering?", (
     Field("id", ID),
 ), op="ping", target=AGENT_TARGET, sender="client", extra=True)
+
+REACH = Shape("ReachRequest", "What this kernel's agent calls can change, and under which "
+              "approval modes (what a host that reaches several kernels needs to keep a "
+              "notebook's review for every call that can change it).", (
+    Field("id", ID),
+), op="reach", target=AGENT_TARGET, sender="client", extra=True)
 
 CANCEL = Shape("CancelRequest", "Stop a request of this comm that is still running or queued: "
                "a running `bash` / `ws_shell` command is killed with everything it started (the "
@@ -761,8 +783,9 @@ MODEL_OPS = (OPEN_NOTEBOOKS.op, MODEL_REPLY.op)  # kli.ui ops the open-model sto
 
 OBJECTS = (MARK, FILE, EVENT, HELD_SOURCE, CANDIDATE, DECISION, SESSION, TOOL_INFO, EDIT_BUNDLE, CHANGE_FILE,
            CHANGE, IMAGE, EVENT_IMAGE, AGENT_OPEN, UI_OPEN, CELL_EXPECT, CELL_UPDATE, NOTEBOOK_PLAN, BOX)
-MESSAGES = (AGENT_HELLO, UI_HELLO, RESULT, SPECS, PONG, CANCELLED, ERROR, EVENT_MSG, RESOLVED,
-            PROPOSED, EXPIRED, APPROVAL, CALL, LIST, PING, CANCEL, ACCEPT, REJECT, REPLAY, BULK,
+MESSAGES = (AGENT_HELLO, UI_HELLO, RESULT, SPECS, PONG, REACH_MSG, CANCELLED, ERROR, EVENT_MSG,
+            RESOLVED, PROPOSED, EXPIRED, APPROVAL, CALL, LIST, PING, REACH, CANCEL, ACCEPT,
+            REJECT, REPLAY, BULK,
             SET_APPROVAL, UNDO, CHANGES, CHANGES_REQ, SET_SANDBOX, OPEN_NOTEBOOKS, MODEL_READ,
             MODEL_APPLY, MODEL_REPLY, SANDBOX)
 SHAPES = {s.name: s for s in (*OBJECTS, *MESSAGES)}

@@ -14,7 +14,7 @@ from typing import Any
 
 from kli.kernel.ai.notebooks import Chat, Open, Server
 from kli.kernel.client.find import this_server
-from kli.kernel.protocol import KERNEL_NAME
+from kli.kernel.protocol import KLI_KERNEL_NAMES
 
 
 async def server_state() -> Server:
@@ -35,7 +35,7 @@ async def server_state() -> Server:
         if path.endswith(".ipynb") and kid in kernels:
             opened.append(Open(path, kid, str(kernels[kid].get("name") or "")))
     kli = tuple((kid, str(k.get("last_activity") or "")) for kid, k in kernels.items()
-                if k.get("name") == KERNEL_NAME)
+                if k.get("name") in KLI_KERNEL_NAMES)
     return Server(tuple(opened), kli)
 
 

@@ -19,7 +19,8 @@ registry (``kli.tools.registry``: names, descriptions, argument schemas), and ea
   sees them (``kli.kernel.ai.notebooks.choose``, the persona's choice too: the notebook the
   arguments name, the chat's attachments, the chat's last notebook, …; a refusal when nothing
   says which). It goes through the ``kli.agent`` comm — so it is an agent's call, held for a
-  person's review when the kernel's approval mode says so (docs/review.md);
+  person's review when the kernel's approval mode says so, or when another notebook under
+  review is one the call can change (``kli.kernel.ai.reach``; docs/review.md);
 - runs in the kli session of its chat: the ``X-Jupyter-Chat-Id`` header Jupyter AI puts on every
   request of a chat's agent is the session key, so two chats' read anchors and proposals never
   mix, and the session's label (what the activity panel shows) names the chat's file and the
@@ -40,6 +41,7 @@ from typing import Annotated, Any, Literal
 from kli.kernel.ai import chats
 from kli.kernel.ai.notebooks import choose
 from kli.kernel.ai.optin import KEY_HEADER, ensure_key, read_key
+from kli.kernel.ai.reach import review_for
 from kli.kernel.client import DEFAULT_TIMEOUT, AgentClient, connect_in_server
 from kli.kernel.client.find import this_server
 from kli.kernel.mcp.bridge import Bridge
@@ -157,16 +159,19 @@ async def call(tool: str, args: dict[str, Any]) -> tuple[list[dict[str, Any]], b
         return [{"type": "text", "text": REFUSED}], True
     key, label, chat_id = _session()
     chat = chats.chat_model(chat_id) if chat_id else None
-    choice = choose(chats.chat_of(chat, _LAST_KERNEL.get(key)), args,
-                    await chats.server_state(), reader="model", tool=tool)
+    state = await chats.server_state()
+    choice = choose(chats.chat_of(chat, _LAST_KERNEL.get(key)), args, state, reader="model",
+                    tool=tool)
     if choice.refusal is not None or choice.kernel_id is None:
         return [{"type": "text", "text": choice.refusal
                  or "kli: no kernel was chosen, so nothing ran."}], True
     if choice.path is not None:
         _LAST_KERNEL[key] = choice.kernel_id
+    # Another notebook's review holds for this call where it can change that notebook.
+    review = await review_for(choice.kernel_id, state)
     b = bridge(choice.kernel_id, choice.path or "")
     try:
-        result = await asyncio.to_thread(b.call, key, label, tool, choice.args)
+        result = await asyncio.to_thread(b.call, key, label, tool, choice.args, review)
     except asyncio.CancelledError:
         await asyncio.shield(asyncio.to_thread(b.stop, key))
         raise

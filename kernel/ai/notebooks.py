@@ -39,7 +39,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from kli.kernel.protocol import KERNEL_NAME
+from kli.kernel.protocol import KERNEL_NAME, KLI_KERNEL_NAMES
 
 Reader = Literal["person", "model"]
 # Tools that run a notebook's cells in the live image: naming a notebook that runs another
@@ -71,7 +71,7 @@ class Server:
 
     def kli(self) -> dict[str, str]:
         """Each notebook on a kli kernel: path -> kernel id."""
-        return {o.path: o.kernel_id for o in self.notebooks if o.kernel_name == KERNEL_NAME}
+        return {o.path: o.kernel_id for o in self.notebooks if o.kernel_name in KLI_KERNEL_NAMES}
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,7 @@ from jupyter_ai_persona_manager import (
     Usage,
 )
 
-from kli.kernel.ai import chats
+from kli.kernel.ai import chats, reach
 from kli.kernel.ai.chatlines import (
     bounded_block,
     ending,
@@ -89,17 +89,21 @@ class Turn:
 
 
 class ChatHost:
-    """A ``kli.client`` connection as the loop's host: ``acall`` for every call (cancellable in
-    the kernel), its tool specs fetched once beforehand, off the event loop."""
+    """A ``kli.client`` connection to kernel ``kernel_id`` as the loop's host: ``acall`` for
+    every call (cancellable in the kernel; the loop never calls ``call`` on a kernel client),
+    each sent with the review other notebooks under review ask of it (``reach.review_for``),
+    its tool specs fetched once beforehand, off the event loop."""
 
-    def __init__(self, client: Any, specs: list[dict[str, Any]]) -> None:
-        self.client, self._specs = client, specs
+    def __init__(self, client: Any, specs: list[dict[str, Any]], kernel_id: str) -> None:
+        self.client, self._specs, self.kernel_id = client, specs, kernel_id
 
     def call(self, tool: str, args: dict[str, Any] | None = None, /, **kwargs: Any) -> Any:
-        return self.client.call(tool, args, **kwargs)
+        raise RuntimeError("a chat's calls go through acall, which sends the review other "
+                           "notebooks ask of them")
 
     async def acall(self, tool: str, args: dict[str, Any] | None = None, **kwargs: Any) -> Any:
-        return await self.client.acall(tool, args, **kwargs)
+        review = await reach.review_for(self.kernel_id, await chats.server_state())
+        return await self.client.acall(tool, args, review=review, **kwargs)
 
     def specs(self, profile: str = "kli", /) -> list[dict[str, Any]]:
         return self._specs
@@ -297,7 +301,7 @@ class KliPersona(BasePersona):
             queue.put_nowait(f"Working on `{path}` (kernel {kernel_id[:8]}, session "
                              f"{label}, model {getattr(model, 'label', None) or model.model})\n\n")
             self._job = asyncio.ensure_future(run_agent_async(
-                f"{task}\n\n{context}", model, ChatHost(client, specs),
+                f"{task}\n\n{context}", model, ChatHost(client, specs, kernel_id),
                 profile=settings.profile, max_turns=settings.steps,
                 review_wait=settings.review_wait,
                 on_review_timeout="stop" if settings.on_review_timeout == "stop" else "continue",

@@ -274,15 +274,26 @@ class AgentClient:
         return sum(self.stop(w) for w in waiting)
 
     def call(self, tool: str, args: dict[str, Any] | None = None, *,
-             timeout: float | None = None) -> ToolResult:
-        reply = self.request({"op": "call", "tool": tool, "args": args or {}}, timeout)
+             timeout: float | None = None,
+             review: dict[str, list[str]] | None = None) -> ToolResult:
+        """Run ``tool``; ``review``: kinds held for review whatever the kernel's mode says, each
+        with the notebooks under review the call can change (a host reaching several kernels:
+        ``kli.kernel.ai.reach``)."""
+        reply = self.request(_call_request(tool, args, review), timeout)
         return ToolResult.from_json(reply)
 
     async def acall(self, tool: str, args: dict[str, Any] | None = None, *,
-                    timeout: float | None = None) -> ToolResult:
+                    timeout: float | None = None,
+                    review: dict[str, list[str]] | None = None) -> ToolResult:
         """``call`` for asyncio tasks (many may share one client)."""
-        reply = await self.arequest({"op": "call", "tool": tool, "args": args or {}}, timeout)
+        reply = await self.arequest(_call_request(tool, args, review), timeout)
         return ToolResult.from_json(reply)
+
+    def reach(self, timeout: float | None = None) -> dict[str, Any]:
+        """What the kernel's agent calls can change: ``{approval, root, boxed}`` (docs/protocol.md,
+        ``reach``)."""
+        return {k: v for k, v in self.request({"op": "reach"}, timeout).items()
+                if k in ("approval", "root", "boxed")}
 
     def specs(self, profile: str = "kli") -> list[dict[str, Any]]:
         """JSON-Schema function-calling specs (``profile``: kli, slmcode or all)."""
@@ -500,3 +511,11 @@ if TYPE_CHECKING:  # the client is a Host (kli.tools.roles): mypy checks it conf
 
     def _is_host(client: AgentClient) -> Host:
         return client
+
+
+def _call_request(tool: str, args: dict[str, Any] | None,
+                  review: dict[str, list[str]] | None) -> dict[str, Any]:
+    request: dict[str, Any] = {"op": "call", "tool": tool, "args": args or {}}
+    if review:
+        request["review"] = review
+    return request

@@ -100,10 +100,12 @@ class Bridge:
                 return [t.spec() for t in REGISTRY.tools.values()
                         if profile is None or t.profile == profile]
 
-    def call(self, key: str, label: str, tool: str, args: dict[str, Any]) -> ToolResult:
-        """Run ``tool`` in the kernel; failures to get a result become error results whose
-        text says what happened and how to recover. Arguments the kernel's messages cannot
-        carry are refused before anything is sent (``unsendable``)."""
+    def call(self, key: str, label: str, tool: str, args: dict[str, Any],
+             review: dict[str, list[str]] | None = None) -> ToolResult:
+        """Run ``tool`` in the kernel (``review``: the call request's, ``AgentClient.call``);
+        failures to get a result become error results whose text says what happened and how to
+        recover. Arguments the kernel's messages cannot carry are refused before anything is
+        sent (``unsendable``)."""
         problem = unsendable(args)
         if problem is not None:
             return ToolResult.error(f"kli mcp: {problem}; the call was not sent to the kernel, "
@@ -128,7 +130,7 @@ class Bridge:
                     f"{exc}. {self.target.advice()}", error="kernel_unreachable")
             generation = conn.generation
             try:
-                return client.call(tool, args)
+                return client.call(tool, args, review=review)
             except KernelDied as exc:
                 return self._death_result(conn, generation, tool, str(exc))
             except KernelBusy as exc:  # a person's cell or another call holds the image

@@ -471,6 +471,21 @@ export interface IPongMsg {
   status?: Record<string, unknown>;
 }
 
+/** The answer to `reach`; no tool runs. */
+export interface IReachMsg {
+  /** protocol version (absent: 1) */
+  v?: number;
+  /** the message kind */
+  op: 'reach';
+  id: string | number;
+  /** the mode of each kind of action, as `approval` messages give them */
+  approval: Record<string, ApprovalMode>;
+  /** the workspace root (absolute): what its file tools can change */
+  root: string;
+  /** true when its shell and eval run in the sandbox, which can write only the root and a folder of its own; false: they can change any file the person can */
+  boxed: boolean;
+}
+
 /** The answer to `cancel`. The cancelled request still gets its own reply: a `bash` / `ws_shell` result with `details.error` `cancelled` once its command's process tree is killed, or the result of a call that had finished. */
 export interface ICancelMsg {
   /** protocol version (absent: 1) */
@@ -581,6 +596,8 @@ export interface ICallRequest {
   tool: string;
   /** the arguments (absent or null: `{}`) */
   args?: Record<string, unknown> | null;
+  /** a host that reaches several kernels (Jupyter AI's route): the action kinds (`file`, `shell`, `eval`) held for review whatever this kernel's mode says, each with the notebooks under review that a call of that kind here can change (docs/review.md) */
+  review?: Record<string, string[]>;
 }
 
 /** List the tools' specs. */
@@ -600,6 +617,15 @@ export interface IPingRequest {
   v?: number;
   /** the message kind */
   op: 'ping';
+  id: string | number;
+}
+
+/** What this kernel's agent calls can change, and under which approval modes (what a host that reaches several kernels needs to keep a notebook's review for every call that can change it). */
+export interface IReachRequest {
+  /** protocol version (absent: 1) */
+  v?: number;
+  /** the message kind */
+  op: 'reach';
   id: string | number;
 }
 

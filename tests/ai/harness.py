@@ -140,8 +140,10 @@ class Chat:
     def __enter__(self) -> Chat:
         import websocket
 
+        token = f"?token={self.server.token}" if self.server.token else ""
         self.ws = websocket.create_connection(
-            self.server.url.replace("http", "ws", 1) + f"/api/chat/ws/{self.path}", timeout=30)
+            self.server.url.replace("http", "ws", 1) + f"/api/chat/ws/{self.path}{token}",
+            timeout=30)
         first = json.loads(self.ws.recv())
         assert first["action"] == "connection", first
         self.chat_id = first["id"]

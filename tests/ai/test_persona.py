@@ -220,3 +220,36 @@ def test_undo_this_turn_restores_the_notebooks_bytes_and_is_refused_after_a_late
     chat.send("@kli undo")
     chat.wait(lambda: "Turn 3" in chat.replies() and "changed nothing" in chat.replies(), 60,
               "the empty undo")
+
+
+def test_a_persona_turn_on_one_notebook_is_held_where_it_can_change_one_under_review(
+        server: AiServer) -> None:
+    """The persona's calls carry the review other notebooks ask (kli.kernel.ai.reach): a turn
+    on sub/b.ipynb whose bash would change ../a.ipynb, under review in its own kernel, is held
+    in b's kernel, and a.ipynb stays as it was."""
+    a = server.notebook("a.ipynb", [("a1", "a = 1")])
+    server.api("PUT", "/api/contents/sub", {"type": "directory"})
+    server.notebook("sub/b.ipynb", [("b1", "b = 2")])
+    a_kernel = server.open("a.ipynb")
+    server.open("sub/b.ipynb")
+    thread, box = in_thread(lambda: Panel(server.connection_file(a_kernel)))
+    thread.join(120)
+    assert "error" not in box, box
+    a_panel = box["value"]
+    try:
+        thread, box = in_thread(lambda: a_panel.request({"op": "approval", "mode": "review"}))
+        thread.join(60)
+        assert (box.get("value") or {}).get("approval", {}).get("shell") == "review", box
+        before = a.read_bytes()
+        server.script.set([calls(("bash", {"command": "sed -i 's/a = 1/a = 666/' ../a.ipynb"})),
+                           answer("asked")])
+        reply = server.ask("@kli in sub/b.ipynb change a", {"settings": {"review_wait": "0"}})
+        assert "Working on `b.ipynb`" in reply and "held for review" in reply, reply
+        said = server.script.tool_results()[0]
+        assert "a.ipynb is under review for shell commands, and this bash can change it" in said, \
+            said
+        assert a.read_bytes() == before
+    finally:
+        thread, box = in_thread(lambda: (a_panel.request({"op": "approval", "mode": "auto"}),
+                                         a_panel.close()))
+        thread.join(30)

@@ -275,17 +275,60 @@ def set_mode(ws: Workspace, mode: str | None, kind: str | None = None,
 
 
 # -- holding a call -------------------------------------------------------------------------------
+# The review a host that reaches several kernels asks of the calls it sends here (the ``review``
+# of a ``call`` request; Jupyter AI's route, ``kli.kernel.ai.reach``): action kind → the
+# notebooks under review, on other kernels, that a call of that kind here can change. A kind
+# named is held whatever this kernel's own mode says.
+_REQUIRED: contextvars.ContextVar[Mapping[str, Sequence[str]] | None] = contextvars.ContextVar(
+    "kli_review_required", default=None)
+# The mode of this kernel for the call being held (``held``), for its words (``_why``).
+_mode_here: contextvars.ContextVar[str] = contextvars.ContextVar("kli_mode_here", default=REVIEW)
+
+
+@contextlib.contextmanager
+def required(review: Mapping[str, Sequence[str]] | None) -> Iterator[None]:
+    """Calls inside the block are held for review for each kind ``review`` names (see
+    ``_REQUIRED``)."""
+    token = _REQUIRED.set({k: list(v) for k, v in (review or {}).items() if v})
+    try:
+        yield
+    finally:
+        _REQUIRED.reset(token)
+
+
+def _why(action: str, tool: str) -> str:
+    """Why a call of ``action`` is held, for the held result's words: this kernel's mode, or
+    the notebooks under review elsewhere that it can change (``required``)."""
+    others = [] if _mode_here.get() == REVIEW else list((_REQUIRED.get() or {}).get(action) or ())
+    if not others:
+        return f"approval mode 'review' for {ACTION_TITLES[action]}"
+    names = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
+    verb = "is" if len(others) == 1 else "are"
+    return (f"{names} {verb} under review for {ACTION_TITLES[action]}, and this {tool} can "
+            f"change {'it' if len(others) == 1 else 'them'}, although this notebook's own mode "
+            "is auto")
+
+
 def held(call: Call, settings: Mapping[str, Any]) -> ToolResult | None:
-    """The result of ``call`` when approval holds it (a ``review`` kind, an agent's call), after
-    making its proposal; None when it runs as usual."""
+    """The result of ``call`` when approval holds it (a ``review`` kind — in this kernel's modes,
+    or asked by the host for the notebooks the call can change, ``required`` — of an agent's
+    call), after making its proposal; None when it runs as usual."""
     action = call.tool.action
     if action is None or call.source != HELD_SOURCE:
         return None
     current, problem = modes(settings)
     if problem is not None:
         return ToolResult.error(problem, error="bad_settings")
-    if current[action] != REVIEW:
+    if current[action] != REVIEW and not (_REQUIRED.get() or {}).get(action):
         return None
+    token = _mode_here.set(current[action])
+    try:
+        return _held(call, action)
+    finally:
+        _mode_here.reset(token)
+
+
+def _held(call: Call, action: str) -> ToolResult | None:
     if call.tool.makes_preview and call.args.get("reject_repair"):
         return None  # withdrawing a proposal writes nothing: never held
     repair = call.args.get("accept_repair") if call.tool.makes_preview else None
@@ -650,23 +693,23 @@ def _propose(call: Call, plan: CallPlan) -> ToolResult:
         if planned:
             shown.append("Steps: " + "; ".join(planned) + ".")
         text = (
-            f"Not written: this {plan.tool} waits for a person's review (approval mode "
-            f"'review' for {ACTION_TITLES[FILE]}). Proposal {pid} holds exactly this change to "
+            f"Not written: this {plan.tool} waits for a person's review "
+            f"({_why(FILE, plan.tool)}). Proposal {pid} holds exactly this change to "
             f"{', '.join(str(f.get('path')) for f in files)}:\n" + "\n".join(shown) + "\n"
             f"Nothing was written, so the files and your anchors are as they were. Go on with "
             f"other work, or wait for the decision: {wait}."
         )
     elif plan.sources:
         text = (
-            f"Not run: this {plan.tool} waits for a person's review (approval mode 'review' for "
-            f"{ACTION_TITLES[plan.action]}). Proposal {pid}:\n{command_of(plan)}\n"
+            f"Not run: this {plan.tool} waits for a person's review "
+            f"({_why(plan.action, plan.tool)}). Proposal {pid}:\n{command_of(plan)}\n"
             f"Nothing was run. Accept runs exactly the source shown (its sha256), and is refused "
             f"if it changes first. Go on with other work, or wait for the decision: {wait}."
         )
     else:
         text = (
-            f"Not run: this {plan.tool} waits for a person's review (approval mode 'review' for "
-            f"{ACTION_TITLES[plan.action]}). Proposal {pid}: {command_of(plan)!r}. Nothing was "
+            f"Not run: this {plan.tool} waits for a person's review "
+            f"({_why(plan.action, plan.tool)}). Proposal {pid}: {command_of(plan)!r}. Nothing was "
             f"run. Go on with other work, or wait for the decision: {wait}."
         )
     return ToolResult.success(

@@ -20,7 +20,7 @@ from kli.tools.core import approval
 PROTOCOL_VERSION = 1  # ``v`` of every message (kli.kernel.protocol lists it with the rest)
 AGENT_TARGET = "kli.agent"  # the comm target an agent opens on a kernel (kli.kernel.client)
 # kli.agent and serve --stdio (which answers one line at a time: a cancel there finds nothing)
-AGENT_OPS = ("call", "list", "ping", "cancel")
+AGENT_OPS = ("call", "list", "ping", "reach", "cancel")
 UI_OPS = ("accept", "reject", "replay", "bulk", "approval", "undo", "changes",  # kli.ui
           "sandbox")
 DEFAULT_OP = "call"  # an agent request without ``op``
@@ -116,6 +116,18 @@ def parse_request(
                 rid,
                 BAD_REQUEST,
                 f"'args' must be a JSON object of the tool's arguments, got {type(args).__name__}.",
+            )
+        review = data.get("review")
+        if review is not None and not (
+            isinstance(review, dict)
+            and all(k in approval.ACTIONS and isinstance(v, list)
+                    and all(isinstance(n, str) for n in v) for k, v in review.items())
+        ):
+            return BadRequest(
+                rid,
+                BAD_REQUEST,
+                "'review' must map action kinds (" + ", ".join(approval.ACTIONS) + ") to lists "
+                "of notebook names.",
             )
         return Request(rid, op, tool=tool, args=args or {}, data=data)
     if op == "cancel" and not valid_id(data.get("request")):

@@ -487,6 +487,11 @@ def describe(ws: Workspace) -> dict[str, Any]:
     return out
 
 
+# The states in which an agent's shell and eval can write only the root and the box's own
+# folder (boxed, or refused): what ``kli.kernel.ai.reach`` reads as a kernel's reach.
+CONFINING_STATES = ("kernel", "commands", "unavailable")
+
+
 def set_choice(ws: Workspace, mode: str | None, network: str | None = None,
                keep: bool = True) -> Choice:
     """Switch the box (``%kli sandbox``, the panel), kept in the project's settings file as

@@ -8,15 +8,18 @@ agent on the MCP endpoint (``Agent``) are tests/ai/harness.py's, shared with the
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import importlib
 import json
 import os
+import secrets
 import shutil
 import socket
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -54,10 +57,18 @@ def kli_ai(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=60)
 
 
+@dataclasses.dataclass
+class TokenAiServer(AiServer):
+    """An ``AiServer`` launched with a token (``start_ai_server(token=True)``), which its
+    requests send."""
+
+    token: ClassVar[str] = secrets.token_hex(24)
+
+
 @contextlib.contextmanager
 def start_ai_server(base: Path, *, enable: bool, pythonpath: list[Path] = (),  # type: ignore[assignment]
                     mcp_settings: bool = False, args: tuple[str, ...] = (),
-                    env: dict[str, str] | None = None) -> Iterator[AiServer]:
+                    env: dict[str, str] | None = None, token: bool = False) -> Iterator[AiServer]:
     """A jupyter_server with every extension of this environment (Jupyter AI 3.2 among them) on
     loopback, jupyter-server-mcp on a free port, the kli kernelspec of this worktree, and
     ``kli ai enable`` run first when ``enable``. ``pythonpath``: more for the server's import
@@ -65,7 +76,8 @@ def start_ai_server(base: Path, *, enable: bool, pythonpath: list[Path] = (),  #
     endpoint ``kli-test`` (what a person writes for an agent; the headless chat route builds
     its persona manager without the server's config, so its built-in entry keeps port 3001);
     ``args``: more server options; ``env``: more of the server's environment (its agents
-    inherit it)."""
+    inherit it); ``token``: the server wants a token, as a person's ``jupyter lab`` does
+    (``TokenAiServer``; without it, none)."""
     root, runtime, share = folders(base)
     kli_kernelspec(share)
     extra, env = env or {}, dict(os.environ)
@@ -89,9 +101,10 @@ def start_ai_server(base: Path, *, enable: bool, pythonpath: list[Path] = (),  #
         (root / ".jupyter" / "mcp_settings.json").write_text(json.dumps({"mcp_servers": [
             {"type": "http", "name": "kli-test", "url": f"http://localhost:{mcp_port}/mcp",
              "headers": headers}]}))
+    kind = TokenAiServer if token else AiServer
     proc = launch("jupyter_server", port, root, f"--MCPExtensionApp.mcp_port={mcp_port}", *args,
-                  env=env, log=log)
-    server = AiServer(f"http://127.0.0.1:{port}", root, proc, log, runtime, Script(), env,
+                  env=env, log=log, token=kind.token)
+    server = kind(f"http://127.0.0.1:{port}", root, proc, log, runtime, Script(), env,
                       f"http://localhost:{mcp_port}/mcp", key)
 
     def mcp_listening() -> None:

@@ -23,7 +23,7 @@ from kli.kernel.ai.mcp_route import REFUSED
 from kli.kernel.mcp.bridge import MAX_SESSIONS
 from tests.ai.acp.conftest import AiServer, start_ai_server
 from tests.ai.acp.test_jupyter_ai_mcp import panel
-from tests.ai.harness import Chat
+from tests.ai.harness import Agent, Chat
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -33,9 +33,9 @@ SCRIPTED = Path(__file__).resolve().parent / "scripted"
 
 @pytest.fixture(scope="module")
 def locked(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[AiServer, str]]:
-    """The server, a kli notebook ``r.ipynb`` (its kernel id) and a notebook ``p.ipynb`` on a
-    plain python3 kernel."""
-    with start_ai_server(tmp_path_factory.mktemp("locked"), enable=True,
+    """The server (wanting a token, as a person's ``jupyter lab`` does), a kli notebook
+    ``r.ipynb`` (its kernel id) and a notebook ``p.ipynb`` on a plain python3 kernel."""
+    with start_ai_server(tmp_path_factory.mktemp("locked"), enable=True, token=True,
                          args=("--YDocExtension.disable_rtc=True",)) as server:
         server.notebook("r.ipynb", CELLS)
         kernel_id = server.open("r.ipynb")
@@ -114,6 +114,27 @@ def test_a_caller_without_this_servers_key_is_refused_and_nothing_runs(
     text, is_error = server.agent(uuid.uuid4().hex).call("bash", command)  # the key
     assert not is_error, text
     assert marker.exists()
+
+
+def test_a_caller_with_the_servers_own_token_is_admitted_and_a_wrong_token_is_not(
+        locked: tuple[AiServer, str]) -> None:
+    server, _ = locked
+    assert server.token, "the module's server must want a token for this test to test"
+    marker = server.root / "token-caller.txt"
+    command = {"command": f"touch {marker}"}
+    for wrong in (f"token {server.token[:-1]}x", f"Bearer {server.token}x", server.token):
+        stranger = Agent(server.mcp_url, uuid.uuid4().hex, key="",
+                         headers={"Authorization": wrong})
+        text, is_error = stranger.call("bash", command)
+        assert is_error and text == REFUSED, (wrong, text)
+    assert not marker.exists()
+    for scheme in ("token", "Bearer"):
+        caller = Agent(server.mcp_url, uuid.uuid4().hex, key="",
+                       headers={"Authorization": f"{scheme} {server.token}"})
+        text, is_error = caller.call("bash", command)
+        assert not is_error, text
+        assert marker.exists()
+        marker.unlink()
 
 
 def test_the_key_is_the_users_alone_and_jupyter_ai_is_told_it(locked: tuple[AiServer, str]
@@ -206,6 +227,51 @@ def test_run_cells_with_a_negative_timeout_is_refused_at_once_under_review(
         ui.request(comm, {"op": "approval", "mode": "auto"})
         ui.close_comm(comm)
         ui.kc.stop_channels()
+
+
+def test_a_notebook_under_review_holds_a_call_from_another_kernel_that_can_change_it(
+        locked: tuple[AiServer, str]) -> None:
+    """The finding: a chat on sub/b.ipynb's kernel (auto) ran ``sed`` on ../r.ipynb, whose
+    kernel is under review. Now the call is held in b's kernel, naming r.ipynb, and r.ipynb is
+    unchanged; with r's review off the same kind of call runs."""
+    server, r_kernel = locked
+    server.api("PUT", "/api/contents/sub", {"type": "directory"})
+    server.notebook("sub/b.ipynb", [("b1", "z = 1")])
+    b_kernel = server.open("sub/b.ipynb")
+    r_panel, b_panel = panel(server, r_kernel), panel(server, b_kernel)
+    r_comm, _ = r_panel.open_comm("kli.ui", {"replay": 0})
+    b_comm, _ = b_panel.open_comm("kli.ui", {"replay": 0})
+    before = (server.root / "r.ipynb").read_bytes()
+    chat = server.agent(uuid.uuid4().hex)
+    try:
+        r_panel.request(r_comm, {"op": "approval", "mode": "review"})
+        text, is_error = chat.call("read", {"path": "sub/b.ipynb#b1"})  # the chat is on b's kernel
+        assert not is_error and "z = 1" in text, text
+        held, is_error = chat.call("bash", {"command": "sed -i 's/y = 2/y = 666/' ../r.ipynb"})
+        assert not is_error and "waits for a person's review" in held, held
+        assert "r.ipynb is under review for shell commands, and this bash can change it" in held
+        assert (server.root / "r.ipynb").read_bytes() == before
+        pending = b_panel.request(b_comm, {"op": "replay", "limit": 0})["pending"]
+        assert [c["candidate"] for c in pending] == [proposal(held)]  # in b's queue
+        code, _ = chat.call("eval", {"code": "open('../r.ipynb', 'a').close()"})
+        assert "r.ipynb is under review for eval, and this eval can change it" in code, code
+        for text in (held, code):
+            b_panel.request(b_comm, {"op": "reject", "candidate": proposal(text)})
+        # b's file tools cannot reach ../r.ipynb (outside b's folder): a write is not held
+        wrote, is_error = chat.call("write", {"path": "b-notes.txt", "content": "x\n"})
+        assert not is_error and "waits for" not in wrote, wrote
+        r_panel.request(r_comm, {"op": "approval", "mode": "auto"})
+        marker = server.root / "reach-ran.txt"
+        ran, is_error = chat.call("bash", {"command": f"touch {marker}"})
+        assert not is_error and "waits for" not in ran and marker.exists(), ran
+    finally:
+        r_panel.request(r_comm, {"op": "approval", "mode": "auto"})
+        for ui, comm in ((r_panel, r_comm), (b_panel, b_comm)):
+            ui.close_comm(comm)
+            ui.kc.stop_channels()
+        for s in server.api("GET", "/api/sessions"):  # the module's other tests see one kli notebook
+            if s["path"] == "sub/b.ipynb":
+                server.api("DELETE", f"/api/sessions/{s['id']}")
 
 
 def test_run_cells_naming_a_notebook_on_a_plain_python3_kernel_is_refused(
