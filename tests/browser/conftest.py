@@ -45,7 +45,7 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 SERVER_START_TIMEOUT = 90.0
-KERNEL_START_TIMEOUT = 60.0
+KERNEL_START_TIMEOUT = 120.0
 # Milliseconds Playwright waits for an element (a kernel start plus a first render).
 UI_TIMEOUT_MS = 30_000
 

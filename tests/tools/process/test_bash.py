@@ -283,18 +283,22 @@ def _none_left(arg: str, within: float = 3.0) -> list[int]:
 
 
 DAEMON = ("python3 -c \"import os, time\nif os.fork(): os._exit(0)\nos.setsid()\n"
-          "if os.fork(): os._exit(0)\ntime.sleep({arg})\"")
+          "if os.fork(): os._exit(0)\nopen('esc-{arg}', 'w').close()\ntime.sleep({arg})\"")
+# An escaping command ends only once its process has left the group (it writes esc-ARG after
+# setsid): on a loaded machine the shell could end first, and the process would still be in
+# the group, killed with it — not the case under test.
+ESCAPED = " until [ -e esc-{arg} ]; do sleep 0.01; done; echo started"
 
 
 @pytest.mark.parametrize(
     ("command", "arg", "escaped"),
     [
-        ("setsid sleep {arg} & echo started", "101.1", True),
-        ("nohup setsid sleep {arg} & echo started", "101.2", True),
-        ("(setsid sh -c 'sleep {arg} & sleep {arg}' &) ; echo started", "101.3", True),
+        ("setsid sh -c 'touch esc-{arg}; exec sleep {arg}' &" + ESCAPED, "101.1", True),
+        ("nohup setsid sh -c 'touch esc-{arg}; exec sleep {arg}' &" + ESCAPED, "101.2", True),
+        ("(setsid sh -c 'touch esc-{arg}; sleep {arg} & sleep {arg}' &) ;" + ESCAPED, "101.3", True),
         ("(sleep {arg} &) ; echo started", "101.4", False),  # double fork, same group
         ("nohup sleep {arg} & echo started", "101.5", False),  # the pipe is not a terminal
-        (DAEMON + " & echo started", "101.6", True),  # a daemon's double fork and setsid
+        (DAEMON + " &" + ESCAPED, "101.6", True),  # a daemon's double fork and setsid
     ],
 )
 def test_no_process_holding_the_output_outlives_the_call(
