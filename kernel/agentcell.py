@@ -34,6 +34,7 @@ from kli.tools.agent import (
     bounded,
     run_agent_async,
 )
+from kli.tools.core.result import ToolResult
 
 TASK_HEAD = 40  # characters of the task in the session's label
 STOP_GRACE = 5.0  # seconds the cell waits for a cancelled run to wind down
@@ -81,6 +82,36 @@ class StepsView:
                                update=update)
 
 
+class _ReviewedHost(SessionHost):
+    """``%kli agent``'s host: each call carries the review the other kli notebooks of this
+    machine's Jupyter servers ask of it (``kli.kernel.client.reach``): a notebook under review
+    that this kernel's call can change holds it, whatever this kernel's own mode says."""
+
+    def call(self, tool: str, args: dict[str, Any] | None = None, /) -> ToolResult:
+        from kli.kernel.client.reach import (
+            kernel_id_of,
+            notebook_kernels,
+            of_workspace,
+            review_among,
+        )
+        from kli.tools.core.approval import required
+
+        kernels = notebook_kernels()
+        review = review_among(of_workspace(self.ws), kernel_id_of(_own_connection_file()),
+                              kernels) if kernels else {}
+        with required(review):
+            return super().call(tool, args)
+
+
+def _own_connection_file() -> str:
+    try:
+        from ipykernel.kernelapp import IPKernelApp
+
+        return str(IPKernelApp.instance().connection_file) if IPKernelApp.initialized() else ""
+    except Exception:
+        return ""
+
+
 def run_in_cell(hub: Any, shell: Any, task: str, *, model: Any, profile: str,
                 max_turns: int, review_wait: float) -> AgentRun | None:
     """Run ``task`` with ``model`` on the kernel's Workspace, its steps shown in the cell; the
@@ -88,7 +119,7 @@ def run_in_cell(hub: Any, shell: Any, task: str, *, model: Any, profile: str,
     still held stays in the queue for the person, marked expired)."""
     ws = hub.ws
     session = ws.open_session(f"agent: {bounded(task, TASK_HEAD)}")
-    host = SessionHost(ws, session)
+    host = _ReviewedHost(ws, session)
     # A model's label names what it is (a replay says it is a recording); else its id.
     named = getattr(model, "label", None) or getattr(model, "model", "model")
     view = StepsView(shell, f"kli agent ({session.label}, {named})")

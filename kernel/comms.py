@@ -403,11 +403,9 @@ class Hub:
             specs = self.ws.specs(None if request.profile == ALL else request.profile)
             return message(P.SPECS, id=request.id, specs=specs)
         if request.op == "reach":
-            from kli.tools.core import sandbox
+            from kli.kernel.client.reach import of_workspace
 
-            return message(P.REACH_MSG, id=request.id, approval=self._modes(),
-                           root=os.path.realpath(self.ws.root),
-                           boxed=self._box()["state"] in sandbox.CONFINING_STATES)
+            return message(P.REACH_MSG, id=request.id, **of_workspace(self.ws))
         return None
 
     # -- kli.ui -----------------------------------------------------------------------------

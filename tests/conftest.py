@@ -10,6 +10,7 @@ each found one then kept as a named regression test).
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -28,6 +29,11 @@ settings.register_profile("ci", max_examples=int(os.environ.get("KLI_FUZZ_CI_EXA
                           derandomize=True, **_common)
 settings.register_profile("long", max_examples=_FUZZ_LONG or 100_000, derandomize=False, **_common)
 settings.load_profile("long" if _FUZZ_LONG else os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+# Each test process finds only the Jupyter servers and kernels it starts: a runtime folder of its
+# own, which what it starts inherits. A person's running JupyterLab, or another worker's server,
+# is not the suite's (kli mcp's review check asks every server there: kli.kernel.client.reach).
+os.environ["JUPYTER_RUNTIME_DIR"] = tempfile.mkdtemp(prefix="kli-test-runtime-")
 
 
 @pytest.fixture(autouse=True)

@@ -102,7 +102,8 @@ class Bridge:
 
     def call(self, key: str, label: str, tool: str, args: dict[str, Any],
              review: dict[str, list[str]] | None = None) -> ToolResult:
-        """Run ``tool`` in the kernel (``review``: the call request's, ``AgentClient.call``);
+        """Run ``tool`` in the kernel with ``review`` (the call request's, ``AgentClient.call``;
+        None: the one this machine's other kli notebooks ask, ``kli.kernel.client.reach``);
         failures to get a result become error results whose text says what happened and how to
         recover. Arguments the kernel's messages cannot carry are refused before anything is
         sent (``unsendable``)."""
@@ -130,6 +131,8 @@ class Bridge:
                     f"{exc}. {self.target.advice()}", error="kernel_unreachable")
             generation = conn.generation
             try:
+                if review is None:  # kli mcp: the notebooks of this machine's servers
+                    review = _machine_review(client)
                 return client.call(tool, args, review=review)
             except KernelDied as exc:
                 return self._death_result(conn, generation, tool, str(exc))
@@ -240,3 +243,21 @@ def _close_quietly(client: AgentClient | None) -> None:
         client.close()
     except Exception:
         pass
+
+
+def _machine_review(client: AgentClient) -> dict[str, list[str]]:
+    """The review the kli notebooks of this machine's Jupyter servers ask of a call to
+    ``client``'s kernel (``kli.kernel.client.reach``); its kernel's own answer is asked only
+    when another kli notebook is open."""
+    from kli.kernel.client.reach import REACH_TIMEOUT, kernel_id_of, notebook_kernels, review_among
+
+    kernels = notebook_kernels()
+    if not kernels:
+        return {}
+    try:
+        here = client.reach(REACH_TIMEOUT)
+    except Exception:
+        here = {}  # an older kernel, or a busy one: its reach is taken as everything
+    transport = getattr(client, "transport", None)
+    file = getattr(getattr(transport, "client", None), "connection_file", "") or ""
+    return review_among(here, kernel_id_of(str(file)), kernels)

@@ -1,4 +1,4 @@
-"""Which other notebooks' review an agent's call must honour (``kli.kernel.ai.reach.review_floor``),
+"""Which other notebooks' review an agent's call must honour (``kli.kernel.client.reach``),
 alone: one case a file in ``reach/`` — the kernel the call goes to, the server's other kli
 kernels as ``reach`` answered, the names to show, and the ``review`` to send with the call. The
 route and the persona through a real server: tests/ai/acp/test_route_locked.py."""
@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from kli.kernel.ai.reach import Kernel, review_floor
+from kli.kernel.client.reach import Kernel, review_floor
 
 CASES = sorted((Path(__file__).parent / "reach").glob("*.json"))
 
