@@ -1,7 +1,8 @@
 """A call is charged only with what it did, in a real kernel a real Jupyter server (with
 jupyter-collaboration) started: while an agent's ``bash`` runs, the server saves the notebook's
-live document (a person types in it) and the server's own files change — a chat file, the
-collaboration store, a notebook checkpoint — and the call records only the file it wrote; an
+live document (a person types in it) and writes its own files — the collaboration store, a
+notebook checkpoint (the chat file: tests/ai/acp/test_chat_notebook.py) — and the call records
+only the file it wrote; an
 undo of a change that holds a file the running server owns leaves that file alone and says
 which program owns it (docs/review.md, "Files the server writes")."""
 
@@ -31,29 +32,31 @@ def test_a_bash_call_is_not_charged_with_what_the_server_saves_while_it_runs(
     name, agent, person = served
     nb_file = collab.root / name
     saved_before = nb_file.read_bytes()
-    # The server's own files, as its extensions write them while the call runs: Jupyter AI's
-    # chat document, the collaboration store's journal, a notebook checkpoint.
-    chat = collab.root / "untitled.chat"
-    store = collab.root / ".jupyter_ystore.db-journal"
+    # The server's own files, each written by the server while the call runs: the notebook (the
+    # live document's autosave of what the person types), jupyter-collaboration's store (the
+    # typing's updates), a checkpoint (the contents API). The chat file: tests/ai/acp/
+    # test_chat_notebook.py (jupyterlab-chat runs in Jupyter AI's environment).
+    store = collab.root / ".jupyter_ystore.db"
     checkpoint = collab.root / ".ipynb_checkpoints" / "charged-checkpoint.ipynb"
-    checkpoint.parent.mkdir(exist_ok=True)
-    chat.write_text('{"messages": []}')
+    before = {p: p.stat().st_ctime_ns if p.exists() else 0 for p in (nb_file, store, checkpoint)}
+
+    made: list[Any] = []
 
     def server_side() -> None:
         time.sleep(0.3)
-        person.type_into(0, 0, "# typed while the agent ran\n")  # the server saves it
-        chat.write_text('{"messages": [{"body": "hello"}]}')
-        store.write_bytes(b"journal")
-        checkpoint.write_bytes(saved_before)
+        person.type_into(0, 0, "# typed while the agent ran\n")  # the server saves and stores it
+        made.append(collab.api("POST", f"/api/contents/{name}/checkpoints"))
 
     writer = threading.Thread(target=server_side)
     writer.start()
     r = agent.call("bash", {"command": f"sleep {SAVE_DELAY * 4 + 1} && echo mine > agent.txt"})
     writer.join()
     assert r.ok, r.text
+    after = {p: p.stat().st_ctime_ns if p.exists() else 0 for p in before}
+    assert made and [p.name for p in before if after[p] == before[p]] == [], made
     assert nb_file.read_bytes() != saved_before  # the server did save the notebook meanwhile
     assert [f["path"] for f in r.details["files"]] == ["agent.txt"], r.details["files"]
-    assert "untitled.chat" not in r.text and name not in r.text
+    assert ".jupyter_ystore.db" not in r.text and name not in r.text and "checkpoint" not in r.text
     changes = agent.call("changes", {})
     recorded = next(c for c in changes.details["changes"] if c["id"] == r.details["change"])
     assert [f["path"] for f in recorded["files"]] == ["agent.txt"]

@@ -12,6 +12,8 @@ client here calls the tools an agent would."""
 
 from __future__ import annotations
 
+import threading
+import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -20,6 +22,7 @@ import pytest
 
 from tests.ai.acp.conftest import Agent, AiServer, start_ai_server
 from tests.ai.harness import Chat
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -119,3 +122,37 @@ def test_a_notebook_in_a_folder_named_by_its_root_path_works_from_every_chat(
         assert not is_error, text
         text, _ = agent.call("read", {"path": "sub/three.ipynb#c2"})
         assert "|edit_me = 'from the root path'" in text, text
+
+
+def test_a_chats_bash_is_not_charged_with_the_chat_file_the_server_saves_while_it_runs(
+        two_notebooks: AiServer) -> None:
+    """Issue 33: while a chat's agent's ``bash`` runs, the person goes on writing in the chat
+    and the server saves the chat file (jupyterlab-chat): the call records only the file it
+    wrote, and its change names no chat file. (The notebook's live document, the collaboration
+    store and a checkpoint written by the server meanwhile: tests/notebook_live/
+    test_server_files.py.)"""
+    server = two_notebooks
+    path = server.root / "busy.chat"
+    with chat_file(server, "busy.chat") as chat:
+        agent = server.agent(chat.chat_id)
+        text, is_error = agent.call("read", {"path": "one.ipynb#c1"})  # the chat's notebook
+        assert not is_error, text
+        chat.send("before the call")
+        wait_until(lambda: "before the call" in path.read_text(), "the chat file's first save",
+                   timeout=30)
+        saved = path.stat().st_mtime_ns
+
+        def person_writes() -> None:
+            time.sleep(0.5)
+            chat.send("while the agent works")  # the server saves busy.chat
+
+        writer = threading.Thread(target=person_writes)
+        writer.start()
+        text, is_error = agent.call("bash", {"command": "sleep 5 && echo mine > agent.txt"})
+        writer.join()
+    assert not is_error, text
+    assert path.stat().st_mtime_ns != saved and "while the agent works" in path.read_text()
+    assert "busy.chat" not in text, text
+    changes, _ = agent.call("changes", {})
+    [line] = [line for line in changes.splitlines() if "bash:" in line]  # the session's label
+    assert line.split("bash:", 1)[1].strip() == "created agent.txt", changes  # names the chat
