@@ -339,7 +339,7 @@ class Hub:
             finally:
                 CANCEL.reset(token)
 
-        self.kernel.run_call(tool, run, done)
+        self.kernel.run_call(tool, run, done, args)
 
     def _stoppable_call(self, session: Session, tool: str, args: Any,
                         cancel: threading.Event) -> ToolResult:
@@ -473,8 +473,10 @@ class Hub:
                 respond(reply if reply is not None else self._failure(
                     data.get("id"), exc or RuntimeError("no reply")))
 
-            # An Accept that runs an eval runs in the image, after any running cell.
-            run_call(route, lambda: self.ui_request(data), done)
+            # An Accept that runs an eval, or an undo of a live image part, runs in the image,
+            # after any running cell.
+            run_call(route, lambda: self.ui_request(data), done,
+                     {k: data[k] for k in ("change", "session", "since") if k in data})
 
         def on_close(_m: dict[str, Any]) -> None:
             with self._lock:
@@ -507,8 +509,14 @@ class Hub:
             traceback.print_exc()
 
     def _ui_route(self, data: Any) -> str | None:
-        """For an accept (one or bulk) that would run a held call in the image, the tool to
-        route it by; None for every other request (answered at once)."""
+        """For an accept (one or bulk) that would run a held call in the image, or an undo that
+        takes back a live image part, the tool to route it by; None for every other request
+        (answered at once)."""
+        if isinstance(data, dict) and data.get("op") == "undo":
+            from kli.tools.registry import REGISTRY
+
+            args = {k: data[k] for k in ("change", "session", "since") if k in data}
+            return "undo" if REGISTRY.tools["undo"].in_image(self.ws, args) else None
         if not isinstance(data, dict) or data.get("op") not in ("accept", "bulk"):
             return None
         if data.get("op") == "bulk" and data.get("action") != "accept":

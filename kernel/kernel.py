@@ -210,7 +210,8 @@ class KliKernel(IPythonKernel):
 
     # -- which thread a tool call runs on -----------------------------------------------------
     def run_call(self, tool: str, fn: Callable[[], T],
-                 done: Callable[[T | None, BaseException | None], None]) -> None:
+                 done: Callable[[T | None, BaseException | None], None],
+                 args: Any = None) -> None:
         """Run a tool call: at once on this thread when the tool does not touch the image
         (its registry entry says so), else in the image after any running cell. A tool that
         only waits for a person (``waits``: ``await_decision``) waits on a thread of its own
@@ -224,7 +225,7 @@ class KliKernel(IPythonKernel):
             threading.Thread(target=_finish, args=(fn, done), name=f"kli-{tool}",
                              daemon=True).start()
             return
-        if entry is not None and not entry.touches_image:
+        if entry is not None and not entry.in_image(self.workspace, args):
             self._answer(fn, done)
             return
         self.run_in_image(fn, done, label=tool)
@@ -308,7 +309,7 @@ class KliKernel(IPythonKernel):
         from kli.tools.registry import REGISTRY
 
         entry = REGISTRY.tools.get(data.get("tool"))  # type: ignore[arg-type]
-        if entry is None or entry.touches_image:
+        if entry is None or entry.in_image(self.workspace, data.get("args")):
             return default
         return self._tool_subshell(comm_id)
 

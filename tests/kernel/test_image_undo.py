@@ -7,6 +7,7 @@ undo request, and not taken back over a value the person set after the call unle
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -208,3 +209,38 @@ def test_a_trace_and_a_reloaded_module_are_taken_back(kernel: Any, kroot: Path) 
     assert "took back 2 changes" in _text(out), _text(out)
     assert value(kernel, "traced_fn is original_fn, reload_mod.twice(2)") == "(True, 4)"
     kernel.close_comm(agent)
+
+
+@pytest.mark.parametrize("sender", ["agent", "panel"])
+def test_an_undo_of_the_image_sent_while_a_cell_runs_waits_for_the_cell(
+        kernel: Any, sender: str) -> None:
+    """An undo that takes back a live image part, asked while a person's cell runs (by an
+    agent's ``undo`` or the panel's), waits for the cell to end: the cell never sees a name
+    taken away between its statements. A file-only undo is still answered at once
+    (tests/kernel/test_review*.py)."""
+    agent, _ = kernel.open_comm("kli.agent", {"label": "wait-bot"})
+    ui, _ = kernel.open_comm("kli.ui", {"replay": 0})
+    try:
+        made = kernel.call(agent, "eval", {"code": f"made_by_{sender} = 1"})
+        change = made["details"]["change"]
+        start = len(kernel.seen)
+        cell = kernel.kc.execute(  # reads the name 20 times over 2 s
+            "import time\nread = []\nfor _ in range(20):\n"
+            f"    read.append(made_by_{sender})\n    time.sleep(0.1)\nprint('cell read', len(read))")
+        kernel.wait_for(lambda m: m["parent_header"].get("msg_id") == cell
+                        and m["msg_type"] == "status"
+                        and m["content"]["execution_state"] == "busy", since=start)
+        time.sleep(0.3)  # the cell is in its loop
+        if sender == "agent":
+            undone = kernel.request(agent, {"op": "call", "tool": "undo",
+                                            "args": {"change": change}}, timeout=60)
+        else:
+            undone = kernel.request(ui, {"op": "undo", "change": change}, timeout=60)
+        assert undone["ok"], undone["text"]
+        ended = kernel.wait_for(lambda m: m["parent_header"].get("msg_id") == cell
+                                and m["msg_type"] in ("stream", "error"), since=start)
+        assert ended["msg_type"] == "stream" and "cell read 20" in ended["content"]["text"], ended
+        assert value(kernel, f"'made_by_{sender}' in dir()") == "False"  # taken back, after
+    finally:
+        kernel.close_comm(ui)
+        kernel.close_comm(agent)

@@ -123,12 +123,28 @@ class Tool:
     # A tool that runs code in the live image says where (``ImageScope``), so its changes to
     # the image are recorded with the call's change and undone with it; None: it does not.
     image_scope: Callable[[Call], ImageScope] | None = None
+    # A tool that does not touch the image (``touches_image`` False) but whose call does for
+    # some arguments (an undo of a change that holds a live image part) says which: ``(ws,
+    # args)`` → whether this call runs in the image, after a running cell (``in_image``).
+    image_when: Callable[[Any, dict[str, Any]], bool] | None = None
     # MCP tool annotations (``annotations()``) are derived from the facts above; an entry
     # states one of these only where the derivation would be wrong for it.
     title: str | None = None
     destructive: bool | None = None
     idempotent: bool | None = None
     open_world: bool | None = None
+
+    def in_image(self, ws: Any, args: Any) -> bool:
+        """Whether a call with ``args`` runs in the image (after a running cell):
+        ``touches_image``, or ``image_when`` says so for these arguments."""
+        if self.touches_image:
+            return True
+        if self.image_when is None or not isinstance(args, dict):
+            return False
+        try:
+            return bool(self.image_when(ws, args))
+        except Exception:  # a bad argument is the tool's to refuse, wherever it runs
+            return False
 
     def spec(self) -> dict[str, Any]:
         """The function-calling spec: name, description, JSON-Schema parameters."""

@@ -696,6 +696,20 @@ def of_session(change: Change, session: str | None) -> bool:
     return session is None or session in (change.session, change.session_label)
 
 
+def reaches_parts(ws: Workspace, args: dict[str, Any]) -> bool:
+    """Whether an undo or redo with ``args`` may take back a part a participant keeps in this
+    process (the live image): such a call runs in the image, after a running cell, since names
+    put back between a cell's statements would change what the cell sees midway
+    (``Tool.image_when``)."""
+    parts = participants.kept(ws.root)
+    change, session = args.get("change"), args.get("session")
+    if isinstance(change, str) and change:
+        return any(cp.change == change for cp in parts)
+    if isinstance(session, str) and session:
+        return any(session in (cp.session, cp.session_label) for cp in parts)
+    return False
+
+
 PANEL_TEXT = "panel_text"  # details key: a result's words for the person at the panel
 
 

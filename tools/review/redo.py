@@ -32,5 +32,6 @@ TOOL = Tool(
     main_arg="change",
     mutates=True,
     touches_image=False,
+    image_when=undo.reaches_parts,  # a change holding a live image part: after a running cell
     action=approval.FILE,
 )
