@@ -1,3 +1,4 @@
 import './base.css';
 import './celldiff.css';
 import './timeline.css';
+import './chat.css';

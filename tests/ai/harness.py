@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import sys
 import threading
 import time
 import uuid
@@ -340,11 +341,23 @@ def lab_page_settings(base: Path) -> None:
         json.dumps({"fetchNews": "false", "checkForUpdates": False}))
 
 
+def kli_labextension(share: Path) -> None:
+    """The kli JupyterLab extension where a server with ``JUPYTER_PATH=share`` finds it: an
+    editable install carries no data files, so the built one (labextension/build.sh) is linked
+    in; an installed wheel's is found in the environment's own share."""
+    built = Path(__file__).resolve().parents[2] / "labextension" / "kli_kernel_labextension"
+    installed = Path(sys.prefix) / "share" / "jupyter" / "labextensions" / "kli-kernel"
+    if not installed.exists() and built.is_dir():
+        (share / "labextensions").mkdir(parents=True, exist_ok=True)
+        (share / "labextensions" / "kli-kernel").symlink_to(built)
+
+
 @contextlib.contextmanager
 def start_server(base: Path) -> Iterator[AiServer]:
     """The server (Jupyter AI 3.2 + kli's persona) in ``base``, its model the scripted one."""
     root, runtime, share = folders(base)
     kli_kernelspec(share)
+    kli_labextension(share)
     lab_page_settings(base)
     script = Script()
     with ScriptedEndpoint(script) as model_url:  # closed after the server has stopped

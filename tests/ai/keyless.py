@@ -10,11 +10,17 @@ from __future__ import annotations
 
 import contextlib
 import os
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from tests.ai.harness import PERSONA_ID, START_TIMEOUT, AiServer, Script, lab_page_settings
+from tests.ai.harness import (
+    PERSONA_ID,
+    START_TIMEOUT,
+    AiServer,
+    Script,
+    kli_labextension,
+    lab_page_settings,
+)
 from tests.jupyter_server import folders, jupyter_dirs, kli_kernelspec, launch, serve
 from tests.ports import free_port
 
@@ -32,11 +38,7 @@ def start_keyless_server(base: Path, env_extra: dict[str, str] | None = None
     """The server; ``env_extra`` adds variables (a provider's key: then a model IS set up)."""
     root, runtime, share = folders(base)
     kli_kernelspec(share)
-    built = Path(__file__).resolve().parents[2] / "labextension" / "kli_kernel_labextension"
-    installed = Path(sys.prefix) / "share" / "jupyter" / "labextensions" / "kli-kernel"
-    if not installed.exists() and built.is_dir():  # an editable install carries no data files
-        (share / "labextensions").mkdir(parents=True, exist_ok=True)
-        (share / "labextensions" / "kli-kernel").symlink_to(built)
+    kli_labextension(share)
     lab_page_settings(base)
     env = {k: v for k, v in os.environ.items() if k not in MODEL_VARS}
     env.update(jupyter_dirs(base, runtime), JUPYTER_PATH=str(share),

@@ -269,3 +269,51 @@ def test_the_chats_stop_during_a_60_s_bash_ends_it_in_the_kernel_within_two_seco
     assert not marker.exists()
     assert len(server.script.requests) == 1  # the model was not asked again
     page.screenshot(path=str(ARTIFACTS / "chat-stopped.png"))
+
+
+_OVERLAPS_JS = """
+(more) => {
+  const r = more.getBoundingClientRect();
+  const top = document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2);
+  const toolbar = more.closest('.jp-chat-input-container') || document.body;
+  const hits = [...toolbar.querySelectorAll('button')].filter(b => b !== more
+      && !more.contains(b) && !b.contains(more) && b.offsetParent !== null
+      && getComputedStyle(b).visibility !== 'hidden').filter(b => {
+    const o = b.getBoundingClientRect();
+    return o.width > 0 && o.x < r.right - 1 && r.x < o.right - 1
+        && o.y < r.bottom - 1 && r.y < o.bottom - 1;
+  }).map(b => b.getAttribute('title') || b.getAttribute('aria-label') || b.className);
+  return {onTop: !!top && more.contains(top), overlaps: hits, width: r.width};
+}
+"""
+
+
+def test_after_a_reply_with_token_usage_the_chats_settings_stay_reachable_in_the_sidebar(
+        server: AiServer, page: Any) -> None:
+    """Issue 36: a real model reports token usage, and Jupyter AI then shows its usage chip in
+    the chat's input toolbar. In a chat in the left sidebar at its default width, the '…'
+    settings button stays in view, on top, clear of the Stop and Send buttons, and opens."""
+    server.notebook("w.ipynb", [("c1", "x = 1")])
+    server.script.set([answer("Nothing to change here.")])
+    page.goto(f"{server.url}/lab/tree/w.ipynb?reset")
+    page.wait_for_selector(".jp-Notebook .jp-Cell", state="visible")
+    page.locator(".jp-SideBar.jp-mod-left .lm-TabBar-tab[title='Jupyter Chat']").click()
+    page.locator(".jp-chat-add").first.click()
+    box = page.get_by_placeholder("Type a chat message")
+    box.wait_for()
+    picker = page.locator("button.jp-jai-personaControls-persona-btn").first
+    wait_until(lambda: "kli" in picker.inner_text(), "the persona picker to name kli")
+    box.click()
+    box.press_sequentially("in w.ipynb is anything wrong?", delay=10)
+    box.press("Enter")
+    messages = page.locator(".jp-chat-messages-container").first
+    wait_until(lambda: "Nothing to change here." in messages.inner_text(), "the answer")
+    page.locator(".jp-jai-usage-chip").first.wait_for()  # the model's tokens, reported
+    more = page.locator("button.jp-jai-personaControls-overflow-btn").first
+    more.wait_for()
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "chat-usage-toolbar.png"))
+    seen = more.evaluate(_OVERLAPS_JS)
+    assert seen["onTop"] and seen["overlaps"] == [] and seen["width"] > 0, seen
+    more.click()
+    page.locator(".jp-jai-controlMenu-paper").first.wait_for()
