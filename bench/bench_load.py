@@ -125,7 +125,9 @@ def agent_main(args: argparse.Namespace) -> None:
                 change = r.details["files"][0]
                 applied.append({"token": token, "line": int(line), "hh": hh,
                                 "before": change["before"], "after": change["after"]})
-            elif r.details.get("error") == "stale_anchor" or "stale" in r.text:
+            elif r.details.get("error") in ("stale_anchor", "stale") or "stale" in r.text:
+                # stale: the file changed under the edit, or another agent's change was still
+                # being put in place (held open for writing): refused, nothing written
                 refused.append(token)
             else:
                 other_errors.append(r.text[:200])

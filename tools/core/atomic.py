@@ -733,10 +733,11 @@ class HeldOpen(Stale):
 
     def refusal(self, tool: str, rel: str) -> str:
         return (
-            f"{tool} refused: another program has {rel} open for writing ({self.why}), so what "
-            f"it writes after {tool}'s change would have been lost. Nothing was written. Retry "
-            f"once that program has closed {rel} (or stop it first); read {rel} again before "
-            f"redoing the change."
+            f"{tool} refused: another writer has {rel} open for writing ({self.why}) — another "
+            f"program, or another session's change still being put in place — so what it writes "
+            f"after {tool}'s change would have been lost. Nothing was written. Retry once it has "
+            f"closed {rel} (or stop that program first); read {rel} again before redoing the "
+            "change."
         )
 
 

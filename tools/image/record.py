@@ -44,6 +44,7 @@ from __future__ import annotations
 import ast
 import collections
 import contextlib
+import functools
 import hashlib
 import itertools
 import operator
@@ -98,11 +99,27 @@ def _root(node: ast.AST) -> str | None:
     return node.id if isinstance(node, ast.Name) else None
 
 
+CACHED_SOURCE = 4096  # characters: a shorter source's candidates are kept (``_candidates``)
+
+
 def candidates_of(source: str) -> dict[str, str]:
     """The names ``source`` may change in place, each with how: ``store`` (it stores into,
     deletes from or augments the object: certain) or ``call`` (it calls a method of it, or
     passes it to a call: possible); and ``load`` for every other name it reads (followed into
-    functions, never copied). A source that does not parse gives {}."""
+    functions, never copied). A source that does not parse gives {}. The answer depends on the
+    text alone, so a short source's is kept (an agent repeats its small calls: a parse saved
+    on each)."""
+    if len(source) <= CACHED_SOURCE:
+        return dict(_candidates(source))
+    return _parse_candidates(source)
+
+
+@functools.lru_cache(maxsize=256)
+def _candidates(source: str) -> tuple[tuple[str, str], ...]:
+    return tuple(_parse_candidates(source).items())
+
+
+def _parse_candidates(source: str) -> dict[str, str]:
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -437,8 +454,8 @@ def changed_names(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
     """The names bound, rebound (another object, by identity) or deleted from ``before`` to
     ``after``. The common case — the same names in the same order — runs at C speed
     (``compress`` over ``is_not`` of the two value lists), whatever the namespace holds."""
-    keys = list(after)
-    if list(before) == keys:
+    keys = tuple(after)
+    if tuple(before) == keys:  # an identity check per key at C speed: the same strings
         return list(itertools.compress(keys, map(operator.is_not, before.values(), after.values())))
     return [k for k in before.keys() | after.keys()
             if before.get(k, _MISSING) is not after.get(k, _MISSING)]
