@@ -59,10 +59,13 @@ from collections.abc import Container, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from kli.tools.core.participants import Part
+
 MB = 1024 * 1024
 OBJECT_MAX_MB = 64  # setting image_undo_object_mb: an object larger is not copied
 BUDGET_MB = 512  # setting image_undo_budget_mb: what every record together may hold
 MAX_RECORDS = 500  # records kept (oldest dropped first)
+EVICTED_KEPT = 10_000  # ids of dropped records remembered (an undo of one says why it is gone)
 FOLLOW_DEPTH = 2  # levels of called functions whose globals are candidates too
 MAX_CANDIDATES = 200  # candidates per call (the rest are named as not checked)
 KIND = "image"  # the checkpoint kind of a change's image part
@@ -597,7 +600,9 @@ class Records:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.by_change: collections.OrderedDict[str, Record] = collections.OrderedDict()
-        self.evicted: set[str] = set()
+        # Changes whose record was dropped for the bounds (an undo of one says so), the newest
+        # EVICTED_KEPT of them: the ids themselves are bounded too.
+        self.evicted: collections.OrderedDict[str, None] = collections.OrderedDict()
         self.total = 0  # bytes the records hold (kept current by ``add``)
 
     def add(self, change: str, record: Record, budget: int) -> None:
@@ -609,7 +614,9 @@ class Records:
                     len(self.by_change) > MAX_RECORDS or self.total > budget):
                 old, dropped = self.by_change.popitem(last=False)
                 self.total -= dropped.held
-                self.evicted.add(old)
+                self.evicted[old] = None
+                if len(self.evicted) > EVICTED_KEPT:
+                    self.evicted.popitem(last=False)
 
     def get(self, change: str) -> Record | None:
         with self.lock:
@@ -719,8 +726,6 @@ class ImageParticipant:
         return None if rec.empty() else self._part(rec, "live image")
 
     def _part(self, rec: Record, who: str) -> Any:
-        from kli.tools.core.participants import Part
-
         s = rec.summary()  # once: the path, the checkpoint and the line all read it
         named = [*s["created"], *s["rebound"], *s["deleted"], *s["mutated"]]
         path = "image: " + (", ".join(named[:6]) + (" …" if len(named) > 6 else "") if named

@@ -145,7 +145,16 @@ def test_records_stay_within_the_budget_oldest_first() -> None:
     for i in range(3):
         r = record.Record(notes=[f"n{i}"], held=400)
         store.add(f"ch-{i}", r, budget=1000)
-    assert list(store.by_change) == ["ch-1", "ch-2"] and store.evicted == {"ch-0"}
+    assert list(store.by_change) == ["ch-1", "ch-2"] and list(store.evicted) == ["ch-0"]
+
+
+def test_the_ids_of_dropped_records_are_bounded_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(record, "EVICTED_KEPT", 3)
+    store = record.Records()
+    for i in range(8):
+        store.add(f"ch-{i}", record.Record(held=400), budget=500)
+    assert list(store.by_change) == ["ch-7"]
+    assert list(store.evicted) == ["ch-4", "ch-5", "ch-6"]  # the newest dropped, no more
 
 
 def test_an_object_whose_size_was_underestimated_stops_its_copy_at_the_bound() -> None:
