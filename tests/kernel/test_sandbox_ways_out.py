@@ -520,11 +520,17 @@ def test_the_boxed_kernel_is_interrupted_and_restarted_through_its_launcher(
         assert err["content"]["ename"] == "KeyboardInterrupt"
         assert "KeyboardInterrupt" not in "".join(  # the agent's route still answers
             json.dumps(k.eval("1 + 1")))
-        boxes_before = {p for p in os.listdir("/tmp") if p.startswith("kli-box-")}
+        def boxes_of(pid: int) -> list[str]:  # a box's folder is named for its launcher
+            return [p for p in os.listdir("/tmp") if p.startswith(f"kli-box-{pid}-")]
+
+        old_pid = h.km.provisioner.pid
+        assert boxes_of(old_pid), "the box's own /tmp is not where the test looks"
         h.km.restart_kernel(now=False)
         h.kc.wait_for_ready(timeout=60)
-        wait_until(lambda: {p for p in os.listdir("/tmp") if p.startswith("kli-box-")}
-                   != boxes_before, "the restarted kernel's new box")
+        new_pid = h.km.provisioner.pid
+        assert new_pid != old_pid
+        wait_until(lambda: boxes_of(new_pid) and not boxes_of(old_pid),
+                   "the restarted kernel's new box, and the old box's /tmp gone")
         h.seen.clear()
         _reply, outputs = h.execute("print(open('/proc/self/status').read().count('NoNewPrivs:\\t1'))")
         assert "1" in "".join(o["content"].get("text", "") for o in outputs)
