@@ -35,11 +35,18 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import ctypes
+import importlib
 import signal
 import threading
 from collections.abc import Callable, Iterator
 from types import FrameType
 from typing import Any
+
+# The C functions under ``signal.signal`` / ``signal.getsignal``, without the module's enum
+# wrapping: a section swaps four handlers in and out, and the wrapper's conversions were most of
+# a section's cost (several sections per kernel message). SIG_DFL / SIG_IGN come back as ints.
+_set_handler: Callable[[int, Any], Any] = importlib.import_module("_signal").signal
+_get_handler: Callable[[int], Any] = importlib.import_module("_signal").getsignal
 
 # A targeted stop of the main thread's call (``stop_main_call``); None where there is none.
 STOP_SIGNAL: int | None = getattr(signal, "SIGUSR2", None)
@@ -105,7 +112,7 @@ def deferred() -> Iterator[None]:
             caught.append((signum, frame))
             return
         previous = swapped[signum]  # the section is over: deliver as if it had never been
-        signal.signal(signum, previous)
+        _set_handler(signum, previous)
         _deliver(signum, frame, previous)
 
     try:
@@ -118,19 +125,19 @@ def deferred() -> Iterator[None]:
             _held[ident] = held
         if threading.current_thread() is threading.main_thread():
             for sig in DEFERRED_SIGNALS:
-                previous = _unwrapped(sig, signal.getsignal(sig))
+                previous = _unwrapped(sig, _get_handler(sig))
                 if previous is None:  # installed from C: it cannot be put back, leave it alone
                     continue
                 swapped[sig] = previous
                 _recorders[record] = swapped
-                signal.signal(sig, record)
+                _set_handler(sig, record)
         yield
     finally:
         with _lock:
             live = False
             pending = _held.pop(ident, [])
         for sig, previous in swapped.items():
-            signal.signal(sig, previous)
+            _set_handler(sig, previous)
         _recorders.pop(record, None)
         for signum, frame in caught:
             _deliver(signum, frame, swapped[signum])

@@ -116,9 +116,10 @@ def test_a_signal_in_a_critical_section_is_delivered_when_it_ends() -> None:
 
 
 def _signal_landing_at(monkeypatch: pytest.MonkeyPatch, nth: int) -> None:
-    """The ``nth`` ``signal.signal`` call from now finds a SIGINT waiting (as the real one
-    would: it runs pending handlers before it changes anything) and raises as it would."""
-    real = signal.signal
+    """The ``nth`` handler swap of a section from now finds a SIGINT waiting (as the real
+    ``signal.signal`` would: it runs pending handlers before it changes anything) and raises
+    as it would."""
+    real = interrupts._set_handler
     calls = [0]
 
     def landing(sig: int, handler: Any) -> Any:
@@ -127,7 +128,7 @@ def _signal_landing_at(monkeypatch: pytest.MonkeyPatch, nth: int) -> None:
             raise KeyboardInterrupt
         return real(sig, handler)
 
-    monkeypatch.setattr(signal, "signal", landing)
+    monkeypatch.setattr(interrupts, "_set_handler", landing)
 
 
 def test_an_interrupt_as_a_section_begins_leaves_no_section_open(
