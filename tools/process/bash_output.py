@@ -80,7 +80,10 @@ def _run(call: Call) -> ToolResult:
         and time.monotonic() < deadline
     ):
         job.done.wait(POLL)
-    parts = [job.describe()]
+    # One moment for the whole answer: a job that ends while its output is read is answered as
+    # running (its last output may not be in yet), and the next read gets the rest and the end.
+    done = job.done.is_set()
+    parts = [job.describe(finished=done)]
     facts: dict[str, object] = {}
     for label, stream in (("stdout", job.stdout), ("stderr", job.stderr)):
         head, tail, total = stream.take_new()
@@ -90,13 +93,16 @@ def _run(call: Call) -> ToolResult:
         facts.update({f"new_{k}": v for k, v in stream_facts.items()})
         parts.append(text.replace(f"{label}:", f"{label} (new):", 1) if total else
                      f"{label}: (nothing new)")
-    changed = job.changes if job.done.is_set() else jobs.changes_so_far(job)
+    changed = job.changes if done else jobs.changes_so_far(job)
     if changed is not None and not job.changes_shown:  # the files it changed: shown once
-        job.changes_shown = job.done.is_set()
+        job.changes_shown = done
         parts.extend(changed.text.split("\n")[1:])
         facts.update({k: changed.details[k] for k in ("files", "detection", "change_error")
                       if k in changed.details})
-    return ToolResult.success("\n".join(parts), **job.facts(), **facts)
+    status = job.facts()
+    if not done:
+        status.update(status="running", exit_code=None, signal=None)
+    return ToolResult.success("\n".join(parts), **status, **facts)
 
 
 TOOL = Tool(

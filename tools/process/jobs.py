@@ -188,9 +188,11 @@ class Job:
                {"change": self.last_change} if self.last_change else {}),
         }
 
-    def describe(self) -> str:
-        """One line: running for how long, or how it ended, with its exit code."""
-        if self.running:
+    def describe(self, finished: bool | None = None) -> str:
+        """One line: running for how long, or how it ended, with its exit code. ``finished``
+        False: running, whatever the process is doing now (a read taken before the job was
+        done, whose output may not all be in)."""
+        if self.running or finished is False:
             return f"job {self.id} is running ({self.seconds():.1f} s so far)"
         how = {"timed out": f"timed out after {self.timeout:g} s and was killed"
                if self.timeout else "timed out", "killed": f"was killed ({self.killed_by})"}

@@ -4,8 +4,10 @@ incremental reads under the capture caps, limits, errors that say how to retry."
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import psutil
+import pytest
 
 from kli.tools import Workspace
 from kli.tools.process import jobs
@@ -125,3 +127,30 @@ def test_bash_kill_reaches_what_left_the_jobs_process_group(ws: Workspace) -> No
     finally:
         for proc in _running_with_arg(arg):
             proc.kill()
+
+
+def test_a_job_ending_while_its_output_is_read_is_answered_running_and_the_next_read_ends_it(
+        ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One moment for the whole answer: the status and the text agree. Before, a job that
+    ended while its output was read got a text saying running and details saying exited, so a
+    reader that stops at the exit never read the rest (a clean-clone run met it)."""
+    r = ws.call("bash", {"command": "echo first; sleep 0.5; echo last", "run_in_background": True})
+    job = jobs.session_jobs(ws.default_session)[r.details["job_id"]]
+    deadline = time.monotonic() + 10
+    while job.stdout.total == 0 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    real = JobStream.take_new
+
+    def read_while_it_ends(self: JobStream) -> Any:
+        got = real(self)
+        job.done.wait(10)  # the job ends while this read takes its output
+        return got
+
+    monkeypatch.setattr(JobStream, "take_new", read_while_it_ends)
+    first = ws.call("bash_output", {"job_id": job.id})
+    monkeypatch.undo()
+    assert first.details["status"] == "running" and "is running" in first.text, first.details
+    assert "first" in first.text and "last" not in first.text
+    rest = ws.call("bash_output", {"job_id": job.id})
+    assert rest.details["status"] == "exited" and "exited" in rest.text
+    assert "last" in rest.text
