@@ -45,7 +45,7 @@ _SCRUB = ("PYTHONPATH", "VIRTUAL_ENV", "JUPYTER_PATH", "JUPYTER_CONFIG_PATH", "O
 # reader does, who watches the activity panel before running the next cell. The wait happens
 # BETWEEN cells, while the kernel is idle, which is what lets the agent's calls run.
 RUNNER = r'''
-import json, os, sys, time
+import contextlib, json, os, sys, time
 import nbformat
 from jupyter_client.kernelspec import KernelSpecManager
 from nbclient import NotebookClient
@@ -53,10 +53,21 @@ from nbclient import NotebookClient
 notebook, cwd, out = sys.argv[1:4]
 spec = KernelSpecManager().get_kernel_spec("kli")
 nb = nbformat.read(notebook, as_version=4)
-client = NotebookClient(nb, kernel_name="kli", timeout=180, startup_timeout=90, allow_errors=True,
-                        resources={"metadata": {"path": cwd}})
 waits = []
-with client.setup_kernel():
+started_kernel = contextlib.ExitStack()
+for attempt in range(3):
+    client = NotebookClient(nb, kernel_name="kli", timeout=180, startup_timeout=90,
+                            allow_errors=True, resources={"metadata": {"path": cwd}})
+    try:
+        started_kernel.enter_context(client.setup_kernel())
+        break
+    except Exception as exc:  # jupyter_client chose a port that another process took before
+        if attempt == 2:      # the kernel bound it (other tests start kernels too): again
+            raise
+        print(f"the kernel did not start ({type(exc).__name__}); starting it again",
+              file=sys.stderr)
+        time.sleep(1)
+with started_kernel:
     for index, cell in enumerate(nb.cells):
         wait_for = cell.metadata.get("kli", {}).get("wait_for")
         if wait_for:
