@@ -197,16 +197,22 @@ def _finish(call: Call, tracker: Tracker, result: ToolResult, settings: dict[str
     detected: list[tuple[str, str, bytes | None]] = []
     details = dict(result.details)
     if tracker.before is not None:
-        cache = _cache(ws)
-        after = snapshot.take(ws.root)
-        tracker.after = after
-        detected = [d for d in snapshot.compare(tracker.before, after, cache)
-                    if d[0] not in befores and d[0] not in inner and not _live_file(ws, d[0])
-                    and not _server_file(ws, d[0])]
-        for path, kind, _b in detected:
-            if kind == "deleted":
-                cache.drop(path)
-        details["detection"] = _detection(tracker.before, after)
+        if result.details.get("background"):
+            # A background job's start: every file the command changes is the job's, from the
+            # tree before this call (a walk here could catch a file the job is still writing,
+            # and split one change between the start and the job).
+            tracker.after = tracker.before
+        else:
+            cache = _cache(ws)
+            after = snapshot.take(ws.root)
+            tracker.after = after
+            detected = [d for d in snapshot.compare(tracker.before, after, cache)
+                        if d[0] not in befores and d[0] not in inner
+                        and not _live_file(ws, d[0]) and not _server_file(ws, d[0])]
+            for path, kind, _b in detected:
+                if kind == "deleted":
+                    cache.drop(path)
+            details["detection"] = _detection(tracker.before, after)
     parts, errors = participants.end_all(call, tracker.tokens, settings)
     if tracker.part_errors or errors:
         details["part_errors"] = tracker.part_errors + errors
@@ -439,7 +445,8 @@ def on_finish(hook: FinishHook) -> None:
 
 @dataclass
 class Watch:
-    """Changes under the root from the tree a call left (``tracker.after``) until ``ended``.
+    """Changes under the root from the tree a call left (``tracker.after``; for a background
+    job's start, the tree before it) until ``ended``.
     ``cache`` is the watch's own copy of the kept bytes (``snapshot.Cache``: the bytes are
     shared with the workspace's, so a copy costs only what later calls replace, at most
     ``KEEP_TOTAL_BYTES``)."""

@@ -67,6 +67,31 @@ def test_a_job_that_ends_at_once_has_its_change_recorded_once(ws: Workspace, roo
     assert [f.path for c in undo.timeline(str(root)) for f in c.files] == ["q.txt"]
 
 
+def test_a_file_the_job_is_still_writing_as_its_start_returns_is_the_jobs_change_alone(
+    ws: Workspace, root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A walk after the start call (an earlier version's) could catch a file the job had made
+    and not yet written, and record it twice: created by the start, modified by the job (a
+    clean-clone run met it). Here the walk after the start would wait for the job's file."""
+    real = snapshot.take
+    walks = [0]
+
+    def walk(*args: Any, **kwargs: Any) -> Any:
+        walks[0] += 1
+        if walks[0] == 2:  # the start call's second walk: once the job has made its file
+            deadline = time.monotonic() + 5
+            while not (root / "q.txt").exists() and time.monotonic() < deadline:
+                time.sleep(0.01)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(snapshot, "take", walk)
+    r = ws.call("bash", {"command": ": > q.txt; sleep 0.3; echo quick > q.txt",
+                         "run_in_background": True})
+    out = _ended(ws, str(r.details["job_id"]))
+    assert _paths(r) == {} and _paths(out) == {"q.txt": "created"}
+    assert [f.path for c in undo.timeline(str(root)) for f in c.files] == ["q.txt"]
+
+
 def test_a_file_another_call_changed_meanwhile_is_that_calls_not_the_jobs(
     ws: Workspace, root: Path
 ) -> None:
