@@ -55,12 +55,27 @@ def running_servers() -> list[dict[str, Any]]:
     return sorted(found, key=lambda i: -float(i["_mtime"]))
 
 
-def _sessions(server: dict[str, Any]) -> list[dict[str, Any]]:
+def alive(server: dict[str, Any]) -> bool:
+    """Whether the process a ``jpserver-*.json`` names still runs (a server killed without its
+    clean-up leaves its file, and its port may be another program's by now)."""
+    pid = server.get("pid")
+    if not isinstance(pid, int) or pid <= 0:
+        return True  # nothing to check: ask it
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # another user's process: it runs
+    return True
+
+
+def _sessions(server: dict[str, Any], timeout: float = HTTP_TIMEOUT) -> list[dict[str, Any]]:
     url = str(server["url"]).rstrip("/") + "/api/sessions"
     req = urllib.request.Request(url)
     if server.get("token"):
         req.add_header("Authorization", f"token {server['token']}")
-    with urllib.request.urlopen(req, timeout=HTTP_TIMEOUT) as resp:
+    with urllib.request.urlopen(req, timeout=timeout) as resp:
         listed = json.loads(resp.read())
     return [s for s in listed if isinstance(s, dict)]
 

@@ -36,6 +36,7 @@ from kli.kernel.protocol import KLI_KERNEL_NAMES
 from kli.tools.core.approval import ACTIONS, FILE, REVIEW
 
 REACH_TIMEOUT = 5.0  # seconds a kernel has to answer ``reach`` (a busy one answers at once)
+SESSIONS_TIMEOUT = 1.0  # seconds a server of this machine has to list its sessions
 SILENT = " (its kernel did not answer, so it is taken to be under review)"
 
 
@@ -151,13 +152,15 @@ def notebook_kernels() -> dict[str, tuple[str, dict[str, str]]]:
     """Every kli kernel holding a notebook in a Jupyter server of this user on this machine:
     kernel id → (its connection file, its notebooks: real path → path from the server's root).
     A server that does not answer is left out."""
-    from kli.kernel.client.find import _runtime_dir, _sessions, running_servers
+    from kli.kernel.client.find import _runtime_dir, _sessions, alive, running_servers
 
     runtime = _runtime_dir()
     out: dict[str, tuple[str, dict[str, str]]] = {}
     for server in running_servers():
+        if not alive(server):  # a dead server's file: its port may be another program's now
+            continue
         try:
-            sessions = _sessions(server)
+            sessions = _sessions(server, SESSIONS_TIMEOUT)
         except (OSError, ValueError):
             continue
         root = str(server.get("root_dir") or "")
