@@ -38,7 +38,14 @@ class CollabServer(JupyterServer):
     api_timeout = 20.0
 
     def saved(self, name: str) -> dict[str, Any]:
-        return json.loads((self.root / name).read_text(encoding="utf-8"))
+        """The notebook as the server last saved it. The server writes the file in place, so
+        a read can land mid-save (an empty or cut file, ci13): read again."""
+        for _ in range(50):
+            try:
+                return dict(json.loads((self.root / name).read_text(encoding="utf-8")))
+            except json.JSONDecodeError:
+                time.sleep(0.05)
+        return dict(json.loads((self.root / name).read_text(encoding="utf-8")))
 
 
 @contextlib.contextmanager
