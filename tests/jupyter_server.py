@@ -198,3 +198,24 @@ def serve(server: Server, start_timeout: float, *, stop_timeout: float = 15.0,
         if left and sys.exc_info()[0] is None:  # never hides the failure that stopped it
             pytest.fail("the server stopped and left behind what it started:\n"
                         + "\n".join(f"  {pid}: {cmd[:200]}" for pid, cmd in left.items()))
+
+
+def ready_client(connection_file: str | Path) -> Any:
+    """A started jupyter_client ``BlockingKernelClient`` of the kernel a server started, once it
+    answers: a client without its kernel's manager judges a starting kernel dead by its
+    heartbeat, so it asks again (up to 90 s)."""
+    from jupyter_client.blocking.client import BlockingKernelClient
+
+    kc = BlockingKernelClient(connection_file=str(connection_file))
+    kc.load_connection_file()
+    kc.start_channels()
+    deadline = time.monotonic() + 90
+    while True:
+        try:
+            kc.wait_for_ready(timeout=30)
+            return kc
+        except RuntimeError:
+            if time.monotonic() > deadline:
+                kc.stop_channels()
+                raise
+            time.sleep(0.5)

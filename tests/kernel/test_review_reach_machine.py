@@ -9,13 +9,12 @@ tests/ai/test_persona.py."""
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.jupyter_server import JupyterServer, folders, jupyter_dirs, launch, serve
+from tests.jupyter_server import JupyterServer, folders, jupyter_dirs, launch, ready_client, serve
 from tests.kernelspec import write_kli_kernelspec
 from tests.ports import free_port
 
@@ -38,21 +37,8 @@ def _notebook(server: JupyterServer, path: str, source: str) -> str:
 
 def _run(connection_file: Path, code: str) -> str:
     """Run a cell in the kernel of ``connection_file``, as a person does; its printed text."""
-    from jupyter_client.blocking.client import BlockingKernelClient
-
-    kc = BlockingKernelClient(connection_file=str(connection_file))
-    kc.load_connection_file()
-    kc.start_channels()
+    kc = ready_client(connection_file)
     try:
-        deadline = time.monotonic() + 90
-        while True:  # a client without its kernel's manager judges a starting kernel dead by
-            try:     # its heartbeat (ci14): ask again until the kernel answers
-                kc.wait_for_ready(timeout=30)
-                break
-            except RuntimeError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.5)
         out: list[str] = []
         reply = kc.execute_interactive(code, timeout=120, output_hook=lambda m: out.append(
             m["content"].get("text", "") if m["msg_type"] == "stream" else ""))

@@ -9,13 +9,13 @@ activity panel is a real ``kli.ui`` comm on the kernel. No agent and no model ta
 from __future__ import annotations
 
 import json
-import time
 import uuid
 from pathlib import Path
 
 import pytest
 
 from tests.ai.acp.conftest import AiServer, kli_ai
+from tests.jupyter_server import ready_client
 from tests.kernel.conftest import Harness
 
 pytestmark = pytest.mark.timeout(600)
@@ -25,20 +25,7 @@ CELLS = [("c1", "x = 1\nprint(x)"), ("c2", "y = 2")]
 
 def panel(server: AiServer, kernel_id: str) -> Harness:
     """The activity panel's view of the kernel: a ``kli.ui`` comm, as the labextension opens."""
-    from jupyter_client.blocking.client import BlockingKernelClient
-
-    kc = BlockingKernelClient(connection_file=str(server.connection_file(kernel_id)))
-    kc.load_connection_file()
-    kc.start_channels()
-    deadline = time.monotonic() + 90
-    while True:  # a client without its kernel's manager judges a starting kernel dead by its
-        try:     # heartbeat: ask again until the kernel answers
-            kc.wait_for_ready(timeout=30)
-            break
-        except RuntimeError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.5)
+    kc = ready_client(server.connection_file(kernel_id))
     h = Harness(None, kc, server.root)
     h.execute("pass")
     h.settle(0.1)
