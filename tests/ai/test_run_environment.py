@@ -1,4 +1,4 @@
-"""What ``bash scripts/run`` gives its ``.venv`` for the chat (issue 36): one pip call with the
+"""What ``bash scripts/run`` gives its ``.venv`` for the chat (issue 36): one install call with the
 project's ``lab`` extra and Jupyter AI 3.2, and ``ai`` (litellm) when a model is set up (not
 ``mcp``: Jupyter AI 3.2 pins mcp<2), the kli persona on Jupyter AI's entry point group, and kli as the default persona in
 the environment's server config (binder/default_kernel.py, which Binder's postBuild runs too).
@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _extras(env: dict[str, str], venv: Path) -> set[str]:
-    """The extras scripts/run's pip call asks for, from its own lines, run in bash."""
+    """The extras scripts/run's install call asks for, from its own lines, run in bash."""
     text = (ROOT / "scripts" / "run").read_text()
     start = text.index("extras=lab\n")
     end = text.index("fi\n", start) + 3
@@ -33,10 +33,10 @@ def _extras(env: dict[str, str], venv: Path) -> set[str]:
     return set(out.strip().split(","))
 
 
-def test_scripts_run_installs_jupyter_ai_in_its_one_pip_call_and_litellm_with_a_model(
+def test_scripts_run_installs_jupyter_ai_in_its_one_install_call_and_litellm_with_a_model(
         tmp_path: Path) -> None:
     text = (ROOT / "scripts" / "run").read_text()
-    calls = [line for line in text.splitlines() if line.strip().startswith("pip_install")]
+    calls = [line for line in text.splitlines() if line.strip().startswith("py_install")]
     assert len(calls) == 1, calls
     assert '-e ".[$extras]" "jupyter-ai==3.2.*"' in calls[0], calls[0]
     assert "binder/default_kernel.py" in text

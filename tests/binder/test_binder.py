@@ -2,8 +2,9 @@
 
 repo2docker, given a ``binder/`` folder, installs ``binder/requirements.txt`` into its Python
 environment and then runs ``binder/postBuild`` from the repository root. This test does the same
-in a fresh virtual environment, on a copy of the checkout (tracked and untracked-but-not-ignored
-files, as a clone would have them), then executes each demo notebook top to bottom with nbclient
+in a fresh virtual environment (the requirements with uv, ``tests/installer.py``: repo2docker
+uses its own installer; postBuild's ``pip install`` is postBuild's own), on a copy of the
+checkout (tracked and untracked-but-not-ignored files, as a clone would have them), then executes each demo notebook top to bottom with nbclient
 on the ``kli`` kernel of THAT environment — twice, because a reader re-runs notebooks. Any error
 output, or a traceback on stderr, fails the test and names the notebook and cell.
 
@@ -29,6 +30,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
+from tests.installer import install_command
 
 ROOT = Path(__file__).resolve().parents[2]
 BINDER = ROOT / "binder"
@@ -169,9 +172,10 @@ def binder_env(tmp_path_factory: pytest.TempPathFactory,
             shutil.rmtree(venv, ignore_errors=True)
             progress(f"Binder environment: creating {venv}")
             _run([sys.executable, "-m", "venv", str(venv)], cwd=work, env=env, timeout=120)
-            progress("Binder environment: pip install -r binder/requirements.txt")
-            _run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "-r",
-                  "binder/requirements.txt"], cwd=repo, env=env, timeout=900)
+            # repo2docker's step (its own installer); postBuild's pip is binder/'s and stays pip
+            progress("Binder environment: install -r binder/requirements.txt")
+            _run(install_command(venv / "bin" / "python", "-r", "binder/requirements.txt"),
+                 cwd=repo, env=env, timeout=900)
         progress("Binder environment: binder/postBuild (extension build, pip install .)")
         _run(["./binder/postBuild"], cwd=repo, env=env, timeout=900)
         ready.touch()

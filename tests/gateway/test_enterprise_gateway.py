@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from kli import client
+from tests.installer import install_command
 from tests.kernelspec import write_kli_kernelspec
 
 from .conftest import free_port, http_json
@@ -38,8 +39,7 @@ def _eg_python() -> Path:
         print(f"\n[kli tests] installing {EG_VERSION} into {venv} (once)", file=sys.__stderr__,
               flush=True)
         subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True)
-        subprocess.run([str(python), "-m", "pip", "install", "-q", EG_VERSION], check=True,
-                       stderr=subprocess.DEVNULL)
+        subprocess.run(install_command(python, EG_VERSION), check=True, stderr=subprocess.DEVNULL)
     return python
 
 

@@ -26,6 +26,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.installer import install_command
+
 ROOT = Path(__file__).resolve().parents[2]
 _SCRUB = ("PYTHONPATH", "VIRTUAL_ENV", "JUPYTER_PATH", "JUPYTER_CONFIG_PATH", "PYTHONHOME",
           "KLI_TEST_INSTALLED_WHEEL")
@@ -50,6 +52,18 @@ def _env(work: Path, path: str) -> dict[str, str]:
                JUPYTER_CONFIG_DIR=str(work / "jupyter" / "config"),
                JUPYTER_RUNTIME_DIR=str(work / "jupyter" / "runtime"))
     return env
+
+
+def _dependencies(sdist: Path) -> list[str]:
+    """The base dependencies the sdist's pyproject.toml declares (no extras)."""
+    import tomllib
+
+    with tarfile.open(sdist) as tar:
+        member = next(m for m in tar.getmembers() if m.name.count("/") == 1
+                      and m.name.endswith("/pyproject.toml"))
+        fh = tar.extractfile(member)
+        assert fh is not None
+        return list(tomllib.load(fh)["project"]["dependencies"])
 
 
 @pytest.fixture(scope="module")
@@ -137,6 +151,10 @@ def test_plain_install_from_sdist_starts_the_kernel_and_enables_the_built_extens
     progress("source install: fresh virtual environment")
     _run([sys.executable, "-m", "venv", str(venv)], cwd=tmp_path, env=env, timeout=120)
     py, jupyter = str(venv / "bin" / "python"), str(venv / "bin" / "jupyter")
+    # The sdist's dependencies first, with uv (tests/installer.py: a minute less of pip), then
+    # pip itself builds and installs the sdist: what a plain source install runs.
+    progress("source install: the sdist's dependencies (uv)")
+    _run(install_command(py, *_dependencies(sdist)), cwd=tmp_path, env=env, timeout=900)
     progress("source install: pip install the sdist, no extras (builds the extension)")
     _run([py, "-m", "pip", "install", "-q", str(sdist)], cwd=tmp_path, env=env, timeout=1200)
 
@@ -149,9 +167,8 @@ def test_plain_install_from_sdist_starts_the_kernel_and_enables_the_built_extens
                        env=env, timeout=180)
         assert "42" in started.stdout, (spec, started.stdout, started.stderr)
 
-    progress("source install: pip install jupyterlab")
-    _run([py, "-m", "pip", "install", "-q", "jupyterlab>=4.4,<5"], cwd=tmp_path, env=env,
-         timeout=900)
+    progress("source install: install jupyterlab")
+    _run(install_command(py, "jupyterlab>=4.4,<5"), cwd=tmp_path, env=env, timeout=900)
     listing = _run([jupyter, "labextension", "list"], cwd=tmp_path, env=env, timeout=120)
     text = listing.stdout + listing.stderr
     line = next((ln for ln in text.splitlines() if "kli-kernel" in ln), "")
