@@ -3,8 +3,10 @@
 # install the locked dependencies, lint, unit-test, and build the prebuilt extension into
 # kli_kernel_labextension/ (which setup.py ships in the wheel as
 # share/jupyter/labextensions/kli-kernel).
-#   labextension/build.sh          everything
-#   labextension/build.sh --fast   build only (no lint, no tests)
+#   labextension/build.sh            everything
+#   labextension/build.sh --fast     build only (no lint, no tests)
+#   labextension/build.sh --checks   lint and unit tests only (scripts/test runs them beside
+#                                    pytest, once the build is done)
 # `npm ci` runs only when node_modules was not installed from this very package-lock.json (and
 # Node.js version): a re-run reuses it.
 set -euo pipefail
@@ -21,4 +23,4 @@ if [ "${1:-}" != "--fast" ]; then
   npm run --silent lint:check
   npm test --silent
 fi
-npm run --silent build
+[ "${1:-}" = "--checks" ] || npm run --silent build

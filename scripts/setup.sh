@@ -148,26 +148,20 @@ _native_missing() {
 }
 
 # Build the prebuilt JupyterLab extension into labextension/kli_kernel_labextension/ with
-# labextension/build.sh (the one place that knows the npm steps). $1 = "check" also runs the
-# extension's linters and unit tests.
+# labextension/build.sh (the one place that knows the npm steps), unless it is built from the
+# same sources. Its linters and unit tests are `labextension/build.sh --checks`.
 build_labextension() {
-  local mode="${1:-}"
   [ -f "$KLI_ROOT/labextension/package.json" ] || { say "no labextension/package.json: skipping the extension"; return 0; }
   local ext="$KLI_ROOT/labextension" stamp="$KLI_ROOT/labextension/kli_kernel_labextension/.kli-src-hash"
   local want
   want="$(cd "$ext" && tree_hash src style package.json package-lock.json tsconfig.json install.json)"
-  if [ "$mode" != check ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
+  if [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
     say "the JupyterLab extension is up to date (its sources have not changed)"
     return 0
   fi
   ensure_debian_packages node:nodejs npm:npm
-  if [ "$mode" = check ]; then
-    say "building the JupyterLab extension, with its linters and unit tests"
-    bash "$ext/build.sh"
-  else
-    say "building the JupyterLab extension"
-    bash "$ext/build.sh" --fast
-  fi
+  say "building the JupyterLab extension"
+  bash "$ext/build.sh" --fast
   echo "$want" > "$stamp"
 }
 
