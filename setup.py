@@ -13,9 +13,18 @@ template's convention (its build hook runs the npm build unless the targets exis
 saying how to get them, when Node.js/npm is not there. Editable installs skip it: they install
 no data files.
 
-kli-scan (``native/``: search's native first pass) is built by ``native/build.sh``, which the
-README's commands run, into ``tools/file/native/kli-scan``; when it is there the wheel carries it
-and is tagged for this platform, else the wheel is pure and search uses rg.
+Native parts, each optional (without it the pure Python fallback is used):
+
+- ``kli.tools.image._namediff`` (``tools/image/_namediff.c``: the live image's name diff, issue
+  33), a C extension built with the package; ``optional=True``, so a machine without a C
+  compiler or Python's headers still installs. An editable install builds it in place
+  (``tools/image/_namediff.*.so``, ignored by git).
+- kli-scan (``native/``: search's native first pass) is built by ``native/build.sh``, which the
+  README's commands run, into ``tools/file/native/kli-scan``; when it is there the wheel carries
+  it, else search uses rg.
+
+The wheel is tagged for this platform and Python (it lists an extension module), even when the
+optional build failed and it holds only Python.
 """
 
 from __future__ import annotations
@@ -25,7 +34,7 @@ import os
 import shutil
 import subprocess
 
-from setuptools import Distribution, setup
+from setuptools import Extension, setup
 from setuptools.command.build_py import build_py
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -44,16 +53,6 @@ def _packages() -> list[str]:
                 rel = os.path.relpath(dirpath, base)
                 found.append(name if rel == "." else name + "." + rel.replace(os.sep, "."))
     return found
-
-
-SCAN = os.path.join(HERE, "tools", "file", "native", "kli-scan")
-
-
-class MaybeNativeDistribution(Distribution):
-    """A platform wheel when it carries kli-scan (a native binary), a pure one otherwise."""
-
-    def has_ext_modules(self) -> bool:
-        return os.path.isfile(SCAN)
 
 
 LABEXTENSION = os.path.join(HERE, "labextension")
@@ -119,8 +118,9 @@ def _data_files() -> list[tuple[str, list[str]]]:
 setup(
     package_dir=dict(SOURCES),
     packages=_packages(),
-    package_data={"": ["*.json", "*.md", "py.typed", "*.svg"], "kli.tools.file": ["native/kli-scan"]},
-    distclass=MaybeNativeDistribution,
+    package_data={"": ["*.json", "*.md", "py.typed", "*.svg"], "kli.tools.file": ["native/kli-scan"],
+                  "kli.tools.image": ["_namediff.pyi"]},
+    ext_modules=[Extension("kli.tools.image._namediff", ["tools/image/_namediff.c"], optional=True)],
     data_files=_data_files(),
     cmdclass={"build_py": BuildPyWithLabextension},
 )

@@ -55,7 +55,7 @@ import sys
 import threading
 import types
 import uuid
-from collections.abc import Container, Iterable
+from collections.abc import Callable, Container, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -453,15 +453,35 @@ def _copy(place: Place, name: str, obj: Any, how: str, object_max: int) -> Copy:
     return Copy(place, name, obj, how, blob=blob, size=len(blob))
 
 
-def changed_names(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+def _changed_names_py(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
     """The names bound, rebound (another object, by identity) or deleted from ``before`` to
-    ``after``. The common case — the same names in the same order — runs at C speed
+    ``after``: those of ``after`` in its order, then the deleted ones in ``before``'s order.
+    Any hashable keys; an exception from a key's ``__eq__`` propagates. The pure form of
+    ``_namediff.changed``; the common case — the same names in the same order — runs at C speed
     (``compress`` over ``is_not`` of the two value lists), whatever the namespace holds."""
     keys = tuple(after)
     if tuple(before) == keys:  # an identity check per key at C speed: the same strings
         return list(itertools.compress(keys, map(operator.is_not, before.values(), after.values())))
-    return [k for k in before.keys() | after.keys()
-            if before.get(k, _MISSING) is not after.get(k, _MISSING)]
+    return [k for k, v in after.items() if before.get(k, _MISSING) is not v] + \
+        [k for k in before if k not in after]
+
+
+def _native_diff() -> Callable[[dict[str, Any], dict[str, Any]], list[str]] | None:
+    """``_namediff.changed`` (tools/image/_namediff.c), or None where it was not built:
+    setup.py's extension is optional, so an installation without a C compiler still works."""
+    try:
+        from kli.tools.image._namediff import changed
+    except ImportError:
+        return None
+    return changed
+
+
+# ``changed_names(before, after)``: what ``_changed_names_py`` says, from the compiled diff when
+# it is built (it walks the two dicts' entry tables: no refcount is written and no value object
+# read, which inside a kernel is most of the pure version's cost), else from the pure one.
+_NATIVE = _native_diff()
+NATIVE_DIFF = _NATIVE is not None  # which one is in use (tests, bench/bench_image_undo.py)
+changed_names = _NATIVE or _changed_names_py
 
 
 def end(token: Token, cell_of: Any = None) -> Record:
