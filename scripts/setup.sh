@@ -91,7 +91,7 @@ def files(top):
     for folder, dirs, names in os.walk(top):
         dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
         for name in sorted(names):
-            if not name.endswith((".pyc", ".tsbuildinfo")):
+            if not name.endswith((".pyc", ".so", ".tsbuildinfo")):  # .so: an editable build's in-place extension
                 yield os.path.join(folder, name)
 
 
