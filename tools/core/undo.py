@@ -70,6 +70,7 @@ if TYPE_CHECKING:
 
 LIST_MAX = 50  # changes listed per call of ``changes``
 _ids = itertools.count(1)
+_EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()  # a part keeps no bytes here
 
 
 @dataclass
@@ -357,7 +358,7 @@ def _record(call: Call, befores: dict[str, Any], detected: list[tuple[str, str, 
     for part in parts or []:  # the image: its record and its entry stay in this process's memory
         cp = Checkpoint(
             id=checkpoints.new_id(), path=part.path, reason="change", tool=call.tool.name,
-            session=call.session.id, time=now, size=0, sha256=hashlib.sha256(b"").hexdigest(),
+            session=call.session.id, time=now, size=0, sha256=_EMPTY_SHA256,
             mode=0o644, kind=part.kind, change=change_id, session_label=call.session.label,
             undoes=undoes if isinstance(undoes, str) else None,
             undone=[str(u) for u in undone] if isinstance(undone, list) else None,
