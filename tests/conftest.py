@@ -10,6 +10,7 @@ each found one then kept as a named regression test).
 from __future__ import annotations
 
 import os
+import signal
 import tempfile
 from pathlib import Path
 
@@ -34,6 +35,12 @@ settings.load_profile("long" if _FUZZ_LONG else os.environ.get("HYPOTHESIS_PROFI
 # own, which what it starts inherits. A person's running JupyterLab, or another worker's server,
 # is not the suite's (kli mcp's review check asks every server there: kli.kernel.client.reach).
 os.environ["JUPYTER_RUNTIME_DIR"] = tempfile.mkdtemp(prefix="kli-test-runtime-")
+
+# A run started in the background of a non-interactive shell (`bash .ci/run &`) inherits SIGINT
+# ignored, and Python then installs no KeyboardInterrupt handler: the tests of interrupts would
+# test nothing. The suite runs as from a person's terminal.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(autouse=True)
@@ -79,11 +86,24 @@ def progress(pytestconfig: pytest.Config):  # type: ignore[no-untyped-def]
     return say
 
 
+@pytest.hookimpl(tryfirst=True)  # before ``-m`` deselects them
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Modules that hold a test marked ``slow`` (a fresh environment built, a source install)
+    """The files that hold a test marked ``serial`` are written to ``KLI_TEST_SERIAL_FILES``
+    when it is set (scripts/test: its serial pass then collects those files only, not the whole
+    suite again).
+
+    Modules that hold a test marked ``slow`` (a fresh environment built, a source install)
     are collected first: on several workers (scripts/test) they then start at once and run while
     the short ones fill the other workers, instead of starting last and running alone at the
     end. The order inside each module, and of the other modules, is kept."""
+    listing = os.environ.get("KLI_TEST_SERIAL_FILES")
+    if listing:
+        serial = sorted({item.nodeid.split("::")[0] for item in items
+                         if item.get_closest_marker("serial")})
+        tmp = f"{listing}.{os.getpid()}"
+        with open(tmp, "w") as fh:  # each worker collects the same: the last rename wins
+            fh.write("".join(f"{path}\n" for path in serial))
+        os.replace(tmp, listing)
     slow = {item.nodeid.split("::")[0] for item in items if item.get_closest_marker("slow")}
     if slow:
         items.sort(key=lambda item: item.nodeid.split("::")[0] not in slow)
