@@ -54,9 +54,10 @@ ensure_venv() {
 }
 
 # py_install VENV ARGS...: install Python packages into VENV (pip's arguments). With uv, the
-# installer from PyPI that ensure_venv puts in each environment: it resolves like pip, downloads
-# in parallel and compiles no bytecode, so the test environments' dependencies take about 10 s
-# instead of a minute (docs/testing.md). uv reads PyPI and UV_* settings, not pip's
+# installer from PyPI that ensure_venv puts in each environment: it resolves like pip, and
+# downloads, unpacks and compiles the bytecode in parallel (compiled as pip does: where
+# PYTHONDONTWRITEBYTECODE is set, every process would compile every module it imports again), so
+# the test environment's dependencies take about 20 s instead of a minute (docs/testing.md). uv reads PyPI and UV_* settings, not pip's
 # configuration: where uv fails (an index only pip.conf names, say), pip installs, and this says
 # so. KLI_INSTALLER=pip uses pip alone.
 py_install() {
@@ -66,7 +67,8 @@ py_install() {
     for arg in "$@"; do
       case "$arg" in --force-reinstall) args+=(--reinstall) ;; *) args+=("$arg") ;; esac
     done
-    if UV_LINK_MODE="${UV_LINK_MODE:-copy}" "$venv/bin/uv" pip install --python "$venv/bin/python" "${args[@]}"; then
+    if UV_LINK_MODE="${UV_LINK_MODE:-copy}" "$venv/bin/uv" pip install --compile-bytecode \
+        --python "$venv/bin/python" "${args[@]}"; then
       return 0
     fi
     echo "uv could not install that: pip tries (KLI_INSTALLER=pip goes to pip at once)" >&2

@@ -2,8 +2,11 @@
 Enterprise Gateway's, the source install's): with uv when the test environment has it, as
 scripts/setup.sh's ``py_install`` does, else with pip.
 
-uv resolves like pip, downloads in parallel and compiles no bytecode: a JupyterLab environment
-takes about 10 s from empty caches instead of a minute or more (docs/testing.md). What a test
+uv resolves like pip, and downloads, unpacks and compiles bytecode in parallel: a JupyterLab
+environment takes about 20 s instead of a minute or more (docs/testing.md). The bytecode is
+compiled at install, as pip does: where ``PYTHONDONTWRITEBYTECODE`` is set (this machine's
+environment sets it) nothing is cached later, and each kernel a test starts would compile every
+module it imports again. What a test
 checks of pip itself (a plain ``pip install`` of the sdist, binder/postBuild's own pip) stays
 pip.
 """
@@ -27,4 +30,5 @@ def install_command(python: Path | str, *args: str) -> list[str]:
     found = uv()
     if found is None:
         return [str(python), "-m", "pip", "install", "-q", *args]
-    return [found, "pip", "install", "-q", "--link-mode", "copy", "--python", str(python), *args]
+    return [found, "pip", "install", "-q", "--link-mode", "copy", "--compile-bytecode",
+            "--python", str(python), *args]
