@@ -489,7 +489,11 @@ def end(token: Token, cell_of: Any = None) -> Record:
     names the cell that binds a name, for the note on an object not kept."""
     record = Record(notes=list(token.notes))
     for place, before in token.places:
-        for name in changed_names(before, place.names()):
+        # A namespace is diffed as it is, not copied again: a copy takes and drops a reference
+        # to each of its objects, cache misses in a kernel's large image, and the diff reads
+        # only its table (no Python code runs meanwhile that could change it).
+        after = place.target if isinstance(place.target, dict) else place.names()
+        for name in changed_names(before, after):
             if not place.shown(name):
                 continue
             b, a = before.get(name, _MISSING), place.get(name, _MISSING)
