@@ -4,12 +4,14 @@ From a copy of the checkout as a clone has it (no prebuilt extension: it is git-
 sdist is built; building a wheel from it without Node.js stops with the way out, and with
 Node.js it builds the extension (setup.py runs labextension/build.sh --fast when the prebuilt
 files are missing). The slow test installs that sdist, with no extras, into a fresh virtual
-environment (no system site packages; pip's and npm's caches are reused): `jupyter kernelspec
-list` must list `kli` and that kernel must start and run code; with JupyterLab added, `jupyter
-labextension list` must show the extension "enabled OK". Then scripts/run, from the clone into
-that environment, must print the URL that opens the tour and serve JupyterLab and Notebook 7
-with `kli` as the default kernel, on copies of the notebooks in tour/ (the file browser opens on
-them), so a saved tour leaves `git status` clean.
+environment (no system site packages; its dependencies first with uv, then `pip install` of the
+sdist; pip's, uv's and npm's caches are reused): `jupyter kernelspec list` must list `kli` and
+that kernel must start and run code; with JupyterLab added, `jupyter labextension list` must
+show the extension "enabled OK". Then scripts/run, from the clone into that environment (with
+kli-scan and the extension as this checkout built them: it must rebuild neither), must print
+the URL that opens the tour and serve JupyterLab and Notebook 7 with `kli` as the default
+kernel, on copies of the notebooks in tour/ (the file browser opens on them), so a saved tour
+leaves `git status` clean.
 """
 
 from __future__ import annotations
@@ -52,6 +54,22 @@ def _env(work: Path, path: str) -> dict[str, str]:
                JUPYTER_CONFIG_DIR=str(work / "jupyter" / "config"),
                JUPYTER_RUNTIME_DIR=str(work / "jupyter" / "runtime"))
     return env
+
+
+KLI_SCAN = "tools/file/native"  # kli-scan and its stamp (a hash of its sources)
+EXTENSION = "labextension/kli_kernel_labextension"  # the built extension and its stamp
+
+
+def _seed_builds(clone: Path) -> dict[str, int]:
+    """Copy this checkout's builds of kli-scan and the extension, with their stamps, into
+    ``clone``; each copied file with its modification time (a rebuild would change them)."""
+    copied: dict[str, int] = {}
+    for rel, stamp in ((KLI_SCAN, ".kli-scan-hash"), (EXTENSION, ".kli-src-hash")):
+        if (ROOT / rel / stamp).is_file():
+            shutil.copytree(ROOT / rel, clone / rel, dirs_exist_ok=True)
+            copied |= {str(p.relative_to(clone)): p.stat().st_mtime_ns
+                       for p in (clone / rel).rglob("*") if p.is_file()}
+    return copied
 
 
 def _dependencies(sdist: Path) -> list[str]:
@@ -197,6 +215,11 @@ def test_scripts_run_prints_the_tour_url_and_serves_lab_and_notebook_on_kli(
     env = _env(tmp_path, os.environ.get("PATH", "/usr/bin:/bin"))
     env.pop("DISPLAY", None)
     env["KLI_VENV"] = str(venv)
+    # kli-scan and the extension as this checkout built them (git-ignored, as a clone that ran
+    # scripts/run before has them): scripts/run must rebuild neither, their sources being the
+    # same. Both builds from a fresh clone run in scripts/test's own set-up, through the same
+    # functions (build_native, build_labextension).
+    seeded = _seed_builds(clone)
     # A repository of the clone's files as they are now: what scripts/run and the tour leave
     # behind shows in its git status.
     git = ["git", "-c", "user.name=kli", "-c", "user.email=kli@localhost"]
@@ -219,6 +242,9 @@ def test_scripts_run_prints_the_tour_url_and_serves_lab_and_notebook_on_kli(
             time.sleep(1)
             found = pattern.search(log.read_text())
         url, token = found.group(0), found.group(1)
+        rebuilt = [rel for rel, mtime in seeded.items()
+                   if not (clone / rel).is_file() or (clone / rel).stat().st_mtime_ns != mtime]
+        assert not rebuilt, f"scripts/run rebuilt what was up to date: {rebuilt}"
         progress("scripts/run: checking the tour, Notebook 7 and the default kernel")
         for _ in range(60):  # the URL may be printed a moment before the port answers
             try:
