@@ -67,8 +67,7 @@ py_install() {
     for arg in "$@"; do
       case "$arg" in --force-reinstall) args+=(--reinstall) ;; *) args+=("$arg") ;; esac
     done
-    if UV_LINK_MODE="${UV_LINK_MODE:-copy}" "$venv/bin/uv" pip install --compile-bytecode \
-        --python "$venv/bin/python" "${args[@]}"; then
+    if "$venv/bin/uv" pip install --compile-bytecode --python "$venv/bin/python" "${args[@]}"; then
       return 0
     fi
     echo "uv could not install that: pip tries (KLI_INSTALLER=pip goes to pip at once)" >&2

@@ -30,5 +30,4 @@ def install_command(python: Path | str, *args: str) -> list[str]:
     found = uv()
     if found is None:
         return [str(python), "-m", "pip", "install", "-q", *args]
-    return [found, "pip", "install", "-q", "--link-mode", "copy", "--compile-bytecode",
-            "--python", str(python), *args]
+    return [found, "pip", "install", "-q", "--compile-bytecode", "--python", str(python), *args]
