@@ -36,6 +36,7 @@ SETUP = ("import numpy as np\n"
 
 
 Timing = tuple[float, float]  # (median, minimum) in ms
+Row = tuple[Timing, Timing, float]  # with recording, without, the median of the rounds' ratios
 
 
 def _ms(samples: list[float]) -> Timing:
@@ -43,9 +44,11 @@ def _ms(samples: list[float]) -> Timing:
 
 
 def _interleaved(call: Callable[[str, bool], Any], rounds: int,
-                 switch: Callable[[bool], None] = lambda record: None) -> dict[str, tuple[Timing, Timing]]:
+                 switch: Callable[[bool], None] = lambda record: None) -> dict[str, Row]:
     """Median ms of each call with recording and without, alternating every round
-    (``switch(record)`` runs before each half, untimed)."""
+    (``switch(record)`` runs before each half, untimed), and the median of each round's ratio
+    (the two halves of a round run a moment apart: a load change between rounds, on a shared
+    machine, moves both)."""
     got: dict[tuple[str, bool], list[float]] = {(c, r): [] for c in CALLS for r in (True, False)}
     for record in (True, False):
         switch(record)
@@ -58,10 +61,12 @@ def _interleaved(call: Callable[[str, bool], Any], rounds: int,
                 t = time.perf_counter()
                 call(code, record)
                 got[(code, record)].append(time.perf_counter() - t)
-    return {code: (_ms(got[(code, True)]), _ms(got[(code, False)])) for code in CALLS}
+    return {code: (_ms(got[(code, True)]), _ms(got[(code, False)]), statistics.median(
+        w / o for w, o in zip(got[(code, True)], got[(code, False)], strict=True)))
+        for code in CALLS}
 
 
-def in_process(rounds: int) -> dict[str, tuple[Timing, Timing]]:
+def in_process(rounds: int) -> dict[str, Row]:
     from kli.tools.core.workspace import Workspace
 
     ns: dict[str, Any] = {}
@@ -79,7 +84,7 @@ def in_process(rounds: int) -> dict[str, tuple[Timing, Timing]]:
     return _interleaved(call, rounds)
 
 
-def in_kernel(rounds: int) -> dict[str, tuple[Timing, Timing]]:
+def in_kernel(rounds: int) -> dict[str, Row]:
     from jupyter_client.manager import KernelManager
 
     from kli import client
@@ -111,12 +116,13 @@ def in_kernel(rounds: int) -> dict[str, tuple[Timing, Timing]]:
         km.shutdown_kernel(now=True)
 
 
-def _table(title: str, rows: dict[str, tuple[Timing, Timing]]) -> None:
-    print(f"\n{title} median (minimum)")
-    print("| call | with recording (ms) | without (ms) | ratio |\n|---|---|---|---|")
-    for code, ((w_med, w_min), (o_med, o_min)) in rows.items():
+def _table(title: str, rows: dict[str, Row]) -> None:
+    print(f"\n{title} median (minimum); the ratio of the medians (of the minimums), and the median of"
+          " the rounds' ratios")
+    print("| call | with recording (ms) | without (ms) | ratio | rounds' ratio |\n|---|---|---|---|---|")
+    for code, ((w_med, w_min), (o_med, o_min), paired) in rows.items():
         print(f"| `{code}` | {w_med:.3f} ({w_min:.3f}) | {o_med:.3f} ({o_min:.3f}) | "
-              f"{w_med / o_med:.2f}× ({w_min / o_min:.2f}×) |")
+              f"{w_med / o_med:.2f}× ({w_min / o_min:.2f}×) | {paired:.3f}× |")
 
 
 def main(argv: list[str] | None = None) -> int:
