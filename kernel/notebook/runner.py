@@ -29,7 +29,7 @@ import threading
 from typing import Any
 
 from kli.tools.notebook.model import stand_in_ids
-from kli.tools.process.eval import _Budget, _Deadline
+from kli.tools.process.eval import Budget, Deadline
 from kli.tools.process.run_cells import CellRun, Outputs
 
 FLUSH_SECONDS = 0.25  # a running cell's outputs reach the live document at most this often
@@ -236,7 +236,7 @@ class ShellRunner:
             live.start()
         saved = (sys.stdout, sys.stderr, shell.display_pub, shell.display_trap.hook,
                  shell.__dict__.get("_showtraceback"))
-        budget = _Budget(timeout)
+        budget = Budget(timeout)
         status = "ok"
         result = None
         try:
@@ -247,7 +247,7 @@ class ShellRunner:
                 shell._showtraceback = traceback
                 with budget.running():
                     result = shell.run_cell(source, store_history=True, silent=False)
-            except _Deadline:  # landed outside the cell's own code
+            except Deadline:  # landed outside the cell's own code
                 result = None
             finally:
                 sys.stdout, sys.stderr = saved[0], saved[1]
@@ -260,7 +260,7 @@ class ShellRunner:
             error = None if result is None else (result.error_in_exec or result.error_before_exec)
             if budget.fired:
                 status = "timeout"
-                outputs.remove_errors("_Deadline")
+                outputs.remove_errors("Deadline")
                 outputs.add({"output_type": "error", "ename": "TimeoutError",
                              "evalue": f"the cell was stopped after {timeout:g} s "
                                        "(run_cells timeout); the image may be partly changed",

@@ -114,13 +114,14 @@ PARAMETERS = {
 _eval_ids = itertools.count(1)
 
 
-class _Deadline(BaseException):
-    """Raised inside the evaluated code when its time is up (never escapes this module)."""
+class Deadline(BaseException):
+    """Raised inside the evaluated code when its time is up (caught where it is raised: here and
+    in the notebook runner, kli.kernel.notebook.runner, which shares the budget)."""
 
 
 # -- deadlines -------------------------------------------------------------------------------
-class _Budget:
-    """Raises ``_Deadline`` in the evaluating thread once ``seconds`` have passed."""
+class Budget:
+    """Raises ``Deadline`` in the evaluating thread once ``seconds`` have passed."""
 
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
@@ -145,7 +146,7 @@ class _Budget:
         def handler(signum: int, frame: FrameType | None) -> None:
             if self.active:
                 self.fired = True
-                raise _Deadline
+                raise Deadline
             if callable(previous_handler):  # the caller's alarm, landing in our set-up
                 previous_handler(signum, frame)
 
@@ -180,7 +181,7 @@ class _Budget:
                     if not self.active or done.is_set():
                         return
                     self.fired = True
-                    memguard.raise_in_thread(ident, _Deadline)
+                    memguard.raise_in_thread(ident, Deadline)
                 if done.wait(REINTERRUPT):
                     return
 
@@ -329,7 +330,7 @@ def run_units(units: list[Unit], namespace: dict[str, Any], timeout: float,
     at_line: int | None = None
     failed_index: int | None = None
     started = time.monotonic()
-    budget = _Budget(timeout)
+    budget = Budget(timeout)
     memory: memguard.Guard | None = None
     with capture_thread_output(OUTPUT_CAP, CAPTURE_TAIL) as (out, err):
         try:
@@ -345,7 +346,7 @@ def run_units(units: list[Unit], namespace: dict[str, Any], timeout: float,
                     else:
                         exec(unit, namespace, local_ns)
                 at_line = failed_index = None
-        except _Deadline:
+        except Deadline:
             stopped = "timeout"
         except KeyboardInterrupt:
             stopped = "interrupted"
