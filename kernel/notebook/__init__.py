@@ -11,8 +11,9 @@ decided in one place (``live.LiveNotebooks.route``):
   through the extension (``openmodel``);
 - the file on disk (``kli.tools.notebook.disk``) for every other notebook.
 
-``runner`` runs a notebook's cells in the kernel's image as cells (the ``run_cells`` tool's
-host side). Nothing under ``kli.tools`` imports this package.
+Both live paths plan a change the same way, cell by cell (``plan``). ``runner`` runs a
+notebook's cells in the kernel's image as cells (the ``run_cells`` tool's host side). Nothing
+under ``kli.tools`` imports this package.
 """
 
 from __future__ import annotations

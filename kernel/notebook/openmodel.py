@@ -6,7 +6,7 @@ The extension's ``kli.ui`` comm tells the kernel which notebooks its browser has
 
 - ``load`` asks the tab for its model (``model_read``): what the person sees, unsaved typing
   included; the snapshot's JSON is the ``Notebook.raw`` a commit compares against.
-- ``commit`` plans the change against that snapshot (``live.plan_against``: cells updated,
+- ``commit`` plans the change against that snapshot (``plan.plan_against``: cells updated,
   removed, placed; ``expect``: every cell the change edits, deletes or moves, as it was read)
   and sends the plans of all the tab's notebooks in one ``model_apply``. The tab checks every
   ``expect`` against its model first — a cell the person changed since the read refuses the
@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kli.kernel import protocol as P
+from kli.kernel.notebook.plan import plan_against
 from kli.tools.core.atomic import Stale
 from kli.tools.notebook.model import NBFORMAT_LAYOUT, Notebook, parse, source_text
 
@@ -202,8 +203,6 @@ class OpenModels:
         a cell a change touches changed in the tab since it was read (nothing applied);
         ``ModelTimeout`` / ``ModelFailed`` otherwise. Returns whether every notebook was saved.
         """
-        from kli.kernel.notebook.live import plan_against
-
         by_tab: dict[str, list[tuple[str, Notebook]]] = {}
         for real, nb in notebooks:
             found = self._tab_for(real)
@@ -265,7 +264,7 @@ def _tab_path_is(models: OpenModels, real: str, path: Any) -> bool:
 
 
 def _wire(path: str, plan: Any) -> dict[str, Any]:
-    """The ``NotebookPlan`` message of a ``live._Plan``."""
+    """The ``NotebookPlan`` message of a ``plan.Plan``."""
     expect = {cid: P.build(P.CELL_EXPECT, cell_type=str(c.get("cell_type", "")),
                            source=source_text(c.get("source")))
               for cid, c in plan.expect.items()}
