@@ -39,17 +39,20 @@ ensure_debian_packages() {
   fi
 }
 
-# A virtual environment at $1 with pip, build and uv up to date (an environment made before uv
-# gets it too).
+# A virtual environment at $1 with pip and build up to date, and uv (an environment made before
+# uv gets it too).
 ensure_venv() {
   local venv="$1"
   if [ ! -x "$venv/bin/python" ]; then
     say "creating virtual environment $venv"
     "$PYTHON" -m venv "$venv"
-    "$venv/bin/python" -m pip install -q --upgrade pip setuptools wheel build uv \
+    "$venv/bin/python" -m pip install -q --upgrade pip setuptools wheel build \
       2> >(grep -v '^WARNING: Location' >&2)
-  elif [ ! -x "$venv/bin/uv" ]; then
-    "$venv/bin/python" -m pip install -q uv 2> >(grep -v '^WARNING: Location' >&2) || true
+  fi
+  # uv is optional: where pip cannot get it (an index without it), py_install uses pip.
+  if [ ! -x "$venv/bin/uv" ] && [ "${KLI_INSTALLER:-uv}" != pip ]; then
+    "$venv/bin/python" -m pip install -q uv 2> >(grep -v '^WARNING: Location' >&2) \
+      || echo "uv could not be installed into $venv: pip installs instead" >&2
   fi
 }
 
@@ -67,7 +70,9 @@ py_install() {
     for arg in "$@"; do
       case "$arg" in --force-reinstall) args+=(--reinstall) ;; *) args+=("$arg") ;; esac
     done
-    if "$venv/bin/uv" pip install --compile-bytecode --python "$venv/bin/python" "${args[@]}"; then
+    # uv's summary (resolved, installed, compiled: counts and times) without its line a package
+    if "$venv/bin/uv" pip install --compile-bytecode --python "$venv/bin/python" "${args[@]}" \
+        2> >(grep -v -E '^ [-+~] ' >&2); then
       return 0
     fi
     echo "uv could not install that: pip tries (KLI_INSTALLER=pip goes to pip at once)" >&2
