@@ -46,23 +46,27 @@ ensure_venv() {
   if [ ! -x "$venv/bin/python" ]; then
     say "creating virtual environment $venv"
     "$PYTHON" -m venv "$venv"
-    "$venv/bin/python" -m pip install -q --upgrade pip setuptools wheel build \
-      2> >(grep -v '^WARNING: Location' >&2)
+    pip_install "$venv" --upgrade pip setuptools wheel build
   fi
   # uv is optional: where pip cannot get it (an index without it), py_install uses pip.
   if [ ! -x "$venv/bin/uv" ] && [ "${KLI_INSTALLER:-uv}" != pip ]; then
-    "$venv/bin/python" -m pip install -q uv 2> >(grep -v '^WARNING: Location' >&2) \
-      || echo "uv could not be installed into $venv: pip installs instead" >&2
+    pip_install "$venv" uv || echo "uv could not be installed into $venv: pip installs instead" >&2
   fi
+}
+
+# pip install into $1; pip's exit status counts, its noise about absent local indexes does not.
+pip_install() {
+  local venv="$1"; shift
+  "$venv/bin/python" -m pip install -q "$@" 2> >(grep -v '^WARNING: Location' >&2)
 }
 
 # py_install VENV ARGS...: install Python packages into VENV (pip's arguments). With uv, the
 # installer from PyPI that ensure_venv puts in each environment: it resolves like pip, and
 # downloads, unpacks and compiles the bytecode in parallel (compiled as pip does: where
-# PYTHONDONTWRITEBYTECODE is set, every process would compile every module it imports again), so
-# the test environment's dependencies take about 20 s instead of a minute (docs/testing.md). uv reads PyPI and UV_* settings, not pip's
-# configuration: where uv fails (an index only pip.conf names, say), pip installs, and this says
-# so. KLI_INSTALLER=pip uses pip alone.
+# PYTHONDONTWRITEBYTECODE is set, every process would compile every module it imports again),
+# so the test environment's dependencies take about 20 s instead of a minute (docs/testing.md).
+# uv reads PyPI and UV_* settings, not pip's configuration: where uv fails (an index only
+# pip.conf names, say), pip installs, and this says so. KLI_INSTALLER=pip uses pip alone.
 py_install() {
   local venv="$1"; shift
   if [ "${KLI_INSTALLER:-uv}" != pip ] && [ -x "$venv/bin/uv" ]; then
@@ -77,7 +81,7 @@ py_install() {
     fi
     echo "uv could not install that: pip tries (KLI_INSTALLER=pip goes to pip at once)" >&2
   fi
-  "$venv/bin/python" -m pip install -q "$@" 2> >(grep -v '^WARNING: Location' >&2)
+  pip_install "$venv" "$@"
 }
 
 # tree_hash PATH...: one SHA-256 over the names and bytes of the files under PATHs (caches,
@@ -97,7 +101,8 @@ def files(top):
     for folder, dirs, names in os.walk(top):
         dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
         for name in sorted(names):
-            if not name.endswith((".pyc", ".so", ".tsbuildinfo")):  # .so: an editable build's in-place extension
+            # .so: the C extension an editable install builds in place (not a source)
+            if not name.endswith((".pyc", ".so", ".tsbuildinfo")):
                 yield os.path.join(folder, name)
 
 

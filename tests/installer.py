@@ -6,9 +6,8 @@ uv resolves like pip, and downloads, unpacks and compiles bytecode in parallel: 
 environment takes about 20 s instead of a minute or more (docs/testing.md). The bytecode is
 compiled at install, as pip does: where ``PYTHONDONTWRITEBYTECODE`` is set (this machine's
 environment sets it) nothing is cached later, and each kernel a test starts would compile every
-module it imports again. What a test
-checks of pip itself (a plain ``pip install`` of the sdist, binder/postBuild's own pip) stays
-pip.
+module it imports again. What a test checks of pip itself (a plain ``pip install`` of the sdist,
+binder/postBuild's own pip) stays pip.
 """
 
 from __future__ import annotations

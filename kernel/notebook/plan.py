@@ -54,8 +54,9 @@ def _kept_in_order(ids: list[str], rank: dict[str, int]) -> set[str]:
 
 
 def plan_against(real: str, cur: list[dict[str, Any]], nb: Notebook) -> Plan:
-    """What applying ``nb`` to a document whose cells are now ``cur`` changes (the live document's store; the
-    open model's store plans against the cells it loaded, and the tab checks ``expect``)."""
+    """What applying ``nb`` to a document whose cells are now ``cur`` changes (the live
+    document's store plans against its cells now; the open model's store against the cells it
+    loaded, and the tab checks ``expect``)."""
     old = parse(nb.raw).data
     new = nb.data
     o_cells, n_cells = old["cells"], new["cells"]
@@ -88,5 +89,4 @@ def plan_against(real: str, cur: list[dict[str, Any]], nb: Notebook) -> Plan:
                               "(the person's text is kept)")
     meta_changed = any(old.get(k) != new.get(k) for k in ("metadata", "nbformat_minor"))
     return Plan(new, n_ids, list(cur_ids), update, removed + moved,
-                 [cid for cid in n_ids if cid in inserted or cid in moved], meta_changed,
-                 touched)
+                [cid for cid in n_ids if cid in inserted or cid in moved], meta_changed, touched)

@@ -4,9 +4,10 @@ repo2docker, given a ``binder/`` folder, installs ``binder/requirements.txt`` in
 environment and then runs ``binder/postBuild`` from the repository root. This test does the same
 in a fresh virtual environment (the requirements with uv, ``tests/installer.py``: repo2docker
 uses its own installer; postBuild's ``pip install`` is postBuild's own), on a copy of the
-checkout (tracked and untracked-but-not-ignored files, as a clone would have them), then executes each demo notebook top to bottom with nbclient
-on the ``kli`` kernel of THAT environment — twice, because a reader re-runs notebooks. Any error
-output, or a traceback on stderr, fails the test and names the notebook and cell.
+checkout (tracked and untracked-but-not-ignored files, as a clone would have them), then
+executes each demo notebook top to bottom with nbclient on the ``kli`` kernel of THAT
+environment — twice, because a reader re-runs notebooks. Any error output, or a traceback on
+stderr, fails the test and names the notebook and cell.
 
 The environment (its virtual environment with binder/requirements.txt and the project's
 dependencies) is cached under ``$XDG_CACHE_HOME/kli-kernel/tests`` (``KLI_TEST_CACHE``), keyed by

@@ -462,6 +462,7 @@ def _changed_names_py(before: dict[str, Any], after: dict[str, Any]) -> list[str
     keys = tuple(after)
     if tuple(before) == keys:  # an identity check per key at C speed: the same strings
         return list(itertools.compress(keys, map(operator.is_not, before.values(), after.values())))
+    after = dict(after)  # walked in Python below: a live namespace another thread may bind in
     return [k for k, v in after.items() if before.get(k, _MISSING) is not v] + \
         [k for k in before if k not in after]
 
